@@ -50,8 +50,8 @@ type Patch struct {
 // FileOp is one file section of a patch.
 type FileOp struct {
 	Kind   Kind
-	Path   string  // as written in the patch (trimmed)
-	MoveTo string  // Update only: the destination, or ""
+	Path   string   // as written in the patch (trimmed)
+	MoveTo string   // Update only: the destination, or ""
 	Lines  []string // Add only: the file's lines, without their "+" and newline
 	Chunks []Chunk  // Update only: at least one
 	Line   int      // 1-based line of the section header in the patch text

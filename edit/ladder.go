@@ -1,0 +1,370 @@
+package edit
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Tier is a rung of the matching ladder, from strictest to most tolerant.
+// The first tier that finds any match decides where (and whether) text is
+// replaced; a more tolerant tier is never consulted once a stricter one
+// matched, so tolerance cannot make a unique exact match ambiguous.
+type Tier int
+
+// The tiers, in the order they are tried.
+const (
+	// TierExact matches the bytes as given.
+	TierExact Tier = iota + 1
+	// TierLineEnding matches after CRLF and lone CR become LF on both sides.
+	TierLineEnding
+	// TierTrailingSpace compares whole lines ignoring trailing spaces and tabs.
+	TierTrailingSpace
+	// TierTrimmed matches the old text with its surrounding blank space
+	// (leading and trailing whitespace and blank lines) removed.
+	TierTrimmed
+	// TierIndentation compares whole lines after removing each side's
+	// common leading indentation; the relative indentation must match
+	// character for character (tabs are never taken for spaces). The
+	// replacement is re-indented to the matched lines.
+	TierIndentation
+	// TierPunctuation retries the tiers above with typographic punctuation
+	// (curly quotes, dashes, non-breaking spaces) read as ASCII. It only
+	// locates text; the replacement is written exactly as given.
+	TierPunctuation
+)
+
+var tierNames = [...]string{"", "exact", "line_ending", "trailing_whitespace", "trimmed", "indentation", "punctuation"}
+
+// String returns the tier's stable name, e.g. "trailing_whitespace".
+func (t Tier) String() string {
+	if t > 0 && int(t) < len(tierNames) {
+		return tierNames[t]
+	}
+	return "none"
+}
+
+// describe says, for messages, what the tier tolerated.
+func (t Tier) describe() string {
+	switch t {
+	case TierLineEnding:
+		return " (ignoring line endings)"
+	case TierTrailingSpace:
+		return " (ignoring trailing whitespace)"
+	case TierTrimmed:
+		return " (ignoring surrounding blank space)"
+	case TierIndentation:
+		return " (ignoring indentation)"
+	case TierPunctuation:
+		return " (reading typographic punctuation as ASCII)"
+	}
+	return ""
+}
+
+// Match is one place the old text was found.
+type Match struct {
+	Start, End int // byte offsets of the matched span in the content
+	Tier       Tier
+	adapt      adaptation
+}
+
+// adaptation turns the caller's replacement into the text written for one
+// match: surrounding blank space the matcher ignored is dropped from the
+// replacement too, and a re-indented match re-indents the replacement.
+type adaptation struct {
+	lead, trail string // stripped from the replacement when present
+	reindent    bool
+	from, to    string // indentation: a replacement line's prefix from becomes to
+}
+
+type span struct {
+	start, end int
+	adapt      adaptation
+}
+
+// Locate finds old in content with the matching ladder and returns the
+// deciding tier and every match of that tier in increasing order (matches
+// may overlap: "aa" is found twice in "aaa"). With strict, only the exact
+// tier is tried. A UTF-8 byte order mark at the start of content is never
+// part of a match. It returns (0, nil) when no tier matches.
+func Locate(content []byte, old string, strict bool) (Tier, []Match) {
+	bom := 0
+	if HasBOM(content) {
+		bom = len(BOM)
+	}
+	l := ladder{raw: identity(content[bom:]), old: old}
+	tier, spans, v := l.run(strict)
+	out := make([]Match, len(spans))
+	for i, s := range spans {
+		out[i] = Match{Start: v.orig(s.start) + bom, End: v.orig(s.end) + bom, Tier: tier, adapt: s.adapt}
+	}
+	return tier, out
+}
+
+type ladder struct {
+	raw *view
+	old string
+}
+
+func (l *ladder) run(strict bool) (Tier, []span, *view) {
+	if s := exactSpans(l.raw, l.old); len(s) > 0 || strict {
+		if len(s) == 0 {
+			return 0, nil, l.raw
+		}
+		return TierExact, s, l.raw
+	}
+	norm := normalizeEOL(l.raw.b).on(l.raw)
+	old := normalizeEOLString(l.old)
+	if norm != l.raw || old != l.old {
+		if s := exactSpans(norm, old); len(s) > 0 {
+			return TierLineEnding, s, norm
+		}
+	}
+	if tier, s := tolerant(norm, old); len(s) > 0 {
+		return tier, s, norm
+	}
+	punct := normalizePunct(norm.b).on(norm)
+	pold := normalizePunctString(old)
+	if punct == norm && pold == old {
+		return 0, nil, norm
+	}
+	if s := exactSpans(punct, pold); len(s) > 0 {
+		return TierPunctuation, s, punct
+	}
+	if _, s := tolerant(punct, pold); len(s) > 0 {
+		return TierPunctuation, s, punct
+	}
+	return 0, nil, punct
+}
+
+// tolerant runs the whitespace-tolerant tiers on LF-normalised text.
+func tolerant(v *view, old string) (Tier, []span) {
+	if s := lineWindows(v, old, false); len(s) > 0 {
+		return TierTrailingSpace, s
+	}
+	if t := strings.TrimSpace(old); t != old && t != "" {
+		lead := old[:strings.Index(old, t)]
+		trail := old[len(lead)+len(t):]
+		s := exactSpans(v, t)
+		for i := range s {
+			s[i].adapt = adaptation{lead: lead, trail: trail}
+		}
+		if len(s) > 0 {
+			return TierTrimmed, s
+		}
+	}
+	if s := lineWindows(v, old, true); len(s) > 0 {
+		return TierIndentation, s
+	}
+	return 0, nil
+}
+
+func exactSpans(v *view, old string) []span {
+	pos := indexAll(v.b, []byte(old))
+	if len(pos) == 0 {
+		return nil
+	}
+	out := make([]span, len(pos))
+	for i, p := range pos {
+		out[i] = span{start: p, end: p + len(old)}
+	}
+	return out
+}
+
+// lineWindows finds runs of whole lines of v equal to old's lines, compared
+// without trailing spaces and tabs; with indent, blank lines around old are
+// ignored and each side's common indentation is removed before comparing.
+// v and old use LF only.
+func lineWindows(v *view, old string, indent bool) []span {
+	body := old
+	lead, trail := "", ""
+	if indent {
+		body, lead, trail = trimBlankLines(old)
+	} else if strings.HasSuffix(body, "\n") {
+		body, trail = body[:len(body)-1], "\n"
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil
+	}
+	want := strings.Split(body, "\n")
+	wantIndent := ""
+	if indent {
+		wantIndent = commonIndent(want)
+	}
+	key := 0
+	for i, w := range want {
+		if len(strings.TrimSpace(w)) > len(strings.TrimSpace(want[key])) {
+			key = i
+		}
+	}
+	probe := []byte(strings.TrimSpace(want[key]))
+	idx := v.index()
+	var out []span
+	lastLine := -1
+	for _, hit := range indexAll(v.b, probe) {
+		li := idx.lineOf(hit)
+		if li == lastLine {
+			continue
+		}
+		lastLine = li
+		first := li - key
+		if first < 0 || first+len(want) > idx.count() {
+			continue
+		}
+		got := make([][]byte, len(want))
+		for i := range want {
+			got[i] = idx.text(first + i)
+		}
+		a := adaptation{lead: lead, trail: trail}
+		if indent {
+			have := commonIndentBytes(got)
+			if !indentEqual(got, want, have, wantIndent) {
+				continue
+			}
+			a.reindent, a.from, a.to = true, wantIndent, have
+		} else if !rstripEqual(got, want) {
+			continue
+		}
+		last := first + len(want) - 1
+		out = append(out, span{start: idx.start[first], end: idx.end(last), adapt: a})
+	}
+	return out
+}
+
+func rstripEqual(got [][]byte, want []string) bool {
+	for i, w := range want {
+		if string(bytes.TrimRight(got[i], " \t")) != strings.TrimRight(w, " \t") {
+			return false
+		}
+	}
+	return true
+}
+
+func indentEqual(got [][]byte, want []string, have, wantIndent string) bool {
+	for i, w := range want {
+		g := bytes.TrimRight(got[i], " \t")
+		w = strings.TrimRight(w, " \t")
+		if w == "" || len(g) == 0 {
+			if w != "" || len(g) != 0 {
+				return false
+			}
+			continue
+		}
+		if string(g[len(have):]) != w[len(wantIndent):] {
+			return false
+		}
+	}
+	return true
+}
+
+// trimBlankLines splits s into its body without surrounding blank lines and
+// the blank text before and after it. The body keeps the leading
+// indentation of its first line.
+func trimBlankLines(s string) (body, lead, trail string) {
+	start := 0
+	for {
+		nl := strings.IndexByte(s[start:], '\n')
+		if nl < 0 || strings.TrimSpace(s[start:start+nl]) != "" {
+			break
+		}
+		start += nl + 1
+	}
+	end := len(s)
+	for {
+		nl := strings.LastIndexByte(s[start:end], '\n')
+		if nl < 0 {
+			break
+		}
+		if strings.TrimSpace(s[start+nl+1:end]) != "" {
+			break
+		}
+		end = start + nl
+	}
+	return s[start:end], s[:start], s[end:]
+}
+
+func leadingSpace(s string) string {
+	return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
+}
+
+// commonIndent returns the longest literal whitespace prefix shared by the
+// non-blank lines.
+func commonIndent(ls []string) string {
+	var c string
+	first := true
+	for _, l := range ls {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		ind := leadingSpace(l)
+		if first {
+			c, first = ind, false
+			continue
+		}
+		c = commonPrefix(c, ind)
+	}
+	return c
+}
+
+func commonIndentBytes(ls [][]byte) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return commonIndent(s)
+}
+
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return a[:i]
+}
+
+// apply turns the caller's replacement into the text written for a match,
+// with LF line endings (the caller converts them to the span's).
+func (a adaptation) apply(repl string) string {
+	repl = normalizeEOLString(repl)
+	if a.lead != "" {
+		repl = strings.TrimPrefix(repl, a.lead)
+	}
+	if a.trail != "" {
+		repl = strings.TrimSuffix(repl, a.trail)
+	}
+	if a.reindent {
+		repl = reindent(repl, a.from, a.to)
+	}
+	return repl
+}
+
+// deletesLines reports whether the adapted replacement removes the matched
+// lines entirely, terminator included: the old text ended with a line
+// break the matcher set aside and nothing replaces it.
+func (a adaptation) deletesLines(adapted string) bool {
+	return adapted == "" && strings.Contains(a.trail, "\n")
+}
+
+// reindent replaces the indentation prefix from with to on every non-blank
+// line of s (LF endings). A line indented less than from gets to plus its
+// own text.
+func reindent(s, from, to string) string {
+	if from == to {
+		return s
+	}
+	ls := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, line := range ls {
+		switch {
+		case strings.TrimSpace(line) == "":
+			b.WriteString(line)
+		case strings.HasPrefix(line, from):
+			b.WriteString(to)
+			b.WriteString(line[len(from):])
+		default:
+			b.WriteString(to)
+			b.WriteString(strings.TrimLeft(line, " \t"))
+		}
+	}
+	return b.String()
+}

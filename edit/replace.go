@@ -1,0 +1,215 @@
+package edit
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mode chooses which matches Replace changes.
+type Mode string
+
+// The replace modes.
+const (
+	// ModeUnique (the default) requires exactly one match.
+	ModeUnique Mode = "unique"
+	// ModeAll replaces every match (non-overlapping, from the start).
+	ModeAll Mode = "all"
+	// ModeFirst replaces the first match.
+	ModeFirst Mode = "first"
+	// ModeLast replaces the last match.
+	ModeLast Mode = "last"
+)
+
+// ReplaceOptions tune Replace. The zero value is unique mode with the full
+// ladder, no diff.
+type ReplaceOptions struct {
+	Mode   Mode
+	Strict bool   // exact tier only (AIO's routes match verbatim)
+	Diff   bool   // compute a unified diff of the change
+	Path   string // name used in the diff headers ("a/<path>", "b/<path>")
+}
+
+// ReplaceResult describes a successful replacement.
+type ReplaceResult struct {
+	Content   []byte // the new content
+	Changed   bool   // false when the replacement left the bytes as they were
+	Tier      Tier   // the ladder tier that located the text
+	Count     int    // number of replacements made
+	StartLine int    // 1-based first line of the change in the new content
+	EndLine   int    // 1-based last line of the change in the new content
+	Snippet   string // numbered lines around the (first) change, cat -n style
+	Diff      string // unified diff, when requested
+	Edits     []Edit // the byte edits applied to the original content
+}
+
+// snippetContext is the number of lines shown around a change.
+const snippetContext = 3
+
+// Replace replaces old with new in content. Where old is found follows the
+// matching ladder (see Tier); in ModeUnique more than one match is an
+// ambiguous_match error naming their lines, and no match is a no_match
+// error whose Hint shows the nearest region. The replacement is written in
+// the line ending of the span it replaces. Content is never modified.
+func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResult, error) {
+	if err := checkReplace(old, new); err != nil {
+		return nil, err
+	}
+	mode := opts.Mode
+	if mode == "" {
+		mode = ModeUnique
+	}
+	tier, matches := Locate(content, old, opts.Strict)
+	if len(matches) == 0 {
+		e := errorf(CodeNoMatch, "old_text was not found in the file")
+		if opts.Strict {
+			e.Message = "old_text was not found verbatim in the file"
+		}
+		e.Hint = noMatchHint(content, old)
+		return nil, e
+	}
+	var chosen []Match
+	switch mode {
+	case ModeUnique:
+		if len(matches) > 1 {
+			return nil, ambiguous(content, matches, tier)
+		}
+		chosen = matches
+	case ModeFirst:
+		chosen = matches[:1]
+	case ModeLast:
+		chosen = matches[len(matches)-1:]
+	case ModeAll:
+		end := -1
+		for _, m := range matches {
+			if m.Start >= end {
+				chosen = append(chosen, m)
+				end = m.End
+			}
+		}
+	default:
+		return nil, errorf(CodeBadRequest, "unknown replace mode %q; use unique, all, first or last", mode)
+	}
+	edits := make([]Edit, len(chosen))
+	for i, m := range chosen {
+		edits[i] = m.edit(content, new)
+	}
+	return finish(content, edits, tier, opts)
+}
+
+// changes reports whether any edit changes the bytes it covers.
+func changes(content []byte, edits []Edit) bool {
+	for _, e := range edits {
+		if string(content[e.Start:e.End]) != e.New {
+			return true
+		}
+	}
+	return false
+}
+
+// lastTextOff returns the offset of the last line of text inserted at
+// start: inside its last line, before any final terminator.
+func lastTextOff(start int, text string) int {
+	t := strings.TrimSuffix(strings.TrimSuffix(text, "\n"), "\r")
+	if t == "" {
+		return start
+	}
+	return start + len(t) - 1
+}
+
+func checkReplace(old, new string) error {
+	switch {
+	case old == "":
+		return &Error{Code: CodeBadRequest, Message: "old_text must not be empty",
+			Hint: "copy the text to replace from the file; to create a file use write, to add lines use insert"}
+	case old == new:
+		return &Error{Code: CodeBadRequest, Message: "old_text and new_text are identical; there is nothing to change"}
+	case strings.TrimSpace(old) == "":
+		return &Error{Code: CodeBadRequest, Message: "old_text is only whitespace, which would match in many places",
+			Hint: "include a neighbouring non-blank line so the match is unique"}
+	}
+	return nil
+}
+
+// edit returns the byte edit that puts new in place of m.
+func (m Match) edit(content []byte, new string) Edit {
+	repl := m.adapt.apply(new)
+	end := m.End
+	if m.adapt.deletesLines(repl) {
+		end += len(eolAt(content, end))
+	}
+	return Edit{Start: m.Start, End: end, New: convertEOL(repl, spanEOL(content, m.Start, m.End))}
+}
+
+// spanEOL returns the line ending a replacement for content[start:end]
+// should use: the span's own first terminator, else that of the line it
+// sits in, else the line before, else the file's dominant one.
+func spanEOL(content []byte, start, end int) EOL {
+	for i := start; i < end; i++ {
+		if e := eolAt(content, i); e != "" {
+			return e
+		}
+	}
+	if le := lineEnd(content, end); le > end || end == len(content) {
+		if e := terminator(content[end:le]); e != "" {
+			return e
+		}
+	}
+	if ls := lineStart(content, start); ls > 0 {
+		return terminator(content[lineStart(content, ls-1):ls])
+	}
+	return DetectEOL(content)
+}
+
+// finish applies edits and describes the result.
+func finish(content []byte, edits []Edit, tier Tier, opts ReplaceOptions) (*ReplaceResult, error) {
+	out, err := Apply(content, edits)
+	if err != nil {
+		return nil, err
+	}
+	first, last := edits[0], edits[len(edits)-1]
+	shift := 0
+	for _, e := range edits[:len(edits)-1] {
+		shift += len(e.New) - (e.End - e.Start)
+	}
+	startOff := first.Start
+	endOff := max(lastTextOff(last.Start+shift, last.New), startOff)
+	r := &ReplaceResult{
+		Content:   out,
+		Changed:   changes(content, edits),
+		Tier:      tier,
+		Count:     len(edits),
+		StartLine: lineAt(out, startOff),
+		Snippet:   snippet(out, startOff, endOff, snippetContext),
+		Edits:     edits,
+	}
+	r.EndLine = r.StartLine + countEOLs(out[startOff:endOff])
+	if opts.Diff {
+		r.Diff = unifiedDiff(opts.Path, content, edits)
+	}
+	return r, nil
+}
+
+func ambiguous(content []byte, matches []Match, tier Tier) *Error {
+	ls := make([]int, 0, len(matches))
+	prev, line := 0, 1
+	for _, m := range matches {
+		line += countEOLs(content[prev:m.Start])
+		prev = m.Start
+		ls = append(ls, line)
+	}
+	shown := ls
+	more := ""
+	if len(shown) > 20 {
+		shown, more = shown[:20], fmt.Sprintf(" and %d more", len(ls)-20)
+	}
+	strs := make([]string, len(shown))
+	for i, l := range shown {
+		strs[i] = fmt.Sprint(l)
+	}
+	return &Error{
+		Code:    CodeAmbiguousMatch,
+		Message: fmt.Sprintf("old_text matches %d places%s, at lines %s%s", len(matches), tier.describe(), strings.Join(strs, ", "), more),
+		Hint:    "include more surrounding lines so old_text matches once, or choose replace mode all, first or last",
+		Lines:   ls,
+	}
+}

@@ -1,0 +1,191 @@
+package edit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReplaceLadder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		content  string
+		old, new string
+		mode     Mode
+		strict   bool
+		want     string
+		tier     Tier
+		count    int
+		lines    [2]int // start, end line of the change
+	}{
+		{name: "exact single line", content: "a\nb\nc\n", old: "b", new: "B", want: "a\nB\nc\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+		{name: "exact multi line", content: "a\nb\nc\nd\n", old: "b\nc\n", new: "X\n", want: "a\nX\nd\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+		{name: "exact delete", content: "a\nb\nc\n", old: "b\n", new: "", want: "a\nc\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+		{name: "mid line", content: "foo(bar, baz)\n", old: "bar", new: "qux", want: "foo(qux, baz)\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
+		{name: "CRLF file LF old", content: "a\r\nb\r\nc\r\n", old: "a\nb\n", new: "x\ny\nz\n", want: "x\r\ny\r\nz\r\nc\r\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 3}},
+		{name: "CRLF file exact within line keeps CRLF for new lines", content: "one\r\ntwo\r\n", old: "two", new: "2a\n2b", want: "one\r\n2a\r\n2b\r\n", tier: TierExact, count: 1, lines: [2]int{2, 3}},
+		{name: "CRLF old in LF file", content: "a\nb\nc\n", old: "a\r\nb", new: "x\r\ny", want: "x\ny\nc\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 2}},
+		{name: "lone CR file", content: "a\rb\rc\r", old: "b\nc", new: "B\nC", want: "a\rB\rC\r", tier: TierLineEnding, count: 1, lines: [2]int{2, 3}},
+		{name: "mixed endings keep each span's", content: "a\r\nb\nc\r\n", old: "c", new: "c1\nc2", want: "a\r\nb\nc1\r\nc2\r\n", tier: TierExact, count: 1, lines: [2]int{3, 4}},
+		{name: "BOM survives", content: BOM + "first\nsecond\n", old: "first", new: "1st", want: BOM + "1st\nsecond\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
+		{name: "BOM line-window tier", content: BOM + "first  \nsecond\n", old: "first\nsecond", new: "x\ny", want: BOM + "x\ny\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
+		{name: "trailing whitespace in file", content: "a  \nb\t\nc\n", old: "a\nb\n", new: "A\nB\n", want: "A\nB\nc\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
+		{name: "trailing whitespace in old", content: "a\nb\nc\n", old: "a \nb  ", new: "A\nB", want: "A\nB\nc\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
+		{name: "trimmed surrounding blank", content: "x = 1\ny = 2\n", old: "\n\n  y = 2  \n\n", new: "\n\n  y = 3  \n\n", want: "x = 1\ny = 3\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
+		{name: "indentation spaces re-indented", content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n", old: "if x {\n\treturn 1\n}", new: "if y {\n\treturn 2\n}", want: "func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", tier: TierIndentation, count: 1, lines: [2]int{2, 4}},
+		{name: "indentation deeper old", content: "class A:\n    def f(self):\n        return 1\n", old: "        def f(self):\n            return 1", new: "        def g(self):\n            return 2", want: "class A:\n    def g(self):\n        return 2\n", tier: TierIndentation, count: 1, lines: [2]int{2, 3}},
+		{name: "indentation keeps blank lines", content: "\tif a {\n\n\t\tb()\n\t}\n", old: "if a {\n\n\tb()\n}", new: "if a {\n\n\tc()\n}", want: "\tif a {\n\n\t\tc()\n\t}\n", tier: TierIndentation, count: 1, lines: [2]int{1, 4}},
+		{name: "delete via indentation tier removes whole lines", content: "x\n\tfoo()\n\tbar()\ny\n", old: "foo()\nbar()\n", new: "", want: "x\ny\n", tier: TierIndentation, count: 1, lines: [2]int{2, 2}},
+		{name: "curly quotes in file", content: "say(\u201chello\u201d)\n", old: `say("hello")`, new: `say("bye")`, want: "say(\"bye\")\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 1}},
+		{name: "dash and nbsp in file", content: "a \u2014 b\u00a0c\n", old: "a - b c", new: "a - z", want: "a - z\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 1}},
+		{name: "curly quotes in old, ASCII in file", content: "it's here\n", old: "it\u2019s here", new: "it is here", want: "it is here\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 1}},
+		{name: "curly quotes indented multi line", content: "\tfmt.Println(\u201ca\u201d)\n\tfmt.Println(\u2018b\u2019)\n", old: "fmt.Println(\"a\")\nfmt.Println('b')", new: "x()\ny()", want: "\tx()\n\ty()\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 2}},
+		{name: "mode all non-overlapping", content: "aaa\n", old: "aa", new: "b", mode: ModeAll, want: "ba\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
+		{name: "mode all several", content: "x y x y x\n", old: "x", new: "z", mode: ModeAll, want: "z y z y z\n", tier: TierExact, count: 3, lines: [2]int{1, 1}},
+		{name: "mode first", content: "k\nk\nk\n", old: "k", new: "K", mode: ModeFirst, want: "K\nk\nk\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
+		{name: "mode last", content: "k\nk\nk\n", old: "k", new: "K", mode: ModeLast, want: "k\nk\nK\n", tier: TierExact, count: 1, lines: [2]int{3, 3}},
+		{name: "one line file without newline", content: "only", old: "only", new: "one", want: "one", tier: TierExact, count: 1, lines: [2]int{1, 1}},
+		{name: "no trailing newline multi line", content: "a\nb", old: "a\nb", new: "a\nB", want: "a\nB", tier: TierExact, count: 1, lines: [2]int{1, 2}},
+		{name: "no trailing newline fuzzy", content: "a\n  b  ", old: "a\n  b\n", new: "a\n  c\n", want: "a\n  c", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
+		{name: "exact beats fuzzy", content: "  x() \nx()\n", old: "x()\n", new: "y()\n", want: "  x() \ny()\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+		{name: "strict exact", content: "a\nb\n", old: "b", new: "c", strict: true, want: "a\nc\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+		{name: "unicode text", content: "héllo wörld\n日本語\n", old: "日本", new: "中国", want: "héllo wörld\n中国語\n", tier: TierExact, count: 1, lines: [2]int{2, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			content := []byte(tt.content)
+			r, err := Replace(content, tt.old, tt.new, ReplaceOptions{Mode: tt.mode, Strict: tt.strict})
+			if err != nil {
+				t.Fatalf("Replace: %v (hint %q)", err, hintOf(err))
+			}
+			if diff := cmp.Diff(tt.want, string(r.Content)); diff != "" {
+				t.Errorf("content mismatch (-want +got):\n%s", diff)
+			}
+			if r.Tier != tt.tier {
+				t.Errorf("tier = %v, want %v", r.Tier, tt.tier)
+			}
+			if r.Count != tt.count {
+				t.Errorf("count = %d, want %d", r.Count, tt.count)
+			}
+			if got := [2]int{r.StartLine, r.EndLine}; got != tt.lines {
+				t.Errorf("lines = %v, want %v", got, tt.lines)
+			}
+			if string(content) != tt.content {
+				t.Errorf("input modified")
+			}
+			if r.Snippet == "" {
+				t.Errorf("empty snippet")
+			}
+		})
+	}
+}
+
+func hintOf(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.Hint
+	}
+	return ""
+}
+
+func TestReplaceErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		content     string
+		old, new    string
+		strict      bool
+		code        string
+		msg         string // substring of the message
+		hint        string // substring of the hint
+		lines       []int
+	}{
+		{name: "empty old", content: "a\n", old: "", new: "x", code: CodeBadRequest, msg: "must not be empty"},
+		{name: "old equals new", content: "a\n", old: "a", new: "a", code: CodeBadRequest, msg: "identical"},
+		{name: "whitespace only old", content: "a  b\n", old: "  ", new: "x", code: CodeBadRequest, msg: "only whitespace"},
+		{name: "newline only old", content: "a\n\nb\n", old: "\n", new: "x", code: CodeBadRequest, msg: "only whitespace"},
+		{name: "overlapping occurrences are ambiguous", content: "aaa\n", old: "aa", new: "b", code: CodeAmbiguousMatch, msg: "at lines 1, 1", lines: []int{1, 1}},
+		{name: "ambiguous lines listed", content: "x\ny\nx\n", old: "x", new: "z", code: CodeAmbiguousMatch, msg: "2 places, at lines 1, 3", lines: []int{1, 3}},
+		{name: "ambiguous in fuzzy tier names it", content: "\tx()\n\ty()\n  x()\n  y()\n", old: "x()\ny()", new: "z()", code: CodeAmbiguousMatch, msg: "ignoring indentation", lines: []int{1, 3}},
+		{name: "no match hint nearest", content: "func main() {\n\tfmt.Println(\"hi\")\n}\n", old: "fmt.Println(\"hello\")", new: "x", code: CodeNoMatch, msg: "not found", hint: "closest match at line 2"},
+		{name: "no match char diff", content: "value := computeTotal(items)\n", old: "value := computeSum(items)", new: "x", code: CodeNoMatch, hint: "{-Sum-}{+Total+}"},
+		{name: "numbered prefixes tab", content: "alpha\nbeta\n", old: "     1\talpha\n     2\tbeta", new: "x", code: CodeNoMatch, hint: "line-number prefixes"},
+		{name: "numbered prefixes colon", content: "alpha\nbeta\n", old: "1: alpha\n2: beta", new: "x", code: CodeNoMatch, hint: "line-number prefixes"},
+		{name: "numbered prefixes pipe", content: "alpha\nbeta\n", old: "   1 | alpha\n   2 | beta", new: "x", code: CodeNoMatch, hint: "line-number prefixes"},
+		{name: "empty file", content: "", old: "a", new: "b", code: CodeNoMatch, hint: "no similar text"},
+		{name: "tabs never taken for spaces", content: "if a {\n\tb()\n}\n", old: "if a {\n    b()\n}", new: "z", code: CodeNoMatch},
+		{name: "mixed indentation relative differs", content: "\tif a {\n\t    b()\n\t}\n", old: "if a {\n\tb()\n}", new: "z", code: CodeNoMatch},
+		{name: "strict refuses fuzzy", content: "a  \nb\n", old: "a\nb", new: "c", strict: true, code: CodeNoMatch, msg: "verbatim"},
+		{name: "partial line fuzzy refused", content: "prefix draft suffix\n", old: "draft  \nx", new: "y", code: CodeNoMatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Replace([]byte(tt.content), tt.old, tt.new, ReplaceOptions{Strict: tt.strict})
+			e, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if e.Code != tt.code {
+				t.Errorf("code = %q, want %q (%s)", e.Code, tt.code, e.Message)
+			}
+			if !strings.Contains(e.Message, tt.msg) {
+				t.Errorf("message %q does not contain %q", e.Message, tt.msg)
+			}
+			if !strings.Contains(e.Hint, tt.hint) {
+				t.Errorf("hint %q does not contain %q", e.Hint, tt.hint)
+			}
+			if tt.lines != nil {
+				if diff := cmp.Diff(tt.lines, e.Lines); diff != "" {
+					t.Errorf("lines (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestReplaceSnippetAndDiff(t *testing.T) {
+	t.Parallel()
+	content := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+	r, err := Replace(content, "5\n", "five\n", ReplaceOptions{Diff: true, Path: "n.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSnippet := "     2\t2\n     3\t3\n     4\t4\n     5\tfive\n     6\t6\n     7\t7\n     8\t8\n"
+	if diff := cmp.Diff(wantSnippet, r.Snippet); diff != "" {
+		t.Errorf("snippet (-want +got):\n%s", diff)
+	}
+	wantDiff := "--- a/n.txt\n+++ b/n.txt\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
+	if diff := cmp.Diff(wantDiff, r.Diff); diff != "" {
+		t.Errorf("diff (-want +got):\n%s", diff)
+	}
+}
+
+func TestReplaceDiffIsMinimal(t *testing.T) {
+	t.Parallel()
+	content := []byte("\ta()\n\tb()\n\tc()\n")
+	r, err := Replace(content, "a()\nb()\nc()", "a()\nB()\nc()", ReplaceOptions{Diff: true, Path: "f.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--- a/f.go\n+++ b/f.go\n@@ -1,3 +1,3 @@\n \ta()\n-\tb()\n+\tB()\n \tc()\n"
+	if diff := cmp.Diff(want, r.Diff); diff != "" {
+		t.Errorf("diff (-want +got):\n%s", diff)
+	}
+}
+
+func TestLocateOffsetsMapBack(t *testing.T) {
+	t.Parallel()
+	// Every tier's span must map to the original bytes it stands for.
+	content := []byte("x\r\n\t\u201cquoted\u201d  \r\ny\r\n")
+	tier, ms := Locate(content, "\"quoted\"", false)
+	if tier != TierPunctuation || len(ms) != 1 {
+		t.Fatalf("tier %v, %d matches", tier, len(ms))
+	}
+	got := string(content[ms[0].Start:ms[0].End])
+	if want := "\u201cquoted\u201d"; got != want {
+		t.Errorf("span = %q, want %q", got, want)
+	}
+}
