@@ -40,3 +40,12 @@ func unifiedDiff(path string, content []byte, edits []Edit) string {
 	}
 	return out
 }
+
+// DiffText returns a unified diff between two whole texts, labelled
+// oldName and newName ("/dev/null" for a side that does not exist).
+func DiffText(oldName, newName string, old, new []byte) string {
+	if string(old) == string(new) {
+		return ""
+	}
+	return udiff.Unified(oldName, newName, string(old), string(new))
+}

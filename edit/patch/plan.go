@@ -1,0 +1,272 @@
+package patch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fsplane/fsplane/edit"
+)
+
+// Source gives the planner the current state of the files a patch names.
+// Implementations do the I/O; the planner stays pure.
+type Source interface {
+	// Canonical returns the identity of the file path names: two paths
+	// naming one file must return the same string. An error rejects the
+	// path (outside the workspace, malformed) and fails the whole plan.
+	Canonical(path string) (string, error)
+	// Read returns the content of the file with that canonical identity,
+	// or exists == false when there is no such file. An error (a
+	// directory, a binary file, an I/O failure) fails the plan.
+	Read(canonical string) (content []byte, exists bool, err error)
+}
+
+// Plan is a fully resolved patch: what every touched file becomes.
+type Plan struct {
+	// Changes holds one entry per file whose final state differs from its
+	// current state, in the order the patch first touched them.
+	Changes []Change
+	// Added, Modified and Deleted list the patch's paths as Codex reports
+	// them: Add sections, Update sections (a moved file under its new
+	// name), Delete sections, each in patch order.
+	Added, Modified, Deleted []string
+	// Hunks describes where each chunk landed, in patch order.
+	Hunks []HunkResult
+}
+
+// Change is the final state of one file.
+type Change struct {
+	Path      string // the path as the patch wrote it (first mention)
+	Canonical string
+	Existed   bool
+	Old       []byte // content before; nil when it did not exist
+	Delete    bool
+	New       []byte // content after, when !Delete
+}
+
+// HunkResult says where a chunk of an Update was applied.
+type HunkResult struct {
+	Path  string
+	Line  int    // 1-based first line of the change in the original file
+	Tier  string // ladder tier that located the chunk ("insert" for pure additions)
+	Patch int    // 1-based line of the chunk in the patch text
+}
+
+// SourceError is a failure of the Source while resolving the file of one
+// section; the caller words it for its front (Codex says "Failed to delete
+// file …", "Failed to read file to update …").
+type SourceError struct {
+	Kind Kind   // the section's operation
+	Path string // the path as the patch wrote it
+	Err  error  // from the Source
+}
+
+func (e *SourceError) Error() string { return e.Kind.String() + " " + e.Path + ": " + e.Err.Error() }
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+type fileState struct {
+	path    string
+	content []byte
+	exists  bool
+	// original state
+	origContent []byte
+	origExists  bool
+	order       int
+}
+
+// Build resolves every hunk of every file section of p against the files
+// in src and returns the plan, or the first error; on error nothing should
+// be applied. Sections apply in order, each to the result of the ones
+// before, as if applied one by one; Add overwrites an existing file and a
+// Move overwrites its destination (Codex semantics).
+func Build(p *Patch, src Source) (*Plan, error) {
+	pl := &planner{src: src, files: map[string]*fileState{}, dialect: p.Dialect}
+	plan := &Plan{}
+	for _, op := range p.Files {
+		if err := pl.apply(op, plan); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range pl.order {
+		f := pl.files[key]
+		if f.exists == f.origExists && (!f.exists || string(f.content) == string(f.origContent)) {
+			continue
+		}
+		plan.Changes = append(plan.Changes, Change{
+			Path: f.path, Canonical: key, Existed: f.origExists, Old: f.origContent,
+			Delete: !f.exists, New: f.content,
+		})
+	}
+	return plan, nil
+}
+
+type planner struct {
+	src     Source
+	files   map[string]*fileState
+	order   []string
+	dialect Dialect
+}
+
+func (pl *planner) state(path string) (*fileState, error) {
+	key, err := pl.src.Canonical(path)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := pl.files[key]; ok {
+		return f, nil
+	}
+	content, exists, err := pl.src.Read(key)
+	if err != nil {
+		return nil, err
+	}
+	f := &fileState{path: path, content: content, exists: exists, origContent: content, origExists: exists}
+	pl.files[key] = f
+	pl.order = append(pl.order, key)
+	return f, nil
+}
+
+func (pl *planner) apply(op FileOp, plan *Plan) error {
+	f, err := pl.state(op.Path)
+	if err != nil {
+		return &SourceError{Kind: op.Kind, Path: op.Path, Err: err}
+	}
+	switch op.Kind {
+	case Add:
+		var sb strings.Builder
+		for _, l := range op.Lines {
+			sb.WriteString(l)
+			sb.WriteByte('\n')
+		}
+		f.content, f.exists = []byte(sb.String()), true
+		plan.Added = append(plan.Added, op.Path)
+	case Delete:
+		if !f.exists {
+			return &edit.Error{Code: "not_found", Message: "Failed to delete file " + op.Path,
+				Hint: "the file does not exist; check the path or drop this Delete section"}
+		}
+		f.content, f.exists = nil, false
+		plan.Deleted = append(plan.Deleted, op.Path)
+	case Update:
+		if !f.exists {
+			if pl.dialect == AgentZero {
+				return &edit.Error{Code: "not_found", Message: "File not found: " + op.Path}
+			}
+			return &edit.Error{Code: "not_found", Message: fmt.Sprintf("Failed to read file to update %s: No such file or directory (os error 2)", op.Path),
+				Hint: "use '*** Add File:' to create a file"}
+		}
+		updated, hunks, err := pl.update(op, f.content)
+		if err != nil {
+			return err
+		}
+		plan.Hunks = append(plan.Hunks, hunks...)
+		if op.MoveTo != "" {
+			dst, err := pl.state(op.MoveTo)
+			if err != nil {
+				return &SourceError{Kind: Add, Path: op.MoveTo, Err: err}
+			}
+			if dst != f {
+				f.content, f.exists = nil, false
+			}
+			dst.content, dst.exists = updated, true
+			plan.Modified = append(plan.Modified, op.MoveTo)
+		} else {
+			f.content = updated
+			plan.Modified = append(plan.Modified, op.Path)
+		}
+	default:
+		return &edit.Error{Code: edit.CodeBadRequest, Message: fmt.Sprintf("unknown file operation %d for %s", op.Kind, op.Path)}
+	}
+	return nil
+}
+
+// update resolves op's chunks against content, in order from a cursor.
+func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, error) {
+	doc := edit.NewDoc(content)
+	cursor := 0
+	var edits []edit.Edit
+	var hunks []HunkResult
+	for _, ch := range op.Chunks {
+		from, anchor := cursor, -1
+		for _, a := range ch.Anchors {
+			line, ok := doc.FindLine(a, from)
+			if !ok {
+				return nil, nil, pl.anchorMissing(op.Path, a)
+			}
+			anchor, from = line, line+1
+		}
+		if len(ch.Old) == 0 {
+			at := doc.Len()
+			if anchor >= 0 && !ch.EOF {
+				at = anchor + 1
+			}
+			edits = append(edits, doc.Insert(at, ch.New))
+			hunks = append(hunks, HunkResult{Path: op.Path, Line: at + 1, Tier: "insert", Patch: ch.Line})
+			cursor = at
+			continue
+		}
+		tier, blocks := doc.FindBlock(ch.Old, from, ch.EOF)
+		if len(blocks) == 0 && anchor >= 0 {
+			// The anchor may itself be the first line to change
+			// ("@@ x" / "-x" / "+y").
+			tier, blocks = doc.FindBlock(ch.Old, anchor, ch.EOF)
+		}
+		if len(blocks) == 0 {
+			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor)
+		}
+		if anchor < 0 && len(blocks) > 1 {
+			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
+		}
+		b := blocks[0]
+		edits = append(edits, doc.Splice(b, ch.Old, ch.New))
+		hunks = append(hunks, HunkResult{Path: op.Path, Line: b.Line + 1, Tier: tier.String(), Patch: ch.Line})
+		cursor = b.Line + b.Count
+	}
+	out, err := edit.Apply(content, edits)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, hunks, nil
+}
+
+func (pl *planner) anchorMissing(path, anchor string) error {
+	if pl.dialect == AgentZero {
+		return &edit.Error{Code: edit.CodeNoMatch, Message: "anchor not found: " + anchor,
+			Hint: "the @@ line must repeat a line of the file (searched after the previous hunk); re-read the file"}
+	}
+	return &edit.Error{Code: edit.CodeNoMatch, Message: fmt.Sprintf("Failed to find context '%s' in %s", anchor, path),
+		Hint: "the @@ line must repeat a line of the file, searched after the previous hunk; re-read the file"}
+}
+
+func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor int) error {
+	e := &edit.Error{Code: edit.CodeNoMatch}
+	if pl.dialect == AgentZero {
+		e.Message = "context not found:\n" + strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
+	} else {
+		e.Message = fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(ch.Old, "\n"))
+	}
+	if _, before := doc.FindBlock(ch.Old, 0, ch.EOF); cursor > 0 && len(before) > 0 {
+		e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", before[0].Line+1)
+		return e
+	}
+	e.Hint = "the context and '-' lines must match the file (tolerating whitespace and indentation differences); re-read the file"
+	return e
+}
+
+func (pl *planner) ambiguous(path string, ch Chunk, blocks []edit.Block) error {
+	lines := make([]int, len(blocks))
+	strs := make([]string, len(blocks))
+	for i, b := range blocks {
+		lines[i] = b.Line + 1
+		strs[i] = fmt.Sprint(b.Line + 1)
+	}
+	old := strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
+	e := &edit.Error{Code: edit.CodeAmbiguousMatch, Lines: lines,
+		Hint: "add an @@ line naming the enclosing function or class, or more context lines, so the hunk matches once"}
+	if pl.dialect == AgentZero {
+		e.Message = fmt.Sprintf("context matched multiple locations (lines %s); add an @@ anchor or more context:\n%s", strings.Join(strs, ", "), old)
+	} else {
+		e.Message = fmt.Sprintf("Expected lines match %d places in %s (lines %s); add an @@ context line or more context:\n%s",
+			len(blocks), path, strings.Join(strs, ", "), old)
+	}
+	return e
+}

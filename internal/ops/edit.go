@@ -1,0 +1,105 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// EditRequest replaces old text with new text in one file.
+type EditRequest struct {
+	Path            string
+	Old, New        string
+	Mode            edit.Mode // unique (default), all, first, last
+	Strict          bool      // exact tier only
+	ExpectedVersion string
+	Diff            bool // include a unified diff
+	DryRun          bool // compute everything, write nothing
+	Caller          string
+}
+
+// EditResult describes a replacement.
+type EditResult struct {
+	Path         string
+	Version      string // after the edit (the current version on a dry run or no-op)
+	PrevVersion  string
+	Tier         string
+	Count        int
+	StartLine    int
+	EndLine      int
+	Snippet      string
+	Diff         string
+	Changed      bool
+	DryRun       bool
+	Notice       string // e.g. the file changed since the caller's last read
+	UndoRecorded bool
+}
+
+// Edit replaces text using the matching ladder (edit.Replace) and commits
+// the result atomically. It needs no prior read; when the caller has read
+// the file before and it changed since, Notice says so.
+func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
+	const op = "edit"
+	if !req.DryRun {
+		if err := e.writable(op, req.Path); err != nil {
+			return nil, err
+		}
+	}
+	tf, err := e.ws.ReadText(req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
+		return nil, err
+	}
+	r, err := edit.Replace(tf.Content, req.Old, req.New, edit.ReplaceOptions{Mode: req.Mode, Strict: req.Strict, Diff: req.Diff, Path: req.Path})
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	res := &EditResult{
+		Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, Tier: r.Tier.String(), Count: r.Count,
+		StartLine: r.StartLine, EndLine: r.EndLine, Snippet: r.Snippet, Diff: r.Diff, Changed: r.Changed,
+		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf),
+	}
+	if req.DryRun || !r.Changed {
+		return res, nil
+	}
+	v, undo, err := e.commitText(op, req.Path, r.Content, tf.Version)
+	if err != nil {
+		return nil, err
+	}
+	res.Version, res.UndoRecorded = v, undo
+	e.fresh.Saw(req.Caller, tf.Path.Abs, v)
+	e.log.Info("Edit", "path", tf.Path.Abs, "tier", res.Tier, "count", res.Count)
+	return res, nil
+}
+
+// commitText writes content over path, guarded by the version it was
+// computed from, and returns the new version.
+func (e *Engine) commitText(op, path string, content []byte, from string) (string, bool, error) {
+	res, err := e.ws.Commit([]workspace.Change{{Path: path, Content: content, ExpectedVersion: from}}, workspace.CommitOptions{Op: op})
+	if err != nil {
+		return "", false, fserr.From(op, path, err)
+	}
+	return res[0].Version, res[0].UndoRecorded, nil
+}
+
+func checkVersion(op, path, expected, current string) error {
+	if expected == "" || expected == current {
+		return nil
+	}
+	return fserr.New(fserr.StaleVersion, op, path, "%s changed since version %s (now %s)", path, expected, current).
+		WithHint("re-read the file and retry with its current version")
+}
+
+// staleNotice says when the caller's last view of the file is outdated.
+func (e *Engine) staleNotice(caller string, tf *workspace.TextFile) string {
+	seen, ok := e.fresh.Seen(caller, tf.Path.Abs)
+	if !ok || seen == tf.Version {
+		return ""
+	}
+	return fmt.Sprintf("%s changed since you last read it; the edit applied to its current content", tf.Path.Given)
+}

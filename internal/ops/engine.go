@@ -1,0 +1,50 @@
+package ops
+
+import (
+	"log/slog"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// Options configure an Engine. The zero value is a read-write engine that
+// logs nothing.
+type Options struct {
+	// ReadOnly refuses every mutating operation with read_only.
+	ReadOnly bool
+	// Logger receives one line per mutating operation (op, path, result);
+	// never file contents. Nil discards.
+	Logger *slog.Logger
+}
+
+// Engine runs operations on one workspace.
+type Engine struct {
+	ws       *workspace.Workspace
+	readOnly bool
+	log      *slog.Logger
+	fresh    *Tracker
+}
+
+// New returns an engine over ws. The engine does not own ws; the caller
+// closes it after the engine's last use.
+func New(ws *workspace.Workspace, opts Options) *Engine {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker()}
+}
+
+// Workspace returns the engine's workspace.
+func (e *Engine) Workspace() *workspace.Workspace { return e.ws }
+
+// Tracker returns the engine's freshness tracker.
+func (e *Engine) Tracker() *Tracker { return e.fresh }
+
+func (e *Engine) writable(op, path string) error {
+	if e.readOnly {
+		return fserr.New(fserr.ReadOnly, op, path, "%s refused: this workspace is read-only", op).
+			WithHint("only read, list, stat and search operations are available")
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// EditLinesRequest edits by line numbers, which are only meaningful for
+// the version the caller read: it needs ExpectedVersion, or a Caller whose
+// last read of the file is current.
+type EditLinesRequest struct {
+	Path            string
+	Edits           []edit.LineEdit
+	ExpectedVersion string
+	Diff            bool
+	DryRun          bool
+	Caller          string
+}
+
+// LinesResult describes a line edit or insert.
+type LinesResult struct {
+	Path         string
+	Version      string
+	PrevVersion  string
+	StartLine    int
+	EndLine      int
+	TotalLines   int
+	Snippet      string
+	Diff         string
+	DryRun       bool
+	UndoRecorded bool
+}
+
+// EditLines applies line edits (edit.EditLines) to a freshly read file.
+func (e *Engine) EditLines(_ context.Context, req EditLinesRequest) (*LinesResult, error) {
+	const op = "edit_lines"
+	if !req.DryRun {
+		if err := e.writable(op, req.Path); err != nil {
+			return nil, err
+		}
+	}
+	tf, err := e.ws.ReadText(req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	if err := e.requireFresh(op, req.Path, req.Caller, req.ExpectedVersion, tf); err != nil {
+		return nil, err
+	}
+	r, err := edit.EditLines(tf.Content, req.Edits, req.Diff, req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	return e.finishLines(op, req.Path, req.Caller, req.DryRun, tf, r)
+}
+
+// InsertRequest inserts text after a line (0 = top).
+type InsertRequest struct {
+	Path            string
+	After           int
+	Text            string
+	ExpectedVersion string
+	Diff            bool
+	Caller          string
+}
+
+// Insert inserts text after line After, as Anthropic's and AIO's insert
+// command: it needs no prior read.
+func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, error) {
+	const op = "insert"
+	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	tf, err := e.ws.ReadText(req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
+		return nil, err
+	}
+	r, err := edit.Insert(tf.Content, req.After, req.Text, req.Diff, req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	return e.finishLines(op, req.Path, req.Caller, false, tf, r)
+}
+
+func (e *Engine) finishLines(op, path, caller string, dry bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
+	res := &LinesResult{Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, StartLine: r.StartLine,
+		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry}
+	if dry || string(r.Content) == string(tf.Content) {
+		return res, nil
+	}
+	v, undo, err := e.commitText(op, path, r.Content, tf.Version)
+	if err != nil {
+		return nil, err
+	}
+	res.Version, res.UndoRecorded = v, undo
+	e.fresh.Saw(caller, tf.Path.Abs, v)
+	e.log.Info("Edit lines", "op", op, "path", tf.Path.Abs)
+	return res, nil
+}
+
+// requireFresh enforces DESIGN §5 for line-number edits, in Agent Zero's
+// wording: no known read is must_read, an outdated one is stale_version.
+func (e *Engine) requireFresh(op, path, caller, expected string, tf *workspace.TextFile) error {
+	if expected != "" {
+		if expected != tf.Version {
+			return fserr.New(fserr.StaleVersion, op, path, "error patching %s: file changed since last read - re-read to get current line numbers", path).
+				WithHint("read the file again and use the new line numbers and version")
+		}
+		return nil
+	}
+	seen, ok := e.fresh.Seen(caller, tf.Path.Abs)
+	switch {
+	case caller == "" || !ok:
+		return fserr.New(fserr.MustRead, op, path, "error patching %s: read file before patching - line numbers unknown", path).
+			WithHint("read the file first (or pass the version you read as expected_version), then edit by line numbers")
+	case seen != tf.Version:
+		return fserr.New(fserr.StaleVersion, op, path, "error patching %s: file changed since last read - re-read to get current line numbers", path).
+			WithHint("read the file again and use the new line numbers")
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// ReadRequest asks for a file's text, whole or a range of lines.
+type ReadRequest struct {
+	Path     string
+	LineFrom int // 1-based first line; 0 means 1
+	LineTo   int // 1-based last line, inclusive; 0 or -1 means the last
+	Caller   string
+}
+
+// ReadResult is a file's text. Version is the whole file's, whatever range
+// was asked for.
+type ReadResult struct {
+	Path       string // absolute, resolved
+	Content    string // the requested lines with their line endings
+	Version    string
+	TotalLines int
+	LineFrom   int // the range returned (LineTo < LineFrom when empty)
+	LineTo     int
+	Size       int64
+	BOM        bool
+	EOL        string // dominant line ending: LF, CRLF or CR
+}
+
+// Read reads a text file and records that the caller saw its version.
+func (e *Engine) Read(_ context.Context, req ReadRequest) (*ReadResult, error) {
+	const op = "read"
+	tf, err := e.ws.ReadText(req.Path)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	from, to := req.LineFrom, req.LineTo
+	if from < 0 {
+		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_from must be >= 1 (got %d)", from)
+	}
+	if to > 0 && from > to {
+		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_to (%d) must be >= line_from (%d)", to, from)
+	}
+	want := to
+	if want <= 0 {
+		want = -1
+	}
+	text, total := edit.Lines(tf.Content, max(from, 1), want)
+	if from == 0 && to <= 0 {
+		text = string(tf.Content)
+		if tf.BOM {
+			text = text[len(edit.BOM):]
+		}
+	}
+	from = max(from, 1)
+	if to <= 0 || to > total {
+		to = total
+	}
+	e.fresh.Saw(req.Caller, tf.Path.Abs, tf.Version)
+	return &ReadResult{
+		Path: tf.Path.Abs, Content: text, Version: tf.Version, TotalLines: total,
+		LineFrom: from, LineTo: to, Size: int64(len(tf.Content)), BOM: tf.BOM,
+		EOL: edit.DetectEOL(tf.Content).Name(),
+	}, nil
+}

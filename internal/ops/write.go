@@ -1,0 +1,59 @@
+package ops
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// WriteRequest replaces (or creates) a file's whole content.
+type WriteRequest struct {
+	Path            string
+	Content         []byte
+	ExpectedVersion string      // when set, the file must currently have this version
+	CreateOnly      bool        // fail with already_exists when the file exists
+	Mode            fs.FileMode // for a new file; 0 means 0644
+	Caller          string
+}
+
+// WriteResult describes a committed write.
+type WriteResult struct {
+	Path         string
+	Version      string
+	PrevVersion  string // "" when the file was created
+	Created      bool
+	Bytes        int
+	UndoRecorded bool
+}
+
+// Write writes a file atomically (see workspace.Commit).
+func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error) {
+	const op = "write"
+	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	if req.CreateOnly {
+		info, err := e.ws.Stat(req.Path)
+		if err != nil {
+			return nil, fserr.From(op, req.Path, err)
+		}
+		if info.Exists {
+			return nil, fserr.New(fserr.AlreadyExists, op, req.Path, "file already exists at: %s", info.Path.Abs).
+				WithHint("edit the file instead, or write without create-only to overwrite it")
+		}
+	}
+	res, err := e.ws.Commit([]workspace.Change{{
+		Path: req.Path, Content: req.Content, ExpectedVersion: req.ExpectedVersion,
+		ExpectAbsent: req.CreateOnly, Mode: req.Mode,
+	}}, workspace.CommitOptions{Op: op})
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	r := res[0]
+	e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
+	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created)
+	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
+		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
+}
