@@ -93,14 +93,14 @@ func hintOf(err error) string {
 func TestReplaceErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name        string
-		content     string
-		old, new    string
-		strict      bool
-		code        string
-		msg         string // substring of the message
-		hint        string // substring of the hint
-		lines       []int
+		name     string
+		content  string
+		old, new string
+		strict   bool
+		code     string
+		msg      string // substring of the message
+		hint     string // substring of the hint
+		lines    []int
 	}{
 		{name: "empty old", content: "a\n", old: "", new: "x", code: CodeBadRequest, msg: "must not be empty"},
 		{name: "old equals new", content: "a\n", old: "a", new: "a", code: CodeBadRequest, msg: "identical"},
