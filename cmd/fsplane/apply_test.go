@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/fsplane/fsplane/internal/applytest"
+)
+
+// binary is the fsplane executable built once for the tests of this
+// package: integration tests run the real binary as users do.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fsplane-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "fsplane")
+	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	if !raceEnabled {
+		build = exec.Command("go", "build", "-o", binary, ".")
+	}
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building fsplane: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runBinary runs fsplane in dir with stdin and returns what it printed.
+func runBinary(t *testing.T, dir, stdin string, args ...string) applytest.Outcome {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewBufferString(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return applytest.Outcome{Stdout: out.String(), Stderr: errb.String(), Exit: code}
+}
+
+func TestApplyScenariosBinary(t *testing.T) {
+	t.Parallel()
+	applytest.Run(t, filepath.Join("..", "..", applytest.Dir), func(t *testing.T, root, stateDir, patch string, args []string) applytest.Outcome {
+		return runBinary(t, root, patch, append([]string{"apply", "--state-dir", stateDir}, args...)...)
+	})
+}
+
+func TestApplyPatchArgument(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** End Patch"
+	got := runBinary(t, root, "", "apply", "--state-dir", t.TempDir(), patch)
+	if got.Exit != 0 || got.Stdout != "Success. Updated the following files:\nM a.txt\n" {
+		t.Fatalf("got %+v", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "a.txt"))
+	if string(b) != "one\n2\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+}
+
+func TestApplyRootFlagAndDryRun(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** End Patch"
+	got := runBinary(t, t.TempDir(), patch, "apply", "--dry-run", "--root", root, "--state-dir", t.TempDir())
+	want := "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+	if got.Exit != 0 || got.Stdout != want {
+		t.Fatalf("got %+v, want stdout %q", got, want)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "a.txt"))
+	if string(b) != "one\ntwo\n" {
+		t.Fatalf("dry run changed a.txt: %q", b)
+	}
+}

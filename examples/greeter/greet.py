@@ -1,0 +1,6 @@
+def greet(name):
+    print("Hello, " + name)
+
+
+def farewell(name):
+    print("Goodbye, " + name)
