@@ -1,0 +1,224 @@
+package ops
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+func newEngine(t *testing.T, files map[string]string, opts Options) (*Engine, string) {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return New(ws, opts), root
+}
+
+func readFile(t *testing.T, root, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantCode(t *testing.T, err error, code fserr.Code) *fserr.Error {
+	t.Helper()
+	e, ok := fserr.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("err = %v, want code %s", err, code)
+	}
+	return e
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestLineEditsNeedFreshRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"f.txt": "a\nb\nc\n"}, Options{})
+	edits := []edit.LineEdit{{From: 2, To: ptr(2), Content: ptr("B")}}
+
+	_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s1"})
+	e1 := wantCode(t, err, fserr.MustRead)
+	if !strings.Contains(e1.Message, "read file before patching - line numbers unknown") {
+		t.Errorf("message %q", e1.Message)
+	}
+	if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our own write keeps us fresh: a second line edit needs no new read.
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 1, To: ptr(1), Content: ptr("A")}}, Caller: "s1"}); err != nil {
+		t.Fatalf("second edit after own write: %v", err)
+	}
+	if got := readFile(t, root, "f.txt"); got != "A\nB\nc\n" {
+		t.Fatalf("f.txt = %q", got)
+	}
+	// Someone else changes the file: stale.
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("x\ny\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s1"})
+	e2 := wantCode(t, err, fserr.StaleVersion)
+	if !strings.Contains(e2.Message, "file changed since last read - re-read to get current line numbers") {
+		t.Errorf("message %q", e2.Message)
+	}
+	// Another caller never read it.
+	_, err = e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s2"})
+	wantCode(t, err, fserr.MustRead)
+	// Stateless callers pass the version instead.
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, ExpectedVersion: r.Version}); err == nil {
+		t.Fatal("an outdated expected_version was accepted")
+	}
+	cur, _ := e.Read(ctx, ReadRequest{Path: "f.txt"})
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, ExpectedVersion: cur.Version}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, root, "f.txt"); got != "x\nB\n" {
+		t.Fatalf("f.txt = %q", got)
+	}
+}
+
+func TestTouchWithoutChangeIsFresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the same bytes (a formatter that changed nothing, a touch).
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 1, To: ptr(1), Content: ptr("z")}}, Caller: "c"}); err != nil {
+		t.Fatalf("rewrite with same content made the read stale: %v", err)
+	}
+}
+
+func TestEditUndoRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"g.go": "package g\n\nfunc F() int {\n\treturn 1\n}\n"}, Options{})
+	r, err := e.Edit(ctx, EditRequest{Path: "g.go", Old: "return 1", New: "return 2", Diff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tier != "exact" || r.Count != 1 || r.StartLine != 4 || !strings.Contains(r.Diff, "+\treturn 2") || !r.UndoRecorded {
+		t.Fatalf("result %+v", r)
+	}
+	if _, err := e.Edit(ctx, EditRequest{Path: "g.go", Old: "return 2", New: "return 3", ExpectedVersion: r.PrevVersion}); err == nil {
+		t.Fatal("edit with an outdated expected_version succeeded")
+	}
+	u, err := e.Undo(ctx, UndoRequest{Path: "g.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Version != r.PrevVersion || readFile(t, root, "g.go") != "package g\n\nfunc F() int {\n\treturn 1\n}\n" {
+		t.Fatalf("undo: %+v, file %q", u, readFile(t, root, "g.go"))
+	}
+}
+
+func TestUndoRefusesAfterForeignChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"h.txt": "one\n"}, Options{})
+	if _, err := e.Edit(ctx, EditRequest{Path: "h.txt", Old: "one", New: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "h.txt"), []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Undo(ctx, UndoRequest{Path: "h.txt"})
+	wantCode(t, err, fserr.Conflict)
+	if got := readFile(t, root, "h.txt"); got != "three\n" {
+		t.Fatalf("undo changed the file: %q", got)
+	}
+}
+
+func TestPatchUndoOfCreateDeletes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, nil, Options{})
+	if _, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Add File: new.txt\n+hi\n*** End Patch"}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.Undo(ctx, UndoRequest{Path: "new.txt"})
+	if err != nil || !u.Deleted {
+		t.Fatalf("undo: %+v, %v", u, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); !os.IsNotExist(err) {
+		t.Fatalf("new.txt still exists: %v", err)
+	}
+}
+
+func TestReadOnlyRefusesWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"r.txt": "x\n"}, Options{ReadOnly: true})
+	_, err := e.Edit(ctx, EditRequest{Path: "r.txt", Old: "x", New: "y"})
+	wantCode(t, err, fserr.ReadOnly)
+	_, err = e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Delete File: r.txt\n*** End Patch"})
+	wantCode(t, err, fserr.ReadOnly)
+	_, err = e.Write(ctx, WriteRequest{Path: "r.txt", Content: []byte("z")})
+	wantCode(t, err, fserr.ReadOnly)
+	if got := readFile(t, root, "r.txt"); got != "x\n" {
+		t.Fatalf("r.txt = %q", got)
+	}
+	if _, err := e.Read(ctx, ReadRequest{Path: "r.txt"}); err != nil {
+		t.Fatalf("read in read-only mode: %v", err)
+	}
+}
+
+func TestReadRanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := newEngine(t, map[string]string{"l.txt": "\xef\xbb\xbf1\r\n2\r\n3\r\n"}, Options{})
+	r, err := e.Read(ctx, ReadRequest{Path: "l.txt", LineFrom: 2, LineTo: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Content != "2\r\n3\r\n" || r.TotalLines != 3 || r.LineFrom != 2 || r.LineTo != 3 || !r.BOM || r.EOL != "CRLF" {
+		t.Fatalf("read %+v", r)
+	}
+	whole, _ := e.Read(ctx, ReadRequest{Path: "l.txt"})
+	if whole.Content != "1\r\n2\r\n3\r\n" || whole.Version != r.Version {
+		t.Fatalf("whole read %+v", whole)
+	}
+	_, err = e.Read(ctx, ReadRequest{Path: "l.txt", LineFrom: 3, LineTo: 2})
+	wantCode(t, err, fserr.BadRequest)
+}
+
+func TestWriteCreateOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := newEngine(t, map[string]string{"w.txt": "old\n"}, Options{})
+	_, err := e.Write(ctx, WriteRequest{Path: "w.txt", Content: []byte("new\n"), CreateOnly: true})
+	wantCode(t, err, fserr.AlreadyExists)
+	r, err := e.Write(ctx, WriteRequest{Path: "d/n.txt", Content: []byte("n\n"), CreateOnly: true})
+	if err != nil || !r.Created {
+		t.Fatalf("create: %+v, %v", r, err)
+	}
+}
