@@ -1,0 +1,451 @@
+package workspace
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// Change is one file's part of a Commit.
+type Change struct {
+	Path    string // as the caller gave it
+	Delete  bool
+	Content []byte // the new content when !Delete
+	// ExpectedVersion, when set, must equal the version of the file's
+	// current content (and the file must exist); else stale_version and
+	// nothing is written.
+	ExpectedVersion string
+	// ExpectAbsent requires that the file does not exist now: the caller
+	// planned a create.
+	ExpectAbsent bool
+	// Mode is the permission of a new file; 0 means 0644. An existing
+	// file keeps its own mode.
+	Mode fs.FileMode
+}
+
+// CommitOptions qualifies a Commit.
+type CommitOptions struct {
+	Op     string // "write", "edit", "patch", "delete"…: recorded in undo and errors
+	NoUndo bool   // record nothing in the undo journal
+}
+
+// FileResult reports one committed change, in the order of the changes.
+type FileResult struct {
+	Path         Path
+	Version      string // the new content's version; "" when deleted
+	PrevVersion  string // "" when the file did not exist
+	Created      bool
+	Deleted      bool
+	UndoRecorded bool
+}
+
+// kind is how a change is applied.
+type kind string
+
+const (
+	kindReplace kind = "replace" // temp file renamed over the target
+	kindCreate  kind = "create"  // temp file renamed into place
+	kindDelete  kind = "delete"  // unlink
+	kindInPlace kind = "inplace" // rewritten in place (several hard links)
+)
+
+// request is a Change plus what only this package may ask for.
+type request struct {
+	Change
+	forceMode bool // Undo: give an existing file Mode, even 0
+}
+
+// planned is a validated change and what applying it needs.
+type planned struct {
+	req         *request
+	res         *resolved
+	kind        kind
+	existed     bool
+	orig        *os.File // the current file, open for reading; nil if absent
+	uid, gid    int
+	prevMode    fs.FileMode
+	prevVersion string
+	prev        []byte // previous content, when kept for undo
+	kept        bool   // prev holds the whole previous content
+	mode        fs.FileMode
+	newVersion  string
+	dirs        []string // missing parent directories, outermost first
+	temp        string
+	backup      string
+}
+
+type plan []*planned
+
+func (pl plan) close() {
+	for _, p := range pl {
+		if p.orig != nil {
+			p.orig.Close()
+			p.orig = nil
+		}
+	}
+}
+
+// Commit applies changes all or nothing and returns one result per change.
+//
+// Everything is validated first (paths, kinds, versions) and nothing is
+// written when validation fails. One change that replaces, creates or
+// deletes a file is a single atomic durable step (see the package doc).
+// Several changes, or a file rewritten in place, form a transaction:
+//
+//  1. The manifest StateDir/tx/<id>.json (state "pending") names, per file,
+//     its root, path, kind, temp and backup names, prior existence and
+//     versions, and the directories it will create; it is written with
+//     write, fsync, rename and a directory fsync before anything else.
+//  2. New content goes to a temp file beside each target (fsync). Each
+//     existing target gets a backup ".<name>.fsplane-<id>.bak" beside it: a
+//     hard link when the file will be replaced by rename or deleted, a
+//     verified copy when it will be rewritten in place.
+//  3. The changes are applied (renames, unlinks, in-place rewrites) and
+//     the directories fsynced.
+//  4. The manifest is rewritten with state "committed": the commit point.
+//  5. Backups are removed, then the manifest.
+//
+// A failure before step 4 rolls back in process; a crash is settled by the
+// next Open: a committed transaction is finished (step 5), any other is
+// rolled back: originals restored from their backups (renamed back, or
+// rewritten in place so hard links survive), files it created removed when
+// they hold its content, temps removed, directories it created removed if
+// empty; then the manifest goes.
+//
+// Errors are *fserr.Error: stale_version when ExpectedVersion or
+// ExpectAbsent does not hold, not_found when deleting a missing file,
+// invalid_target for directories, no_space_left when the disk is full
+// (nothing changed), outside_root and invalid_path from resolution.
+func (w *Workspace) Commit(changes []Change, opts CommitOptions) ([]FileResult, error) {
+	op := opts.Op
+	if op == "" {
+		op = "commit"
+	}
+	if len(changes) == 0 {
+		return nil, fserr.New(fserr.BadRequest, op, "", "nothing to commit")
+	}
+	reqs := make([]*request, len(changes))
+	for i, c := range changes {
+		if err := checkChange(op, c); err != nil {
+			return nil, err
+		}
+		reqs[i] = &request{Change: c}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkOpen(op, ""); err != nil {
+		return nil, err
+	}
+	unlock, err := w.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w.settle()
+
+	pl, err := w.plan(op, reqs, !opts.NoUndo)
+	defer pl.close()
+	if err != nil {
+		return nil, err
+	}
+	txID, err := w.execute(op, pl)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]FileResult, len(pl))
+	for i, p := range pl {
+		results[i] = FileResult{
+			Path:        p.res.Path,
+			Version:     p.newVersion,
+			PrevVersion: p.prevVersion,
+			Created:     p.kind == kindCreate,
+			Deleted:     p.kind == kindDelete,
+		}
+	}
+	if !opts.NoUndo {
+		recorded := w.recordUndo(op, txID, pl)
+		for i := range results {
+			results[i].UndoRecorded = recorded[i]
+		}
+	}
+	return results, nil
+}
+
+// settle retries the recovery of a transaction whose in-process rollback
+// failed. The caller holds the locks.
+func (w *Workspace) settle() {
+	if w.unsettled && w.recover() == nil {
+		w.unsettled = false
+	}
+}
+
+func checkChange(op string, c Change) error {
+	switch {
+	case c.Delete && c.ExpectAbsent:
+		return fserr.New(fserr.BadRequest, op, c.Path, "a delete of %s cannot expect the file to be absent", c.Path)
+	case c.ExpectAbsent && c.ExpectedVersion != "":
+		return fserr.New(fserr.BadRequest, op, c.Path, "a change of %s cannot both expect a version and expect the file to be absent", c.Path)
+	case c.ExpectedVersion != "" && !isVersion(c.ExpectedVersion):
+		return fserr.New(fserr.BadRequest, op, c.Path, "%q is not a version (32 lowercase hex characters)", c.ExpectedVersion).
+			WithHint("pass the version a read returned")
+	case c.Mode&^permBits != 0:
+		return fserr.New(fserr.BadRequest, op, c.Path, "mode %v is not a file permission", c.Mode)
+	}
+	return nil
+}
+
+// plan resolves and validates every change; it writes nothing. keepPrev
+// keeps previous contents small enough for the undo journal.
+func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error) {
+	pl := make(plan, 0, len(reqs))
+	seen := make(map[string]string, len(reqs))
+	for _, rq := range reqs {
+		res, err := w.resolve(op, rq.Path)
+		if err != nil {
+			return pl, err
+		}
+		if other, dup := seen[res.canonKey]; dup {
+			return pl, fserr.New(fserr.BadRequest, op, rq.Path, "%s and %s name the same file in one commit", other, rq.Path)
+		}
+		seen[res.canonKey] = rq.Path
+		p := &planned{req: rq, res: res, uid: -1, gid: -1}
+		pl = append(pl, p)
+		if err := w.planOne(op, p, keepPrev); err != nil {
+			return pl, err
+		}
+	}
+	// A path that is a file in one change and a directory of another
+	// cannot be both.
+	for _, p := range pl {
+		for _, d := range parentDirs(p.res.Rel) {
+			if other, ok := seen[path.Join(p.res.r.real, d)]; ok {
+				return pl, fserr.New(fserr.BadRequest, op, p.req.Path,
+					"%s is a file in this commit and a directory of %s", other, p.req.Path)
+			}
+		}
+	}
+	return pl, nil
+}
+
+func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
+	rq, root, rel, given := p.req, p.res.r.root, p.res.Rel, p.req.Path
+	fi, err := root.Lstat(rel)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+		return w.planAbsent(op, p)
+	default:
+		return osErr(op, given, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// resolve left no link here; one was swapped in since.
+		e := fserr.New(fserr.IOError, op, given, "%s changed while it was being resolved", given)
+		e.Retryable = true
+		return e
+	}
+	if fi.IsDir() {
+		if rq.Delete {
+			return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; this operation deletes files", given)
+		}
+		return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; cannot write file content onto it", given)
+	}
+	if !fi.Mode().IsRegular() {
+		return fserr.New(fserr.InvalidTarget, op, given, "%s is not a regular file", given)
+	}
+	if rq.ExpectAbsent {
+		return fserr.New(fserr.StaleVersion, op, given, "%s exists now but was absent when the change was planned", given).
+			WithHint("re-read the file")
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return osErr(op, given, err)
+	}
+	p.orig = f
+	if fi, err = f.Stat(); err != nil {
+		return osErr(op, given, err)
+	}
+	if err := checkRegular(op, given, fi); err != nil {
+		return err
+	}
+	p.existed = true
+	p.uid, p.gid, _ = fileOwner(fi)
+	_, _, nlink := fileOwner(fi)
+	p.prevMode = fi.Mode() & permBits
+	limit := min(w.limits.MaxEntryBytes, w.limits.TotalBytes)
+	if keepPrev && fi.Size() <= limit {
+		buf, err := readLimited(f, fi.Size(), limit)
+		if err != nil {
+			return osErr(op, given, err)
+		}
+		if int64(len(buf)) <= limit {
+			p.prev, p.kept = buf, true
+			p.prevVersion = Version(buf)
+		} else if p.prevVersion, _, err = versionOf(io.MultiReader(bytes.NewReader(buf), f)); err != nil {
+			return osErr(op, given, err)
+		}
+	} else if p.prevVersion, _, err = versionOf(f); err != nil {
+		return osErr(op, given, err)
+	}
+	if rq.ExpectedVersion != "" && rq.ExpectedVersion != p.prevVersion {
+		return fserr.New(fserr.StaleVersion, op, given, "%s changed: expected version %s, current version %s",
+			given, rq.ExpectedVersion, p.prevVersion).WithHint("re-read the file")
+	}
+	switch {
+	case rq.Delete:
+		p.kind = kindDelete
+	case nlink > 1:
+		p.kind = kindInPlace
+	default:
+		p.kind = kindReplace
+	}
+	p.mode = p.prevMode
+	if rq.forceMode {
+		p.mode = rq.Mode
+	}
+	if !rq.Delete {
+		p.newVersion = Version(rq.Content)
+	}
+	return nil
+}
+
+func (w *Workspace) planAbsent(op string, p *planned) error {
+	rq, root, given := p.req, p.res.r.root, p.req.Path
+	if rq.Delete {
+		return fserr.New(fserr.NotFound, op, given, "%s does not exist", given).
+			WithHint("check the path; list the parent directory")
+	}
+	if rq.ExpectedVersion != "" {
+		return fserr.New(fserr.StaleVersion, op, given, "%s no longer exists: expected version %s", given, rq.ExpectedVersion).
+			WithHint("re-read the file")
+	}
+	dirs := parentDirs(p.res.Rel)
+	for i, d := range dirs {
+		fi, err := root.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			p.dirs = dirs[i:]
+			break
+		}
+		if err != nil {
+			return osErr(op, given, err)
+		}
+		if !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
+			return fserr.New(fserr.InvalidTarget, op, given, "cannot create %s: %s is not a directory", given, d)
+		}
+	}
+	p.kind = kindCreate
+	p.mode = rq.Mode
+	if p.mode == 0 && !rq.forceMode {
+		p.mode = 0o644
+	}
+	p.newVersion = Version(rq.Content)
+	return nil
+}
+
+// meta is what p's new content inherits.
+func (p *planned) meta() fileMeta {
+	return fileMeta{mode: p.mode, uid: p.uid, gid: p.gid, xattrSrc: p.orig}
+}
+
+// origMeta is the current file's own metadata, for its backup copy.
+func (p *planned) origMeta() fileMeta {
+	return fileMeta{mode: p.prevMode, uid: p.uid, gid: p.gid, xattrSrc: p.orig}
+}
+
+// execute applies a validated plan and returns the transaction id ("" for
+// a single atomic step).
+func (w *Workspace) execute(op string, pl plan) (string, error) {
+	if w.hooks.afterPlan != nil {
+		w.hooks.afterPlan()
+	}
+	if len(pl) == 1 && pl[0].kind != kindInPlace {
+		return "", w.executeOne(op, pl[0])
+	}
+	return w.executeTx(op, pl)
+}
+
+// executeOne is the single atomic durable step: temp, rename, directory
+// fsync (or unlink, directory fsync). On failure nothing is left behind.
+func (w *Workspace) executeOne(op string, p *planned) error {
+	root, rel, given := p.res.r.root, p.res.Rel, p.req.Path
+	fail := func(err error) error {
+		_ = removeIfExists(root, p.temp)
+		removeDirs(root, p.dirs)
+		return osErr(op, given, err)
+	}
+	if p.kind != kindDelete {
+		if err := makeDirs(root, p.dirs); err != nil {
+			return fail(err)
+		}
+		tmp, err := writeTemp(root, rel, p.req.Content, p.meta())
+		if err != nil {
+			return fail(err)
+		}
+		p.temp = tmp
+	}
+	if w.hooks.beforeApply != nil {
+		if err := w.hooks.beforeApply(0); err != nil {
+			return fail(err)
+		}
+	}
+	if err := applyOne(root, p); err != nil {
+		return fail(err)
+	}
+	p.temp = ""
+	for _, d := range touchedDirs(p) {
+		if err := syncDir(root, d); err != nil {
+			// The change is made and visible; only its durability is in
+			// doubt, which a retry cannot fix. Report it.
+			return osErr(op, given, err)
+		}
+	}
+	return nil
+}
+
+func applyOne(root *os.Root, p *planned) error {
+	switch p.kind {
+	case kindDelete:
+		return root.Remove(p.res.Rel)
+	case kindInPlace:
+		c := p.req.Content
+		return rewriteInPlace(root, p.res.Rel, bytes.NewReader(c), int64(len(c)))
+	default:
+		return root.Rename(p.temp, p.res.Rel)
+	}
+}
+
+// makeDirs creates dirs (outermost first); one that exists by now is fine.
+func makeDirs(root *os.Root, dirs []string) error {
+	for _, d := range dirs {
+		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeDirs removes the directories a change created, innermost first,
+// where they are still empty.
+func removeDirs(root *os.Root, dirs []string) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = root.Remove(dirs[i]) // fails harmlessly when not empty
+	}
+}
+
+// touchedDirs are the directories whose entries a change alters.
+func touchedDirs(p *planned) []string {
+	return dirsOf(p.res.Rel, p.dirs)
+}
+
+func dirsOf(rel string, created []string) []string {
+	out := []string{path.Dir(rel)}
+	for _, d := range created {
+		out = append(out, path.Dir(d))
+	}
+	return out
+}

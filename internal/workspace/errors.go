@@ -1,0 +1,59 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// osErr converts an error from a file operation on the caller's path into
+// an *fserr.Error whose message names that path and never carries the OS's
+// own text.
+func osErr(op, given string, err error) *fserr.Error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := fserr.As(err); ok {
+		return fserr.From(op, given, e)
+	}
+	if isEscape(err) {
+		// The walk in resolve saw no escape, so a link was swapped in
+		// meanwhile and the *os.Root refused it.
+		e := fserr.New(fserr.OutsideRoot, op, given,
+			"path %s leads outside its workspace root through a symbolic link; use a path inside a root", given)
+		e.Err = err
+		return e
+	}
+	e := fserr.FromOS(op, given, err)
+	e.Message = given + ": " + e.Message
+	switch e.Code {
+	case fserr.NotFound:
+		e.Hint = "check the path; list the parent directory"
+	case fserr.NoSpaceLeft:
+		e.Hint = "free space on the device; nothing was changed"
+	}
+	return e
+}
+
+// isEscape reports whether err is the *os.Root refusal of a path that
+// leaves the root. The os package does not export that error, so its text
+// is the only handle; a test pins it.
+func isEscape(err error) bool {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return err != nil && err.Error() == "path escapes from parent"
+}
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

@@ -1,0 +1,105 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// mountTinyFS mounts a 64 KiB tmpfs on a temp dir, or skips the test when
+// mounting is not permitted.
+func mountTinyFS(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// TestCommitNoSpace fills a 64 KiB file system: every commit fails with
+// no_space_left, the originals are untouched and nothing is left over.
+func TestCommitNoSpace(t *testing.T) {
+	t.Parallel()
+	big := []byte(strings.Repeat("0123456789abcdef", 80<<10/16)) // 80 KiB
+	small := []byte("small new content")
+	cases := []struct {
+		name    string
+		changes []Change
+		applied int // the last change whose apply step was reached; -1 none
+	}{
+		{"replace", []Change{{Path: "a.txt", Content: big}}, -1},
+		{"create", []Change{{Path: "new/dir/n.txt", Content: big}}, -1},
+		{"in place", []Change{{Path: "h.txt", Content: big}}, 0},
+		{"transaction, temp of second file", []Change{{Path: "a.txt", Content: small}, {Path: "b.txt", Content: big}}, -1},
+		{"transaction, in-place apply of last file", []Change{{Path: "a.txt", Content: small}, {Path: "c.txt", Delete: true}, {Path: "h.txt", Content: big}}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := mountTinyFS(t)
+			for _, n := range []string{"a.txt", "b.txt", "c.txt", "h.txt"} {
+				writeFile(t, filepath.Join(root, n), strings.Repeat(n, 1000), 0o644) // 5 KB each
+			}
+			if err := os.Link(filepath.Join(root, "h.txt"), filepath.Join(root, "h-link.txt")); err != nil {
+				t.Fatal(err)
+			}
+			w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+			before := snapshot(t, root)
+			applied := -1
+			w.hooks.beforeApply = func(i int) error { applied = i; return nil }
+			_, err := w.Commit(tc.changes, CommitOptions{})
+			if applied != tc.applied {
+				t.Errorf("failed after applying up to change %d, want %d", applied, tc.applied)
+			}
+			e := wantCode(t, err, fserr.NoSpaceLeft)
+			if e.Errno != unix.ENOSPC || !strings.Contains(e.Hint, "nothing was changed") {
+				t.Errorf("errno %v hint %q", e.Errno, e.Hint)
+			}
+			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+				t.Errorf("tree changed (-before +after):\n%s", diff)
+			}
+			if inode(t, filepath.Join(root, "h.txt")) != inode(t, filepath.Join(root, "h-link.txt")) {
+				t.Error("hard link broken")
+			}
+			assertNoStrays(t, root)
+			assertNoManifests(t, w)
+			// After the failure there is room for a small change.
+			if _, err := w.Commit([]Change{{Path: "a.txt", Content: small}}, CommitOptions{}); err != nil {
+				t.Errorf("small commit after ENOSPC: %v", err)
+			}
+		})
+	}
+}
+
+// TestReserveReportsNoSpace: growth of an in-place file fails before any
+// existing byte changes.
+func TestReserveReportsNoSpace(t *testing.T) {
+	t.Parallel()
+	root := mountTinyFS(t)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	writeFile(t, filepath.Join(root, "f"), "original", 0o644)
+	big := strings.Repeat("x", 128<<10)
+	err = rewriteInPlace(r, "f", strings.NewReader(big), int64(len(big)))
+	if !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("rewriteInPlace = %v, want ENOSPC", err)
+	}
+	if got := readFile(t, filepath.Join(root, "f")); got != "original" {
+		t.Errorf("content after failed growth = %q", got)
+	}
+}

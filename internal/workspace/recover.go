@@ -1,0 +1,250 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// recover settles every transaction a crashed process left in
+// StateDir/tx. The caller holds the state lock, so none of them is live.
+// A manifest whose roots are all outside this workspace and cannot be
+// settled now is left for a workspace that has them.
+func (w *Workspace) recover() error {
+	dir, err := w.state.Open(txDir)
+	if err != nil {
+		return stateErr("open", path.Join(w.stateDir, txDir), err)
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return stateErr("open", path.Join(w.stateDir, txDir), err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		full := path.Join(txDir, name)
+		if strings.HasSuffix(name, ".json.tmp") {
+			// A manifest write that never reached its rename: the
+			// transaction wrote nothing else yet.
+			_ = w.state.Remove(full)
+			continue
+		}
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		data, err := w.state.ReadFile(full)
+		if err != nil {
+			return stateErr("open", path.Join(w.stateDir, full), err)
+		}
+		var m manifest
+		if err := json.Unmarshal(data, &m); err != nil || m.ID+".json" != name {
+			return fserr.New(fserr.IOError, "open", "", "transaction journal %s is unreadable", path.Join(w.stateDir, full)).
+				WithHint("move it aside and check the files it names")
+		}
+		var settleErr error
+		if m.State == stateCommitted {
+			settleErr = w.finish(&m)
+		} else {
+			settleErr = w.rollback(&m)
+		}
+		if settleErr != nil && w.ownsAny(&m) {
+			e := fserr.FromOS("open", "", settleErr)
+			e.Message = "cannot recover the interrupted transaction " + m.ID + ": " + e.Message
+			e.Hint = "fix the cause and open the workspace again; until then the files it names may be half changed"
+			return e
+		}
+	}
+	return nil
+}
+
+// ownsAny reports whether one of m's files lies in a root of w.
+func (w *Workspace) ownsAny(m *manifest) bool {
+	for _, f := range m.Files {
+		for _, r := range w.roots {
+			if r.path == f.Root {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rollback undoes a transaction that did not reach its commit point, from
+// whatever step it reached; it is idempotent, so a crash during recovery
+// is settled by the next recovery. Files are handled in reverse order.
+func (w *Workspace) rollback(m *manifest) error {
+	return w.settleFiles(m, rollbackFile)
+}
+
+// settleFiles runs fn on every file of m, last first, through the file's
+// root, then removes the manifest if all went well.
+func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) error {
+	opened := map[string]*os.Root{}
+	defer func() {
+		for _, r := range opened {
+			r.Close()
+		}
+	}()
+	var errs []error
+	for i := len(m.Files) - 1; i >= 0; i-- {
+		f := m.Files[i]
+		root, err := w.rootFor(f.Root, opened)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the root is gone, and with it what there was to settle
+		}
+		if err == nil {
+			err = fn(root, f)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := w.state.Remove(manifestName(m.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// rootFor returns the open root at path p: one of the workspace's, or one
+// opened for recovery of a transaction another workspace wrote.
+func (w *Workspace) rootFor(p string, opened map[string]*os.Root) (*os.Root, error) {
+	for _, r := range w.roots {
+		if r.path == p {
+			return r.root, nil
+		}
+	}
+	if r, ok := opened[p]; ok {
+		return r, nil
+	}
+	r, err := os.OpenRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	opened[p] = r
+	return r, nil
+}
+
+// rollbackFile restores one file of an unfinished transaction. It must be
+// right whatever step the transaction reached, so every action checks
+// what is on disk:
+//   - replace, delete: if the backup (a link to the original) exists,
+//     rename it over the target. When the target still is the original the
+//     rename is a no-op by POSIX rules, and the backup is then removed.
+//   - inplace: if the backup is complete (its version is PrevVersion) and
+//     the target differs from it, rewrite the target in place from it. An
+//     incomplete backup means apply never started: the target is intact.
+//   - create: remove the target if it holds this transaction's content.
+//
+// Then the temp goes, and the directories the file's creation made, when
+// empty.
+func rollbackFile(root *os.Root, f txFile) error {
+	var err error
+	switch f.Kind {
+	case kindReplace, kindDelete:
+		err = restoreByRename(root, f)
+	case kindInPlace:
+		err = restoreInPlace(root, f)
+	case kindCreate:
+		err = removeCreated(root, f)
+	}
+	if err != nil {
+		return err
+	}
+	if err := removeIfExists(root, f.Temp); err != nil {
+		return err
+	}
+	removeDirs(root, f.Dirs)
+	for _, d := range dirsOf(f.Rel, f.Dirs) {
+		if err := syncDir(root, d); err != nil && !gone(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func restoreByRename(root *os.Root, f txFile) error {
+	ok, err := exists(root, f.Backup)
+	if err != nil || !ok {
+		return err
+	}
+	if err := root.Rename(f.Backup, f.Rel); err != nil {
+		return err
+	}
+	return removeIfExists(root, f.Backup)
+}
+
+func restoreInPlace(root *os.Root, f txFile) error {
+	if f.Backup == "" {
+		return nil
+	}
+	b, err := root.Open(f.Backup)
+	if gone(err) {
+		return nil // never made, or already restored
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	bv, size, err := versionOf(b)
+	if err != nil {
+		return err
+	}
+	if bv == f.PrevVersion {
+		tv, err := fileVersion(root, f.Rel)
+		if err != nil {
+			return err
+		}
+		if tv == "" {
+			// Removed by someone since: bring the content back; the other
+			// links cannot be rejoined.
+			return root.Rename(f.Backup, f.Rel)
+		}
+		if tv != f.PrevVersion {
+			if err := rewriteInPlace(root, f.Rel, b, size); err != nil {
+				return err
+			}
+		}
+	}
+	return removeIfExists(root, f.Backup)
+}
+
+func removeCreated(root *os.Root, f txFile) error {
+	fi, err := root.Lstat(f.Rel)
+	if gone(err) || (err == nil && !fi.Mode().IsRegular()) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	v, err := fileVersion(root, f.Rel)
+	if err != nil {
+		return err
+	}
+	if v != f.NewVersion {
+		return nil // not ours: someone else created it since
+	}
+	return removeIfExists(root, f.Rel)
+}
+
+// fileVersion hashes the regular file rel ("" when it does not exist).
+func fileVersion(root *os.Root, rel string) (string, error) {
+	f, err := root.Open(rel)
+	if gone(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	v, _, err := versionOf(f)
+	return v, err
+}

@@ -1,0 +1,257 @@
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// maxLinks bounds the symbolic links followed while resolving one path,
+// as Linux's MAXSYMLINKS does.
+const maxLinks = 40
+
+// Path is a resolved path.
+type Path struct {
+	Given string // as the caller gave it
+	Root  int    // index of the root it lies in
+	// Rel is the path inside the root, slash-separated, without ".." and
+	// with every symbolic link that stays inside the root followed; "." is
+	// the root itself. Components after the first missing one are kept as
+	// given (cleaned), so Rel also names files about to be created.
+	Rel string
+	Abs string // the root's configured path joined with Rel
+}
+
+// resolved is a Path plus what only resolution knows.
+type resolved struct {
+	Path
+	r        *wsRoot
+	viaLink  bool   // the last component of the given path was a symlink
+	canonKey string // root's real path joined with Rel: one key per file
+}
+
+// Resolve maps p to a file inside a root, following symbolic links that
+// stay inside it. It reports outside_root for paths and links that leave
+// every root and invalid_path for empty paths, NUL bytes and link loops.
+// The file need not exist.
+func (w *Workspace) Resolve(p string) (Path, error) {
+	if err := w.checkOpen("resolve", p); err != nil {
+		return Path{}, err
+	}
+	r, err := w.resolve("resolve", p)
+	if err != nil {
+		return Path{}, err
+	}
+	return r.Path, nil
+}
+
+func (w *Workspace) resolve(op, p string) (*resolved, error) {
+	if p == "" {
+		return nil, fserr.New(fserr.InvalidPath, op, p, "empty path").WithHint("name a file inside the workspace")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return nil, fserr.New(fserr.InvalidPath, op, p, "path %q contains a NUL byte", p)
+	}
+	var (
+		idx int
+		rel string
+	)
+	if filepath.IsAbs(p) {
+		var ok bool
+		if idx, rel, ok = w.locate(filepath.Clean(p)); !ok {
+			return nil, w.outside(op, p)
+		}
+	} else {
+		rel = filepath.Clean(p)
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			return nil, w.outside(op, p)
+		}
+	}
+	root := w.roots[idx]
+	rel, viaLink, err := w.follow(op, p, root, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &resolved{
+		Path:     Path{Given: p, Root: idx, Rel: rel, Abs: filepath.Join(root.path, rel)},
+		r:        root,
+		viaLink:  viaLink,
+		canonKey: filepath.Join(root.real, rel),
+	}, nil
+}
+
+// locate finds the root that contains the absolute, cleaned path abs,
+// preferring the deepest when roots nest, and returns the path inside it.
+// Both the configured form of each root and its symlink-free form are
+// accepted, so /tmp/x and /private/tmp/x name the same file on macOS.
+func (w *Workspace) locate(abs string) (idx int, rel string, ok bool) {
+	best := -1
+	for i, r := range w.roots {
+		for _, base := range []string{r.path, r.real} {
+			if rest, in := within(abs, base); in && (best < 0 || len(base) > best) {
+				idx, rel, ok, best = i, rest, true, len(base)
+			}
+		}
+	}
+	return idx, rel, ok
+}
+
+// within reports whether the cleaned absolute path p lies in base and
+// returns the relative remainder ("." for base itself).
+func within(p, base string) (string, bool) {
+	if p == base {
+		return ".", true
+	}
+	if base == "/" {
+		return p[1:], true
+	}
+	if strings.HasPrefix(p, base) && p[len(base)] == '/' {
+		return p[len(base)+1:], true
+	}
+	return "", false
+}
+
+func (w *Workspace) outside(op, p string) *fserr.Error {
+	return fserr.New(fserr.OutsideRoot, op, p,
+		"path %s is outside the workspace roots (%s); use a path inside a root", p, w.rootList())
+}
+
+// follow walks rel component by component with Lstat and Readlink through
+// the root, replacing each symbolic link by its target. A link may point
+// anywhere inside its own root (relative, or absolute under the root);
+// anything else is outside_root. The result contains no symbolic links at
+// the time of the walk; the *os.Root operations that use it refuse a link
+// swapped in afterwards if it leads out.
+func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, bool, error) {
+	pending := splitRel(rel)
+	var done []string
+	links := 0
+	// The given path's own components are always the tail of pending;
+	// origLeft counts them, so we know when its last one is a link.
+	origLeft := len(pending)
+	viaLink := false
+	for len(pending) > 0 {
+		c := pending[0]
+		last := false
+		if len(pending) == origLeft {
+			origLeft--
+			last = origLeft == 0
+		}
+		pending = pending[1:]
+		switch c {
+		case ".", "":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", false, w.outside(op, given)
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cur := path.Join(append(done, c)...)
+		fi, err := root.root.Lstat(cur)
+		if err != nil {
+			if isEscape(err) {
+				return "", false, w.outside(op, given)
+			}
+			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+				// Missing: the rest names something to be created. Keep
+				// walking lexically; a ".." from a link target may lead
+				// back into existing directories.
+				done = append(done, c)
+				continue
+			}
+			return "", false, osErr(op, given, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		if last {
+			viaLink = true
+		}
+		links++
+		if links > maxLinks {
+			return "", false, fserr.New(fserr.InvalidPath, op, given, "path %s: too many levels of symbolic links", given)
+		}
+		target, err := root.root.Readlink(cur)
+		if err != nil {
+			return "", false, osErr(op, given, err)
+		}
+		if target == "" {
+			return "", false, fserr.New(fserr.InvalidPath, op, given, "path %s: empty symbolic link %s", given, cur)
+		}
+		if filepath.IsAbs(target) {
+			t := filepath.Clean(target)
+			inner, ok := within(t, root.path)
+			if !ok {
+				inner, ok = within(t, root.real)
+			}
+			if !ok {
+				return "", false, w.linkOutside(op, given, cur, target)
+			}
+			done = done[:0]
+			pending = append(splitRel(inner), pending...)
+		} else {
+			// Relative targets resolve against the link's directory, which
+			// is done (already link-free). A ".." past the root is caught
+			// above.
+			if escapesFrom(done, target) {
+				return "", false, w.linkOutside(op, given, cur, target)
+			}
+			pending = append(splitRel(target), pending...)
+		}
+	}
+	if len(done) == 0 {
+		return ".", false, nil
+	}
+	return path.Join(done...), viaLink, nil
+}
+
+// escapesFrom reports whether the relative link target climbs above the
+// root when resolved from the directory dir (lexically; links inside the
+// target are checked when they are met).
+func escapesFrom(dir []string, target string) bool {
+	depth := len(dir)
+	for _, c := range splitRel(target) {
+		switch c {
+		case "", ".":
+		case "..":
+			depth--
+			if depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
+}
+
+func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {
+	return fserr.New(fserr.OutsideRoot, op, given,
+		"path %s leads outside the workspace roots (%s) through the symbolic link %s -> %s; use a path inside a root",
+		given, w.rootList(), link, target)
+}
+
+func splitRel(rel string) []string {
+	if rel == "" || rel == "." {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// parentDirs returns the ancestors of rel, outermost first, excluding ".".
+func parentDirs(rel string) []string {
+	var out []string
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		out = append(out, d)
+	}
+	slices.Reverse(out)
+	return out
+}

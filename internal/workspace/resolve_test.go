@@ -1,0 +1,245 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/google/go-cmp/cmp"
+)
+
+// resolveFixture builds, under one temp dir:
+//
+//	real/            the first root, opened through the alias "alias"
+//	two/two.txt      the second root
+//	outside/secret.txt
+//
+// with links inside real/ that stay inside and links that leave.
+func resolveFixture(t *testing.T) (w *Workspace, base string) {
+	t.Helper()
+	base = t.TempDir()
+	real := filepath.Join(base, "real")
+	writeFile(t, filepath.Join(real, "a/b/c.txt"), "c", 0o644)
+	writeFile(t, filepath.Join(base, "two/two.txt"), "two", 0o644)
+	writeFile(t, filepath.Join(base, "outside/secret.txt"), "secret", 0o644)
+	if err := os.Mkdir(filepath.Join(real, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"link-rel":       "a/b/c.txt",
+		"link-abs-in":    filepath.Join(real, "a/b/c.txt"),
+		"link-dir":       "a",
+		"link-etc":       "/etc",
+		"link-out":       "../outside",
+		"a/link-up":      "../a/b",
+		"a/link-up-out":  "../../outside/secret.txt",
+		"a/b/dot":        ".",
+		"loop1":          "loop2",
+		"loop2":          "loop1",
+		"l1":             "l2",
+		"l2":             "l3",
+		"l3":             "a/b/c.txt",
+		"dangling":       "missing/new.txt",
+		"dangling-out":   "/nonexistent-fsplane/x",
+		"link-abs-root":  real,
+		"link-parentdir": "../outside",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(real, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(real, filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	w = openTestWorkspace(t, Options{
+		Roots:    []string{filepath.Join(base, "alias"), filepath.Join(base, "two")},
+		StateDir: t.TempDir(),
+	})
+	return w, base
+}
+
+// TestResolve follows syncthing's TestRooted: valid cases, oddly formatted
+// paths, and escape attempts, plus symbolic links in both directions.
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	w, base := resolveFixture(t)
+	real := filepath.Join(base, "real")
+	alias := filepath.Join(base, "alias")
+	two := filepath.Join(base, "two")
+
+	type want struct {
+		root int
+		rel  string
+		code fserr.Code // "" for success
+	}
+	cases := []struct {
+		section, given string
+		want           want
+	}{
+		// Valid cases.
+		{"valid", "a/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", ".", want{0, ".", ""}},
+		{"valid", "a", want{0, "a", ""}},
+		{"valid", "new/file.txt", want{0, "new/file.txt", ""}},
+		{"valid", alias + "/a/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", real + "/a/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", alias, want{0, ".", ""}},
+		{"valid", two + "/two.txt", want{1, "two.txt", ""}},
+		{"valid", "link-rel", want{0, "a/b/c.txt", ""}},
+		{"valid", "link-abs-in", want{0, "a/b/c.txt", ""}},
+		{"valid", "link-abs-root/a", want{0, "a", ""}},
+		{"valid", "link-dir/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", "a/link-up/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", "a/b/dot/dot/c.txt", want{0, "a/b/c.txt", ""}},
+		{"valid", "l1", want{0, "a/b/c.txt", ""}},
+		{"valid", "dangling", want{0, "missing/new.txt", ""}},
+		{"valid", "a/b/c.txt/x", want{0, "a/b/c.txt/x", ""}},
+
+		// Not escape attempts, but oddly formatted relative paths.
+		{"odd", "./a/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "a//b///c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "a/./b/./c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "a/b/../b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "a/b/c.txt/", want{0, "a/b/c.txt", ""}},
+		{"odd", "dir/../a/b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "a/..", want{0, ".", ""}},
+		{"odd", alias + "/dir/../a//b/c.txt", want{0, "a/b/c.txt", ""}},
+		{"odd", "./", want{0, ".", ""}},
+
+		// Escape attempts.
+		{"escape", "..", want{code: fserr.OutsideRoot}},
+		{"escape", "../outside/secret.txt", want{code: fserr.OutsideRoot}},
+		{"escape", "a/../../outside/secret.txt", want{code: fserr.OutsideRoot}},
+		{"escape", "a/b/../../../outside", want{code: fserr.OutsideRoot}},
+		{"escape", "/etc/passwd", want{code: fserr.OutsideRoot}},
+		{"escape", "/", want{code: fserr.OutsideRoot}},
+		{"escape", base + "/outside/secret.txt", want{code: fserr.OutsideRoot}},
+		{"escape", alias + "/../outside/secret.txt", want{code: fserr.OutsideRoot}},
+		{"escape", alias + "x/file", want{code: fserr.OutsideRoot}},
+		{"escape", real + "x", want{code: fserr.OutsideRoot}},
+		{"escape", "link-etc", want{code: fserr.OutsideRoot}},
+		{"escape", "link-etc/passwd", want{code: fserr.OutsideRoot}},
+		{"escape", "link-out/secret.txt", want{code: fserr.OutsideRoot}},
+		{"escape", "link-parentdir/new.txt", want{code: fserr.OutsideRoot}},
+		{"escape", "a/link-up-out", want{code: fserr.OutsideRoot}},
+		{"escape", "link-dir/link-up-out", want{code: fserr.OutsideRoot}},
+		{"escape", "dangling-out", want{code: fserr.OutsideRoot}},
+		{"escape", "link-rel/../../..", want{code: fserr.OutsideRoot}},
+
+		// Invalid.
+		{"invalid", "", want{code: fserr.InvalidPath}},
+		{"invalid", "a\x00b", want{code: fserr.InvalidPath}},
+		{"invalid", "loop1", want{code: fserr.InvalidPath}},
+		{"invalid", "loop1/x", want{code: fserr.InvalidPath}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.section+"/"+tc.given, func(t *testing.T) {
+			t.Parallel()
+			got, err := w.Resolve(tc.given)
+			if tc.want.code != "" {
+				e := wantCode(t, err, tc.want.code)
+				if tc.want.code == fserr.OutsideRoot && !strings.Contains(e.Message, alias+", "+two) {
+					t.Errorf("message %q does not name the roots", e.Message)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tc.given, err)
+			}
+			rootPath := []string{alias, two}[tc.want.root]
+			want := Path{Given: tc.given, Root: tc.want.root, Rel: tc.want.rel, Abs: filepath.Join(rootPath, tc.want.rel)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tc.given, diff)
+			}
+		})
+	}
+}
+
+func TestResolveOutsideMessage(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	_, err := w.Resolve("/etc/passwd")
+	e := wantCode(t, err, fserr.OutsideRoot)
+	want := "path /etc/passwd is outside the workspace roots (" + root + "); use a path inside a root"
+	if e.Message != want {
+		t.Errorf("message = %q, want %q", e.Message, want)
+	}
+}
+
+// TestEscapeErrorText pins the text of os.Root's unexported escape error,
+// which isEscape recognises.
+func TestEscapeErrorText(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Symlink("/", filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, name := range []string{"../x", "up/etc/passwd"} {
+		_, err := r.Open(name)
+		if !isEscape(err) {
+			t.Errorf("Open(%q) = %v; isEscape does not recognise it", name, err)
+		}
+	}
+}
+
+func TestStat(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	writeFile(t, filepath.Join(root, "f.txt"), "hello", 0o640)
+	if err := os.Symlink("f.txt", filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(root, "f.txt"), filepath.Join(root, "h")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Rel                      string
+		Exists, IsDir, IsSymlink bool
+		Size                     int64
+		Perm                     os.FileMode
+		Nlink                    uint64
+	}
+	cases := []struct {
+		path string
+		want got
+	}{
+		{"f.txt", got{"f.txt", true, false, false, 5, 0o640, 2}},
+		{"l", got{"f.txt", true, false, true, 5, 0o640, 2}},
+		{"d", got{"d", true, true, false, 0, 0o755, 2}},
+		{"missing", got{"missing", false, false, false, 0, 0, 0}},
+		{"d/missing/x", got{"d/missing/x", false, false, false, 0, 0, 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			info, err := w.Stat(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := got{info.Path.Rel, info.Exists, info.IsDir, info.IsSymlink, info.Size, info.Mode.Perm(), info.Nlink}
+			if tc.want.IsDir {
+				g.Size = 0
+			}
+			if diff := cmp.Diff(tc.want, g); diff != "" {
+				t.Errorf("Stat(%q) mismatch (-want +got):\n%s", tc.path, diff)
+			}
+			if info.Exists && (info.UID != os.Geteuid() || info.ModTime.IsZero()) {
+				t.Errorf("Stat(%q): uid %d, mtime %v", tc.path, info.UID, info.ModTime)
+			}
+		})
+	}
+	_, err := w.Stat("../x")
+	wantCode(t, err, fserr.OutsideRoot)
+}

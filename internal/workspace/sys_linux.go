@@ -1,0 +1,27 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// reserve allocates n bytes from off so later writes there cannot fail
+// with ENOSPC.
+func reserve(f *os.File, off, n int64) error {
+	return withFd(f, func(fd int) error {
+		for {
+			err := unix.Fallocate(fd, 0, off, n)
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, unix.EINTR):
+				continue
+			case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+				return errUnsupported
+			}
+			return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+		}
+	})
+}

@@ -1,0 +1,260 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"strconv"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/zeebo/xxh3"
+)
+
+// Manifest states. Anything but committed is rolled back by recovery.
+const (
+	statePending   = "pending"
+	stateCommitted = "committed"
+)
+
+// manifest is the journal of one transaction, StateDir/tx/<ID>.json. It
+// holds names, never content: the content is in the temps and backups
+// beside the targets, on the same file system, so renames stay atomic.
+type manifest struct {
+	ID    string   `json:"id"`
+	State string   `json:"state"`
+	Files []txFile `json:"files"`
+}
+
+type txFile struct {
+	Root        string   `json:"root"` // the root's configured absolute path
+	Rel         string   `json:"rel"`
+	Kind        kind     `json:"kind"`
+	Temp        string   `json:"temp,omitempty"`   // new content, renamed over Rel
+	Backup      string   `json:"backup,omitempty"` // the original, kept until the end
+	Existed     bool     `json:"existed"`
+	PrevVersion string   `json:"prev_version,omitempty"`
+	NewVersion  string   `json:"new_version,omitempty"`
+	Dirs        []string `json:"dirs,omitempty"` // created parents, outermost first
+}
+
+func manifestName(id string) string { return path.Join(txDir, id+".json") }
+
+// executeTx runs the transaction protocol documented on Commit.
+func (w *Workspace) executeTx(op string, pl plan) (string, error) {
+	m := &manifest{ID: randomTag(), State: statePending}
+	for _, p := range pl {
+		rel := p.res.Rel
+		switch p.kind {
+		case kindReplace, kindCreate:
+			p.temp = siblingName(rel, randomTag(), "tmp")
+		}
+		switch p.kind {
+		case kindReplace, kindDelete, kindInPlace:
+			p.backup = siblingName(rel, m.ID, "bak")
+		}
+		m.Files = append(m.Files, txFile{
+			Root: p.res.r.path, Rel: rel, Kind: p.kind, Temp: p.temp, Backup: p.backup,
+			Existed: p.existed, PrevVersion: p.prevVersion, NewVersion: p.newVersion, Dirs: p.dirs,
+		})
+	}
+	crash := func(step string, i int) bool {
+		if w.hooks.crashAt == nil {
+			return false
+		}
+		if i >= 0 {
+			step += "/" + strconv.Itoa(i)
+		}
+		return w.hooks.crashAt(step)
+	}
+	if err := w.writeManifest(m); err != nil {
+		return "", stateErr(op, w.stateDir, err)
+	}
+	if crash("manifest", -1) {
+		return "", errCrashed
+	}
+	// fail rolls back and returns cause; if the rollback itself fails the
+	// manifest stays, and the next Open finishes the rollback.
+	fail := func(p *planned, cause error) (string, error) {
+		e := osErr(op, p.req.Path, cause)
+		if err := w.rollback(m); err != nil {
+			w.unsettled = true
+			e.Hint = "the other files of this change could not all be restored yet; they will be when the workspace is next opened"
+		}
+		return "", e
+	}
+	for i, p := range pl {
+		if err := prepareTx(p); err != nil {
+			return fail(p, err)
+		}
+		if crash("prepare", i) {
+			return "", errCrashed
+		}
+	}
+	for i, p := range pl {
+		if w.hooks.beforeApply != nil {
+			if err := w.hooks.beforeApply(i); err != nil {
+				return fail(p, err)
+			}
+		}
+		if err := applyOne(p.res.r.root, p); err != nil {
+			return fail(p, err)
+		}
+		if crash("apply", i) {
+			return "", errCrashed
+		}
+	}
+	synced := map[dirKey]bool{}
+	for _, p := range pl {
+		for _, d := range touchedDirs(p) {
+			k := dirKey{p.res.r.root, d}
+			if synced[k] {
+				continue
+			}
+			synced[k] = true
+			if err := syncDir(p.res.r.root, d); err != nil {
+				return fail(p, err)
+			}
+		}
+	}
+	if crash("synced", -1) {
+		return "", errCrashed
+	}
+	m.State = stateCommitted
+	if err := w.writeManifest(m); err != nil {
+		m.State = statePending
+		e := stateErr(op, w.stateDir, err)
+		if rerr := w.rollback(m); rerr != nil {
+			w.unsettled = true
+			e.Hint = "the files of this change could not all be restored yet; they will be when the workspace is next opened"
+		}
+		return "", e
+	}
+	if crash("committed", -1) {
+		return "", errCrashed
+	}
+	// Committed. A failing cleanup leaves the manifest for the next Open.
+	_ = w.finish(m)
+	return m.ID, nil
+}
+
+// prepareTx creates p's parent directories, temp file and backup.
+func prepareTx(p *planned) error {
+	root, rel := p.res.r.root, p.res.Rel
+	if err := makeDirs(root, p.dirs); err != nil {
+		return err
+	}
+	if p.temp != "" {
+		f, err := root.OpenFile(p.temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		err = fillFile(f, p.req.Content, p.meta())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch p.kind {
+	case kindReplace, kindDelete:
+		// A hard link costs no space and keeps the very inode (mode, owner,
+		// xattrs, other links). File systems without links get a copy.
+		if err := root.Link(rel, p.backup); err == nil {
+			return nil
+		} else if isNoSpace(err) {
+			return err
+		}
+		if _, err := copyVerified(root, p.orig, p.backup, p.origMeta()); err != nil {
+			return err
+		}
+	case kindInPlace:
+		v, err := copyVerified(root, p.orig, p.backup, p.origMeta())
+		if err != nil {
+			return err
+		}
+		if v != p.prevVersion {
+			// Changed by someone else since it was validated; recovery
+			// relies on a backup that matches PrevVersion.
+			return fserr.New(fserr.StaleVersion, "", "", "%s changed while it was being committed", p.req.Path).
+				WithHint("re-read the file")
+		}
+	}
+	return nil
+}
+
+// copyVerified copies src to dst like copyFile and returns the version of
+// the bytes copied.
+func copyVerified(root *os.Root, src *os.File, dst string, meta fileMeta) (string, error) {
+	h := xxh3.New128()
+	f, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(io.MultiWriter(f, h), io.NewSectionReader(src, 0, 1<<62))
+	if err == nil {
+		err = finishFile(f, meta)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(dst)
+		return "", err
+	}
+	b := h.Sum128().Bytes()
+	return hexString(b[:]), nil
+}
+
+// writeManifest writes m durably: temp, fsync, rename, directory fsync.
+func (w *Workspace) writeManifest(m *manifest) error {
+	data, err := json.MarshalIndent(m, "", "\t")
+	if err != nil {
+		return err
+	}
+	name := manifestName(m.ID)
+	tmp := name + ".tmp"
+	f, err := w.state.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.state.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = w.state.Remove(tmp)
+		return err
+	}
+	return syncDir(w.state, txDir)
+}
+
+// finish completes a committed transaction: backups and temps go, then
+// the manifest. It is idempotent, so recovery may repeat it.
+func (w *Workspace) finish(m *manifest) error {
+	synced := map[dirKey]bool{}
+	return w.settleFiles(m, func(root *os.Root, f txFile) error {
+		err := errors.Join(removeIfExists(root, f.Temp), removeIfExists(root, f.Backup))
+		if k := (dirKey{root, path.Dir(f.Rel)}); err == nil && !synced[k] {
+			synced[k] = true
+			if err = syncDir(root, k.dir); gone(err) {
+				err = nil
+			}
+		}
+		return err
+	})
+}
+
+// dirKey names a directory of a root, to fsync each directory once.
+type dirKey struct {
+	root *os.Root
+	dir  string
+}
