@@ -180,7 +180,7 @@ func (w *Workspace) Commit(changes []Change, opts CommitOptions) ([]FileResult, 
 // settle retries the recovery of a transaction whose in-process rollback
 // failed. The caller holds the locks.
 func (w *Workspace) settle() {
-	if w.unsettled && w.recover() == nil {
+	if w.unsettled && w.recoverTx() == nil {
 		w.unsettled = false
 	}
 }
@@ -274,8 +274,8 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 		return err
 	}
 	p.existed = true
-	p.uid, p.gid, _ = fileOwner(fi)
-	_, _, nlink := fileOwner(fi)
+	uid, gid, nlink := fileOwner(fi)
+	p.uid, p.gid = uid, gid
 	p.prevMode = fi.Mode() & permBits
 	limit := min(w.limits.MaxEntryBytes, w.limits.TotalBytes)
 	if keepPrev && fi.Size() <= limit {

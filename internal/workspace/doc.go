@@ -6,14 +6,17 @@
 //
 // A workspace has one or more roots, each opened with os.OpenRoot. Relative
 // paths resolve against the first root; absolute paths must lie inside a
-// root. Paths are cleaned lexically first, so a ".." that climbs out of the
-// root is refused (outside_root) before any file is looked at. Symbolic
+// root. Paths are cleaned lexically first, as filepath.Clean does (so
+// "dir/link/.." is "dir"), and a ".." that climbs out of the root is
+// refused (outside_root) before any file is looked at. Symbolic
 // links are then followed component by component (at most 40): a link whose
 // target stays inside the same root is followed, one that leaves it is
 // refused. That walk exists to give good messages and to let an edit of a
 // link edit its target; the real guard is that every file access goes
 // through the *os.Root with the resolved, link-free relative path, so a
 // link swapped in between the walk and the access cannot escape either.
+// The state directory is never part of the workspace, even inside a root:
+// its journals steer recovery.
 //
 // # Reads
 //

@@ -23,6 +23,7 @@ func TestOpenErrors(t *testing.T) {
 		{"missing root", Options{Roots: []string{filepath.Join(base, "nope")}, StateDir: base}, fserr.NotFound},
 		{"root is a file", Options{Roots: []string{filepath.Join(base, "file")}, StateDir: base}, fserr.InvalidTarget},
 		{"empty root", Options{Roots: []string{""}, StateDir: base}, fserr.InvalidPath},
+		{"NUL in root", Options{Roots: []string{base + "/\x00"}, StateDir: base}, fserr.InvalidPath},
 		{"negative limit", Options{Roots: []string{base}, StateDir: base, Undo: UndoLimits{PerFile: -1}}, fserr.BadRequest},
 		{"state dir is a file", Options{Roots: []string{base}, StateDir: filepath.Join(base, "file")}, fserr.InvalidTarget},
 	}
@@ -95,6 +96,25 @@ func TestRecoverEdgeCases(t *testing.T) {
 		writeFile(t, filepath.Join(state, txDir, "fedcba9876543210.json.tmp"), "{", 0o600)
 		w := openTestWorkspace(t, Options{Roots: []string{t.TempDir()}, StateDir: state})
 		assertNoManifests(t, w)
+	})
+	t.Run("manifest of another workspace's root is left alone", func(t *testing.T) {
+		t.Parallel()
+		state, other := t.TempDir(), t.TempDir()
+		writeFile(t, filepath.Join(other, "a"), "theirs", 0o644)
+		m := `{"id":"0123456789abcdef","state":"pending","files":[{"root":"` + other + `","rel":"a","kind":"create","new_version":"` + Version([]byte("theirs")) + `"}]}`
+		writeFile(t, filepath.Join(state, txDir, "0123456789abcdef.json"), m, 0o600)
+		openTestWorkspace(t, Options{Roots: []string{t.TempDir()}, StateDir: state})
+		if got := readFile(t, filepath.Join(other, "a")); got != "theirs" {
+			t.Errorf("a file in a foreign root was touched: %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(state, txDir, "0123456789abcdef.json")); err != nil {
+			t.Errorf("foreign manifest removed: %v", err)
+		}
+		// The workspace that has the root settles it.
+		openTestWorkspace(t, Options{Roots: []string{other}, StateDir: state})
+		if _, err := os.Stat(filepath.Join(other, "a")); !isNotExist(err) {
+			t.Errorf("the file the transaction created survived its rollback: %v", err)
+		}
 	})
 	t.Run("committed manifest is finished", func(t *testing.T) {
 		t.Parallel()

@@ -12,11 +12,14 @@ import (
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
-// recover settles every transaction a crashed process left in
+// recoverTx settles every transaction a crashed process left in
 // StateDir/tx. The caller holds the state lock, so none of them is live.
-// A manifest whose roots are all outside this workspace and cannot be
-// settled now is left for a workspace that has them.
-func (w *Workspace) recover() error {
+//
+// A manifest is acted on only through this workspace's own roots: the
+// state directory is trusted no further than the roots are, so a manifest
+// naming another root is left for a workspace that has it (or dropped when
+// that root no longer exists).
+func (w *Workspace) recoverTx() error {
 	dir, err := w.state.Open(txDir)
 	if err != nil {
 		return stateErr("open", path.Join(w.stateDir, txDir), err)
@@ -53,7 +56,10 @@ func (w *Workspace) recover() error {
 		} else {
 			settleErr = w.rollback(&m)
 		}
-		if settleErr != nil && w.ownsAny(&m) {
+		if errors.Is(settleErr, errForeign) {
+			continue
+		}
+		if settleErr != nil {
 			e := fserr.FromOS("open", "", settleErr)
 			e.Message = "cannot recover the interrupted transaction " + m.ID + ": " + e.Message
 			e.Hint = "fix the cause and open the workspace again; until then the files it names may be half changed"
@@ -63,17 +69,8 @@ func (w *Workspace) recover() error {
 	return nil
 }
 
-// ownsAny reports whether one of m's files lies in a root of w.
-func (w *Workspace) ownsAny(m *manifest) bool {
-	for _, f := range m.Files {
-		for _, r := range w.roots {
-			if r.path == f.Root {
-				return true
-			}
-		}
-	}
-	return false
-}
+// errForeign: a manifest names a root this workspace does not have.
+var errForeign = errors.New("transaction in another workspace's root")
 
 // rollback undoes a transaction that did not reach its commit point, from
 // whatever step it reached; it is idempotent, so a crash during recovery
@@ -83,25 +80,24 @@ func (w *Workspace) rollback(m *manifest) error {
 }
 
 // settleFiles runs fn on every file of m, last first, through the file's
-// root, then removes the manifest if all went well.
+// root, then removes the manifest if all went well. It touches nothing
+// when m names an existing root that is not one of w's (errForeign).
 func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) error {
-	opened := map[string]*os.Root{}
-	defer func() {
-		for _, r := range opened {
-			r.Close()
+	roots := make([]*os.Root, len(m.Files))
+	for i, f := range m.Files {
+		if roots[i] = w.rootAt(f.Root); roots[i] == nil {
+			if _, err := os.Lstat(f.Root); !errors.Is(err, fs.ErrNotExist) {
+				return errForeign
+			}
+			// The root is gone, and with it what there was to settle.
 		}
-	}()
+	}
 	var errs []error
 	for i := len(m.Files) - 1; i >= 0; i-- {
-		f := m.Files[i]
-		root, err := w.rootFor(f.Root, opened)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // the root is gone, and with it what there was to settle
+		if roots[i] == nil {
+			continue
 		}
-		if err == nil {
-			err = fn(root, f)
-		}
-		if err != nil {
+		if err := fn(roots[i], m.Files[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -114,23 +110,14 @@ func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) er
 	return nil
 }
 
-// rootFor returns the open root at path p: one of the workspace's, or one
-// opened for recovery of a transaction another workspace wrote.
-func (w *Workspace) rootFor(p string, opened map[string]*os.Root) (*os.Root, error) {
+// rootAt returns w's open root whose configured path is p, or nil.
+func (w *Workspace) rootAt(p string) *os.Root {
 	for _, r := range w.roots {
 		if r.path == p {
-			return r.root, nil
+			return r.root
 		}
 	}
-	if r, ok := opened[p]; ok {
-		return r, nil
-	}
-	r, err := os.OpenRoot(p)
-	if err != nil {
-		return nil, err
-	}
-	opened[p] = r
-	return r, nil
+	return nil
 }
 
 // rollbackFile restores one file of an unfinished transaction. It must be

@@ -77,12 +77,21 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &resolved{
+	r := &resolved{
 		Path:     Path{Given: p, Root: idx, Rel: rel, Abs: filepath.Join(root.path, rel)},
 		r:        root,
 		viaLink:  viaLink,
 		canonKey: filepath.Join(root.real, rel),
-	}, nil
+	}
+	// The journals are not workspace files: writing a manifest would let
+	// a caller steer the next recovery, reading a blob would show another
+	// workspace's undo history.
+	_, inState := within(r.Abs, w.stateDir)
+	if _, in := within(r.canonKey, w.stateReal); in || inState {
+		return nil, fserr.New(fserr.OutsideRoot, op, p,
+			"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
+	}
+	return r, nil
 }
 
 // locate finds the root that contains the absolute, cleaned path abs,
@@ -131,6 +140,7 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 	pending := splitRel(rel)
 	var done []string
 	links := 0
+	var lastLink, lastTarget string // the link expanded last, for messages
 	// The given path's own components are always the tail of pending;
 	// origLeft counts them, so we know when its last one is a link.
 	origLeft := len(pending)
@@ -147,7 +157,13 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 		case ".", "":
 			continue
 		case "..":
+			// Cleaning removed the given path's own "..", so this one
+			// comes from a link target, resolved against the link's
+			// directory as the kernel does.
 			if len(done) == 0 {
+				if lastLink != "" {
+					return "", false, w.linkOutside(op, given, lastLink, lastTarget)
+				}
 				return "", false, w.outside(op, given)
 			}
 			done = done[:len(done)-1]
@@ -186,6 +202,7 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 		if target == "" {
 			return "", false, fserr.New(fserr.InvalidPath, op, given, "path %s: empty symbolic link %s", given, cur)
 		}
+		lastLink, lastTarget = cur, target
 		if filepath.IsAbs(target) {
 			t := filepath.Clean(target)
 			inner, ok := within(t, root.path)
@@ -198,12 +215,7 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 			done = done[:0]
 			pending = append(splitRel(inner), pending...)
 		} else {
-			// Relative targets resolve against the link's directory, which
-			// is done (already link-free). A ".." past the root is caught
-			// above.
-			if escapesFrom(done, target) {
-				return "", false, w.linkOutside(op, given, cur, target)
-			}
+			// Relative to the link's directory, which is done.
 			pending = append(splitRel(target), pending...)
 		}
 	}
@@ -211,26 +223,6 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 		return ".", false, nil
 	}
 	return path.Join(done...), viaLink, nil
-}
-
-// escapesFrom reports whether the relative link target climbs above the
-// root when resolved from the directory dir (lexically; links inside the
-// target are checked when they are met).
-func escapesFrom(dir []string, target string) bool {
-	depth := len(dir)
-	for _, c := range splitRel(target) {
-		switch c {
-		case "", ".":
-		case "..":
-			depth--
-			if depth < 0 {
-				return true
-			}
-		default:
-			depth++
-		}
-	}
-	return false
 }
 
 func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {

@@ -45,6 +45,9 @@ func resolveFixture(t *testing.T) (w *Workspace, base string) {
 		"dangling-out":   "/nonexistent-fsplane/x",
 		"link-abs-root":  real,
 		"link-parentdir": "../outside",
+		"a/deep":         "b/dot/dot",
+		"link-via-deep":  "a/deep/../../a/b/c.txt", // ".." applies after deep is followed
+		"link-deep-out":  "a/deep/../../../outside",
 	}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(real, name)); err != nil {
@@ -97,6 +100,7 @@ func TestResolve(t *testing.T) {
 		{"valid", "l1", want{0, "a/b/c.txt", ""}},
 		{"valid", "dangling", want{0, "missing/new.txt", ""}},
 		{"valid", "a/b/c.txt/x", want{0, "a/b/c.txt/x", ""}},
+		{"valid", "link-via-deep", want{0, "a/b/c.txt", ""}},
 
 		// Not escape attempts, but oddly formatted relative paths.
 		{"odd", "./a/b/c.txt", want{0, "a/b/c.txt", ""}},
@@ -128,6 +132,7 @@ func TestResolve(t *testing.T) {
 		{"escape", "link-dir/link-up-out", want{code: fserr.OutsideRoot}},
 		{"escape", "dangling-out", want{code: fserr.OutsideRoot}},
 		{"escape", "link-rel/../../..", want{code: fserr.OutsideRoot}},
+		{"escape", "link-deep-out", want{code: fserr.OutsideRoot}},
 
 		// Invalid.
 		{"invalid", "", want{code: fserr.InvalidPath}},
@@ -242,4 +247,24 @@ func TestStat(t *testing.T) {
 	}
 	_, err := w.Stat("../x")
 	wantCode(t, err, fserr.OutsideRoot)
+}
+
+// TestStateDirInsideRoot: the state directory is not part of the
+// workspace even when it lies inside a root.
+func TestStateDirInsideRoot(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: filepath.Join(root, ".state")})
+	if err := os.Symlink(".state/tx", filepath.Join(root, "sneaky")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".state", ".state/lock", ".state/tx/0123456789abcdef.json", "sneaky/x.json", filepath.Join(root, ".state/undo/log")} {
+		_, err := w.Resolve(p)
+		wantCode(t, err, fserr.OutsideRoot)
+		_, err = w.Commit([]Change{{Path: p, Content: []byte("{}")}}, CommitOptions{})
+		wantCode(t, err, fserr.OutsideRoot)
+	}
+	if _, err := w.Commit([]Change{{Path: "ok.txt", Content: []byte("ok")}}, CommitOptions{}); err != nil {
+		t.Error(err)
+	}
 }

@@ -15,11 +15,11 @@ import (
 // Options configures Open.
 type Options struct {
 	// Roots are the directories the workspace may touch; the first is the
-	// base for relative paths. At least one is required. Relative roots are
-	// made absolute against the current directory.
+	// base for relative paths. At least one is required. A relative root
+	// is made absolute once, at Open, against the working directory.
 	Roots []string
 	// StateDir holds the transaction journal and the undo journal. "" means
-	// DefaultStateDir(). Processes that edit the same roots should share it:
+	// DefaultStateDir(); a relative path is made absolute like a root. Processes that edit the same roots should share it:
 	// it is what serialises them and what recovers their transactions.
 	StateDir string
 	// Undo bounds the undo journal; zero fields take the defaults.
@@ -74,11 +74,12 @@ func (l UndoLimits) withDefaults() (UndoLimits, error) {
 // Workspace is a set of roots and the state directory that journals their
 // changes. It is safe for concurrent use; see the package doc.
 type Workspace struct {
-	roots    []*wsRoot
-	stateDir string
-	state    *os.Root // the state directory
-	lockFile *os.File // StateDir/lock; flocked around every mutation
-	limits   UndoLimits
+	roots     []*wsRoot
+	stateDir  string
+	stateReal string   // stateDir with symlinks evaluated
+	state     *os.Root // the state directory
+	lockFile  *os.File // StateDir/lock; flocked around every mutation
+	limits    UndoLimits
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
 	journal *undoJournal
@@ -176,12 +177,18 @@ func Open(opts Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	if stateDir, err = filepath.Abs(stateDir); err != nil {
-		return nil, fserr.FromOS("open", opts.StateDir, err)
+	if strings.IndexByte(stateDir, 0) >= 0 {
+		return nil, fserr.New(fserr.InvalidPath, "open", "", "invalid state directory %q", stateDir)
 	}
-	w.stateDir = stateDir
+	if stateDir, err = filepath.Abs(stateDir); err != nil {
+		return nil, fserr.FromOS("open", "", err)
+	}
+	w.stateDir, w.stateReal = stateDir, stateDir
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, stateErr("open", stateDir, err)
+	}
+	if real, err := filepath.EvalSymlinks(stateDir); err == nil {
+		w.stateReal = real
 	}
 	if w.state, err = os.OpenRoot(stateDir); err != nil {
 		return nil, stateErr("open", stateDir, err)
@@ -200,7 +207,7 @@ func Open(opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = w.recover()
+	err = w.recoverTx()
 	if err == nil {
 		err = w.journal.tidy()
 	}

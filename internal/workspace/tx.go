@@ -68,7 +68,10 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		}
 		return w.hooks.crashAt(step)
 	}
-	if err := w.writeManifest(m); err != nil {
+	if _, err := w.writeManifest(m); err != nil {
+		// Even when only the directory fsync failed, nothing else exists
+		// yet: the manifest alone is harmless to roll back.
+		_ = w.rollback(m)
 		return "", stateErr(op, w.stateDir, err)
 	}
 	if crash("manifest", -1) {
@@ -122,7 +125,11 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		return "", errCrashed
 	}
 	m.State = stateCommitted
-	if err := w.writeManifest(m); err != nil {
+	// Once the committed manifest is renamed into place the transaction is
+	// committed whatever follows: a rollback now could be cut short by a
+	// crash and then "finished" by recovery, leaving a mix. Only a failure
+	// before the rename rolls back.
+	if renamed, err := w.writeManifest(m); err != nil && !renamed {
 		m.State = statePending
 		e := stateErr(op, w.stateDir, err)
 		if rerr := w.rollback(m); rerr != nil {
@@ -209,16 +216,18 @@ func copyVerified(root *os.Root, src *os.File, dst string, meta fileMeta) (strin
 }
 
 // writeManifest writes m durably: temp, fsync, rename, directory fsync.
-func (w *Workspace) writeManifest(m *manifest) error {
+// renamed reports whether the new manifest took the place of the old one,
+// which matters when only the directory fsync failed.
+func (w *Workspace) writeManifest(m *manifest) (renamed bool, err error) {
 	data, err := json.MarshalIndent(m, "", "\t")
 	if err != nil {
-		return err
+		return false, err
 	}
 	name := manifestName(m.ID)
 	tmp := name + ".tmp"
 	f, err := w.state.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = f.Write(append(data, '\n'))
 	if err == nil {
@@ -232,9 +241,9 @@ func (w *Workspace) writeManifest(m *manifest) error {
 	}
 	if err != nil {
 		_ = w.state.Remove(tmp)
-		return err
+		return false, err
 	}
-	return syncDir(w.state, txDir)
+	return true, syncDir(w.state, txDir)
 }
 
 // finish completes a committed transaction: backups and temps go, then
