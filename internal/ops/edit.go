@@ -36,6 +36,8 @@ type EditResult struct {
 	DryRun       bool
 	Notice       string // e.g. the file changed since the caller's last read
 	UndoRecorded bool
+	Before       []byte // the whole content before; callers must not modify it
+	After        []byte // the whole content after (== Before when unchanged)
 }
 
 // Edit replaces text using the matching ladder (edit.Replace) and commits
@@ -62,7 +64,7 @@ func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
 	res := &EditResult{
 		Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, Tier: r.Tier.String(), Count: r.Count,
 		StartLine: r.StartLine, EndLine: r.EndLine, Snippet: r.Snippet, Diff: r.Diff, Changed: r.Changed,
-		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf),
+		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf), Before: tf.Content, After: r.Content,
 	}
 	if req.DryRun || !r.Changed {
 		return res, nil

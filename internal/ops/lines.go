@@ -32,6 +32,8 @@ type LinesResult struct {
 	Diff         string
 	DryRun       bool
 	UndoRecorded bool
+	Before       []byte // the whole content before; callers must not modify it
+	After        []byte // the whole content after
 }
 
 // EditLines applies line edits (edit.EditLines) to a freshly read file.
@@ -89,7 +91,8 @@ func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, err
 
 func (e *Engine) finishLines(op, path, caller string, dry bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
 	res := &LinesResult{Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, StartLine: r.StartLine,
-		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry}
+		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry,
+		Before: tf.Content, After: r.Content}
 	if dry || string(r.Content) == string(tf.Content) {
 		return res, nil
 	}

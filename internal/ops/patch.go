@@ -20,7 +20,11 @@ type PatchRequest struct {
 	Path   string
 	DryRun bool // plan and diff, write nothing
 	Diff   bool // include a unified diff (always on for dry runs)
-	Caller string
+	// ExpectedVersions maps paths the patch touches to the version the
+	// caller last saw; a file that changed since fails the whole patch
+	// with stale_version.
+	ExpectedVersions map[string]string
+	Caller           string
 }
 
 // PatchResult describes an applied (or planned) patch.
@@ -29,6 +33,7 @@ type PatchResult struct {
 	// reports them (a moved file under its destination).
 	Added, Modified, Deleted []string
 	Files                    []PatchFile // one per file whose state changed
+	Sections                 []PatchSection
 	Hunks                    []patch.HunkResult
 	Diff                     string
 	DryRun                   bool
@@ -43,6 +48,15 @@ type PatchFile struct {
 	Version      string // new version ("" when deleted, or on a dry run)
 	PrevVersion  string // "" when it did not exist
 	UndoRecorded bool
+}
+
+// PatchSection is the outcome of one file section of the patch.
+type PatchSection struct {
+	Action  string // add, update, delete or move
+	Path    string // as the patch wrote it; a move's destination
+	From    string // a move's source
+	Version string // the file's version after the patch ("" when deleted or on a dry run)
+	Diff    string // this file's unified diff, when requested
 }
 
 // Summary renders Codex's success listing.
@@ -87,7 +101,17 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
 			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
 	}
-	src := &patchSource{ws: e.ws, versions: map[string]string{}}
+	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{}}
+	for _, f := range p.Files {
+		for _, name := range []string{f.Path, f.MoveTo} {
+			if name == "" {
+				continue
+			}
+			if err := src.remember(name); err != nil {
+				return nil, patchError(op, p.Dialect, &patch.SourceError{Kind: f.Kind, Path: name, Err: err})
+			}
+		}
+	}
 	plan, err := patch.Build(p, src)
 	if err != nil {
 		return nil, patchError(op, p.Dialect, err)
@@ -114,31 +138,89 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 			res.Notices = append(res.Notices, fmt.Sprintf("%s changed since you last read it; the patch applied to its current content", c.Path))
 		}
 	}
+	if err := checkExpected(op, src, req.ExpectedVersions); err != nil {
+		return nil, err
+	}
+	diffs := map[string]string{}
 	if req.Diff || req.DryRun {
-		res.Diff = planDiff(plan)
+		res.Diff = planDiff(plan, diffs)
 	}
-	if req.DryRun || len(changes) == 0 {
-		return res, nil
-	}
-	done, err := e.ws.Commit(changes, workspace.CommitOptions{Op: op})
-	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
-	}
-	for i, d := range done {
-		res.Files[i].Version, res.Files[i].UndoRecorded = d.Version, d.UndoRecorded
-		if d.Deleted {
-			e.fresh.Forget(req.Caller, d.Path.Abs)
-		} else {
-			e.fresh.Saw(req.Caller, d.Path.Abs, d.Version)
+	versions := map[string]string{}
+	if !req.DryRun && len(changes) > 0 {
+		done, err := e.ws.Commit(changes, workspace.CommitOptions{Op: op})
+		if err != nil {
+			return nil, fserr.From(op, req.Path, err)
 		}
+		for i, d := range done {
+			res.Files[i].Version, res.Files[i].UndoRecorded = d.Version, d.UndoRecorded
+			versions[plan.Changes[i].Canonical] = d.Version
+			if d.Deleted {
+				e.fresh.Forget(req.Caller, d.Path.Abs)
+			} else {
+				e.fresh.Saw(req.Caller, d.Path.Abs, d.Version)
+			}
+		}
+		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
 	}
-	e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
+	res.Sections = sections(p, src, versions, diffs)
 	return res, nil
 }
 
+// sections describes each file section of p after the commit.
+func sections(p *patch.Patch, src *patchSource, versions, diffs map[string]string) []PatchSection {
+	out := make([]PatchSection, 0, len(p.Files))
+	for _, f := range p.Files {
+		s := PatchSection{Path: f.Path}
+		switch {
+		case f.Kind == patch.Add:
+			s.Action = "add"
+		case f.Kind == patch.Delete:
+			s.Action = "delete"
+		case f.MoveTo != "":
+			s.Action, s.Path, s.From = "move", f.MoveTo, f.Path
+		default:
+			s.Action = "update"
+		}
+		key := src.keys[s.Path]
+		s.Version, s.Diff = versions[key], diffs[key]
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkExpected compares the versions the caller expects with those the
+// patch was planned against.
+func checkExpected(op string, src *patchSource, expected map[string]string) error {
+	for p, want := range expected {
+		key, err := src.Canonical(p)
+		if err != nil {
+			return fserr.From(op, p, err)
+		}
+		got, touched := src.versions[key]
+		if _, named := src.keysRev[key]; !named {
+			return fserr.New(fserr.BadRequest, op, p, "expected_versions names %s, which the patch does not touch", p)
+		}
+		if !touched {
+			got = ""
+		}
+		if got != want {
+			return fserr.New(fserr.StaleVersion, op, p, "%s changed since version %s (now %s); nothing was applied", p, want, versionOrAbsent(got)).
+				WithHint("re-read the file and rebuild the patch against its current content")
+		}
+	}
+	return nil
+}
+
+func versionOrAbsent(v string) string {
+	if v == "" {
+		return "absent"
+	}
+	return v
+}
+
 // planDiff renders every change as one unified diff, paths as the patch
-// wrote them.
-func planDiff(plan *patch.Plan) string {
+// wrote them, and records each file's part in byFile (by canonical path).
+func planDiff(plan *patch.Plan, byFile map[string]string) string {
 	var b strings.Builder
 	for _, c := range plan.Changes {
 		oldName, newName := "a/"+c.Path, "b/"+c.Path
@@ -148,7 +230,9 @@ func planDiff(plan *patch.Plan) string {
 		if c.Delete {
 			newName = "/dev/null"
 		}
-		b.WriteString(edit.DiffText(oldName, newName, c.Old, c.New))
+		d := edit.DiffText(oldName, newName, c.Old, c.New)
+		byFile[c.Canonical] = d
+		b.WriteString(d)
 	}
 	return b.String()
 }
@@ -184,15 +268,31 @@ func patchError(op string, d patch.Dialect, err error) error {
 // remembers the version each was planned against.
 type patchSource struct {
 	ws       *workspace.Workspace
-	versions map[string]string
+	versions map[string]string   // canonical → version planned against
+	keys     map[string]string   // path as written → canonical
+	keysRev  map[string]struct{} // canonical paths the patch named
 }
 
 func (s *patchSource) Canonical(p string) (string, error) {
+	if k, ok := s.keys[p]; ok {
+		return k, nil
+	}
 	r, err := s.ws.Resolve(p)
 	if err != nil {
 		return "", err
 	}
 	return r.Abs, nil
+}
+
+// remember records that the patch named p.
+func (s *patchSource) remember(p string) error {
+	k, err := s.Canonical(p)
+	if err != nil {
+		return err
+	}
+	s.keys[p] = k
+	s.keysRev[k] = struct{}{}
+	return nil
 }
 
 func (s *patchSource) Read(abs string) ([]byte, bool, error) {

@@ -12,10 +12,14 @@ import (
 type WriteRequest struct {
 	Path            string
 	Content         []byte
-	ExpectedVersion string      // when set, the file must currently have this version
-	CreateOnly      bool        // fail with already_exists when the file exists
-	Mode            fs.FileMode // for a new file; 0 means 0644
-	Caller          string
+	ExpectedVersion string // when set, the file must currently have this version
+	CreateOnly      bool   // fail with already_exists when the file exists
+	// Append adds Content after the file's current bytes (creating the
+	// file when absent). The whole file is still replaced atomically, so
+	// appends are bounded by AppendLimit.
+	Append bool
+	Mode   fs.FileMode // for a new file; 0 means 0644
+	Caller string
 }
 
 // WriteResult describes a committed write.
@@ -28,11 +32,30 @@ type WriteResult struct {
 	UndoRecorded bool
 }
 
+// AppendLimit bounds the size of a file appended to: an append rewrites
+// the whole file atomically.
+const AppendLimit = 256 << 20
+
 // Write writes a file atomically (see workspace.Commit).
 func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error) {
 	const op = "write"
 	if err := e.writable(op, req.Path); err != nil {
 		return nil, err
+	}
+	content, expected := req.Content, req.ExpectedVersion
+	if req.Append {
+		old, v, err := e.ws.ReadBytes(req.Path, AppendLimit)
+		switch {
+		case fserr.Is(err, fserr.NotFound):
+		case err != nil:
+			return nil, fserr.From(op, req.Path, err)
+		default:
+			if expected != "" && expected != v {
+				return nil, checkVersion(op, req.Path, expected, v)
+			}
+			content = append(old[:len(old):len(old)], content...)
+			expected = v
+		}
 	}
 	if req.CreateOnly {
 		info, err := e.ws.Stat(req.Path)
@@ -45,7 +68,7 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 		}
 	}
 	res, err := e.ws.Commit([]workspace.Change{{
-		Path: req.Path, Content: req.Content, ExpectedVersion: req.ExpectedVersion,
+		Path: req.Path, Content: content, ExpectedVersion: expected,
 		ExpectAbsent: req.CreateOnly, Mode: req.Mode,
 	}}, workspace.CommitOptions{Op: op})
 	if err != nil {
@@ -53,7 +76,7 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 	}
 	r := res[0]
 	e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
-	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created)
+	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
 	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
 		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
 }

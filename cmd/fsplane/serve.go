@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/httpapi"
+	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+type serveConfig struct {
+	listen, apiKey, stateDir, defaultUser, surface string
+	roots                                          []string
+	insecureNoAuth                                 bool
+}
+
+func newServeCmd() *cobra.Command {
+	var c serveConfig
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the AIO-compatible file API (v1 and v2) over HTTP",
+		Long: `Serve AIO Sandbox's file API (v1 and v2) and fsplane's extensions over HTTP.
+
+Every flag can also be set with an environment variable: FSPLANE_LISTEN,
+FSPLANE_ROOT (colon-separated), FSPLANE_API_KEY (or AIO_API_KEY),
+FSPLANE_STATE_DIR, FSPLANE_DEFAULT_USER, FSPLANE_API_SURFACE.
+
+The server binds loopback by default. Binding another address requires an
+API key (or --insecure-no-auth). Paths are confined to the roots; use
+--root / for AIO's whole-filesystem behaviour in a sandbox image.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), c, cmd.ErrOrStderr())
+		},
+	}
+	cwd, _ := os.Getwd()
+	defRoots := []string{cwd}
+	if v := os.Getenv("FSPLANE_ROOT"); v != "" {
+		defRoots = strings.Split(v, string(os.PathListSeparator))
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.listen, "listen", envOr("FSPLANE_LISTEN", "127.0.0.1:18091"), "address to listen on")
+	f.StringArrayVar(&c.roots, "root", defRoots, "workspace root (repeatable; the first is the base for relative paths)")
+	f.StringVar(&c.apiKey, "api-key", envOr("FSPLANE_API_KEY", os.Getenv("AIO_API_KEY")), "require this key (Bearer, x-api-key or ?api_key=)")
+	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane)")
+	f.StringVar(&c.defaultUser, "default-user", envOr("FSPLANE_DEFAULT_USER", os.Getenv("AIO_DEFAULT_USER")), "account that owns new files when a request names none")
+	f.StringVar(&c.surface, "api-surface", envOr("FSPLANE_API_SURFACE", "full"), "full (v1 and v2) or v2")
+	f.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback address without an API key")
+	return cmd
+}
+
+// checkListen refuses to expose an unauthenticated server beyond loopback.
+func checkListen(addr, key string, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v (use host:port, e.g. 127.0.0.1:18091)", addr, err)
+	}
+	if key != "" || insecure {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	what := host
+	if host == "" {
+		what = "every interface"
+	}
+	return fmt.Errorf("refusing to listen on %s without authentication: set --api-key (or FSPLANE_API_KEY), or pass --insecure-no-auth if the network is trusted", what)
+}
+
+func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (int, error) }) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if c.surface != "full" && c.surface != "v2" {
+		return &exitError{code: 2, err: fmt.Errorf("--api-surface %q: use full or v2", c.surface)}
+	}
+	if err := checkListen(c.listen, c.apiKey, c.insecureNoAuth); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if c.stateDir == "" {
+		var err error
+		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
+	ws, err := workspace.Open(workspace.Options{Roots: c.roots, StateDir: c.stateDir})
+	if err != nil {
+		return &exitError{code: 1, err: describe(err)}
+	}
+	defer ws.Close()
+	eng := ops.New(ws, ops.Options{Logger: log})
+	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), DefaultUser: c.defaultUser, Logger: log})
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("Serving", "addr", "http://"+ln.Addr().String(), "roots", strings.Join(ws.Roots(), ","),
+		"auth", c.apiKey != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return &exitError{code: 1, err: err}
+	case <-ctx.Done():
+	}
+	// In-flight requests (writes included) run to completion: Shutdown
+	// waits for them, and commits are atomic, so nothing is torn.
+	log.Info("Shutting down; finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return &exitError{code: 1, err: fmt.Errorf("shutdown: %w", err)}
+	}
+	log.Info("Stopped")
+	return nil
+}

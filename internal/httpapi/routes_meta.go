@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"net/http"
+	"os"
+	"os/user"
+	"runtime"
+	"time"
+)
+
+type healthData struct {
+	Status   string `json:"status"`
+	Version  string `json:"version"`
+	Server   string `json:"server"`
+	Revision string `json:"revision"`
+}
+
+type capabilities struct {
+	Schema          string          `json:"schema"`
+	Files           map[string]bool `json:"files"`
+	Exec            map[string]bool `json:"exec"`
+	Bins            map[string]any  `json:"bins"`
+	Browser         map[string]any  `json:"browser"`
+	CodeInterpreter map[string]any  `json:"code_interpreter"`
+	Computer        map[string]any  `json:"computer"`
+	// Extensions says which fsplane extensions this server has.
+	Extensions map[string]bool `json:"extensions"`
+}
+
+type sandboxInfo struct {
+	WorkspaceDir string        `json:"workspace_dir"`
+	Workspace    string        `json:"workspace"`
+	Version      string        `json:"version"`
+	Roots        []string      `json:"roots"`
+	Detail       sandboxDetail `json:"detail"`
+	Capabilities capabilities  `json:"capabilities"`
+}
+
+type sandboxDetail struct {
+	System systemInfo `json:"system"`
+}
+
+type systemInfo struct {
+	OS           string `json:"os"`
+	Arch         string `json:"arch"`
+	User         string `json:"user"`
+	Timezone     string `json:"timezone"`
+	WorkspaceDir string `json:"workspace_dir"`
+	Workspace    string `json:"workspace"`
+	Hostname     string `json:"hostname"`
+	UptimeSec    int64  `json:"uptime_seconds"`
+}
+
+func (s *Server) metaRoutes() {
+	s.handle(route{Method: "GET", Path: "/{$}", Summary: "Service index", Tag: "meta"}, func(w http.ResponseWriter, r *http.Request) {
+		ok(w, "fsplane file API; GET /openapi.json lists the routes", map[string]string{"name": "fsplane", "version": s.opts.Version, "openapi": "/openapi.json"})
+	})
+	s.handle(route{Method: "GET", Path: "/health", Summary: "Liveness probe", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, healthData{Status: "ok", Version: s.opts.Version, Server: "fsplane", Revision: s.opts.Version})
+	})
+	s.handle(route{Method: "GET", Path: "/v1/ping", Summary: "Ping", Tag: "meta", Data: typeOf[string]()}, func(w http.ResponseWriter, r *http.Request) {
+		ok(w, "pong", "pong")
+	})
+	s.handle(route{Method: "GET", Path: "/v1/capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
+		ok(w, "Operation successful", s.capabilities())
+	})
+	s.handle(route{Method: "GET", Path: "/v2/sandbox", Summary: "Workspace and system information", Tag: "meta", Data: typeOf[sandboxInfo]()}, func(w http.ResponseWriter, r *http.Request) {
+		ok(w, "Operation successful", s.sandbox())
+	})
+	for _, p := range []string{"/openapi.json", "/v1/openapi.json", "/v2/openapi.json"} {
+		s.handle(route{Method: "GET", Path: p, Summary: "OpenAPI 3.1 document", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(s.openAPI())
+		})
+	}
+}
+
+// capabilities reports the file routes this server really serves: a flag
+// is true only when its route is registered.
+func (s *Server) capabilities() capabilities {
+	has := map[string]bool{}
+	for _, r := range s.routes {
+		has[r.Method+" "+r.Path] = true
+	}
+	v1 := func(p string) bool { return has["POST /v1/file/"+p] }
+	files := map[string]bool{
+		"native":             true,
+		"read":               v1("read") || has["GET /v2/fs/read"],
+		"write":              v1("write") || has["POST /v2/fs/write"],
+		"replace":            v1("replace") || has["POST /v2/fs/edit"],
+		"search":             v1("search"),
+		"find":               v1("find") || has["GET /v2/fs/search"],
+		"grep":               v1("grep") || has["POST /v2/fs/grep"],
+		"glob":               v1("glob"),
+		"list":               v1("list") || has["GET /v2/fs/list"],
+		"download":           has["GET /v1/file/download"] || has["GET /v2/fs/download"],
+		"str_replace_editor": v1("str_replace_editor") || has["POST /v2/fs/edit"],
+		"watch":              has["POST /v2/watch"] || has["POST /v1/file/watch"],
+	}
+	absent := map[string]any{"status": "absent", "missing": []string{"not provided by fsplane"}, "warnings": []string{}}
+	return capabilities{
+		Schema:          "aio.capabilities.v1",
+		Files:           files,
+		Exec:            map[string]bool{"shell": false, "bash": false, "pty": false},
+		Bins:            map[string]any{"bash": nil, "sh": nil, "ps": nil, "powershell": nil, "cmd": nil},
+		Browser:         absent,
+		CodeInterpreter: absent,
+		Computer:        absent,
+		Extensions: map[string]bool{
+			"versions": true, "tolerant_edit": true, "patch": has["POST /v2/fs/patch"], "undo": has["POST /v2/fs/undo"],
+		},
+	}
+}
+
+func (s *Server) sandbox() sandboxInfo {
+	roots := s.eng.Workspace().Roots()
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	zone, _ := time.Now().Zone()
+	return sandboxInfo{
+		WorkspaceDir: roots[0], Workspace: roots[0], Version: s.opts.Version, Roots: roots,
+		Detail: sandboxDetail{System: systemInfo{
+			OS: runtime.GOOS, Arch: runtime.GOARCH, User: name, Timezone: zone,
+			WorkspaceDir: roots[0], Workspace: roots[0], Hostname: host,
+			UptimeSec: int64(time.Since(s.started).Seconds()),
+		}},
+		Capabilities: s.capabilities(),
+	}
+}

@@ -1,0 +1,212 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// v1Routes registers AIO's /v1/file routes: POST with JSON bodies, files
+// keyed as "file" on read/write/replace, and every expected failure
+// answered 200 with success:false.
+func (s *Server) v1Routes() {
+	s.handle(route{Method: "POST", Path: "/v1/file/read", Summary: "Read a text file (0-based start_line, exclusive end_line)", Tag: "v1",
+		Body: typeOf[v1ReadBody](), Data: typeOf[readData]()}, s.v1Read)
+	s.handle(route{Method: "POST", Path: "/v1/file/write", Summary: "Write a file atomically", Tag: "v1",
+		Body: typeOf[v1WriteBody](), Data: typeOf[writeData]()}, s.v1Write)
+	s.handle(route{Method: "POST", Path: "/v1/file/str_replace_editor", Summary: "view, create, str_replace, insert, undo_edit", Tag: "v1",
+		Body: typeOf[v1EditorBody](), Data: typeOf[editorData]()}, s.v1Editor)
+	s.handle(route{Method: "POST", Path: "/v1/file/replace", Summary: "Replace every occurrence of old_str", Tag: "v1",
+		Body: typeOf[v1ReplaceBody](), Data: typeOf[replaceData]()}, s.v1Replace)
+}
+
+type v1ReadBody struct {
+	File      string `json:"file" jsonschema:"file path"`
+	StartLine *int   `json:"start_line,omitempty" jsonschema:"0-based first line"`
+	EndLine   *int   `json:"end_line,omitempty" jsonschema:"end line, not inclusive"`
+	Sudo      *bool  `json:"sudo,omitempty" jsonschema:"accepted for compatibility"`
+}
+
+func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {
+	var b v1ReadBody
+	errs := decode(r, &b, bodyRules{})
+	errs = append(errs, nonNegative("start_line", b.StartLine)...)
+	errs = append(errs, nonNegative("end_line", b.EndLine)...)
+	if len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	res, err := s.read(r, b.File, b.StartLine, b.EndLine)
+	if err != nil {
+		fail(w, v1, "read", b.File, err)
+		return
+	}
+	ok(w, "File read successfully", res)
+}
+
+func nonNegative(name string, v *int) []validationError {
+	if v != nil && *v < 0 {
+		return []validationError{{Location: []string{"body", name}, Message: name + " must be >= 0", Type: "value_error.number.not_ge"}}
+	}
+	return nil
+}
+
+type v1WriteBody struct {
+	File            string  `json:"file"`
+	Content         string  `json:"content"`
+	Encoding        *string `json:"encoding,omitempty" jsonschema:"utf-8 (default), base64 or raw"`
+	Append          bool    `json:"append,omitempty"`
+	LeadingNewline  bool    `json:"leading_newline,omitempty"`
+	TrailingNewline bool    `json:"trailing_newline,omitempty"`
+	Sudo            *bool   `json:"sudo,omitempty"`
+	ExpectedVersion string  `json:"expected_version,omitempty" jsonschema:"extension: write only if the file still has this version"`
+}
+
+func (s *Server) v1Write(w http.ResponseWriter, r *http.Request) {
+	var b v1WriteBody
+	errs := decode(r, &b, bodyRules{})
+	errs = append(errs, encodingErrors(b.Encoding)...)
+	if len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	res, err := s.write(r, writeParams{Path: b.File, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
+		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion})
+	if err != nil {
+		fail(w, v1, "write", b.File, err)
+		return
+	}
+	ok(w, "File written successfully", res)
+}
+
+type v1EditorBody struct {
+	Command         string  `json:"command" jsonschema:"view, create, str_replace, insert or undo_edit"`
+	Path            string  `json:"path"`
+	FileText        *string `json:"file_text,omitempty" jsonschema:"create: the new file's content"`
+	OldStr          *string `json:"old_str,omitempty"`
+	NewStr          *string `json:"new_str,omitempty"`
+	InsertLine      *int    `json:"insert_line,omitempty" jsonschema:"insert after this line; 0 inserts at the top"`
+	ViewRange       []int   `json:"view_range,omitempty" jsonschema:"1-based [start, end]; -1 as end means the last line"`
+	ReplaceMode     *string `json:"replace_mode,omitempty" jsonschema:"ALL, FIRST or LAST"`
+	Match           *string `json:"match,omitempty" jsonschema:"extension: exact (default) or tolerant"`
+	ExpectedVersion string  `json:"expected_version,omitempty" jsonschema:"extension: 409-style stale_version unless the file has this version"`
+	// Document-format fields of AIO 1.x, accepted and ignored: fsplane
+	// edits text files only.
+	PageRange      any   `json:"page_range,omitempty"`
+	SheetName      any   `json:"sheet_name,omitempty"`
+	RowRange       any   `json:"row_range,omitempty"`
+	SlideRange     any   `json:"slide_range,omitempty"`
+	EnableMetadata *bool `json:"enable_metadata,omitempty"`
+	EnableLinting  *bool `json:"enable_linting,omitempty"`
+}
+
+var editorCommands = map[string]bool{"view": true, "create": true, "str_replace": true, "insert": true, "undo_edit": true}
+
+func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
+	var b v1EditorBody
+	errs := decode(r, &b, bodyRules{})
+	errs = append(errs, editorErrors(b.ReplaceMode, b.Match)...)
+	if b.Command != "" && !editorCommands[b.Command] {
+		errs = append(errs, validationError{Location: []string{"body", "command"}, Message: "command must be one of view, create, str_replace, insert, undo_edit", Type: "value_error.enum"})
+	}
+	if len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	var (
+		res *editorData
+		err error
+	)
+	switch b.Command {
+	case "view":
+		res, err = s.view(r, b.Path, b.ViewRange)
+	case "create":
+		res, err = s.create(r, b.Path, b.FileText)
+	default:
+		res, err = s.editor(r, editorParams{Command: b.Command, Path: b.Path, OldStr: b.OldStr, NewStr: b.NewStr, InsertLine: b.InsertLine,
+			ReplaceMode: deref(b.ReplaceMode), Match: deref(b.Match), ExpectedVersion: b.ExpectedVersion})
+	}
+	if err != nil {
+		fail(w, v1, b.Command, b.Path, err)
+		return
+	}
+	ok(w, "Operation successful", res)
+}
+
+func (s *Server) view(r *http.Request, path string, vr []int) (*editorData, error) {
+	res, err := s.eng.Read(r.Context(), ops.ReadRequest{Path: path})
+	if err != nil {
+		return nil, err
+	}
+	start, end := 1, -1
+	if len(vr) > 0 {
+		if len(vr) != 2 {
+			return nil, fserr.New(fserr.BadRequest, "view", path, "Invalid `view_range`. It should be a list of two integers.")
+		}
+		start, end = vr[0], vr[1]
+	}
+	out, err := edit.View([]byte(res.Content), start, end)
+	if err != nil {
+		return nil, err
+	}
+	return &editorData{
+		Output: fmt.Sprintf("Here's the result of running `cat -n` on %s:\n%s", path, out),
+		Path:   res.Path, PrevExist: true, Version: res.Version,
+	}, nil
+}
+
+func (s *Server) create(r *http.Request, path string, text *string) (*editorData, error) {
+	if text == nil {
+		return nil, fserr.New(fserr.BadRequest, "create", path, "Parameter `file_text` is required for command: create")
+	}
+	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: path, Content: []byte(*text), CreateOnly: true})
+	if err != nil {
+		if fserr.Is(err, fserr.AlreadyExists) {
+			e, _ := fserr.As(err)
+			out := *e
+			out.Message = fmt.Sprintf("File already exists at: %s. Cannot overwrite files using command `create`.", path)
+			out.Hint = "use str_replace or insert to change it, or the write route to replace it"
+			return nil, &out
+		}
+		return nil, err
+	}
+	return &editorData{Output: "File created successfully at: " + path, Path: res.Path, PrevExist: false,
+		NewContent: text, Version: res.Version}, nil
+}
+
+type v1ReplaceBody struct {
+	File    string `json:"file"`
+	OldStr  string `json:"old_str"`
+	NewStr  string `json:"new_str"`
+	Sudo    *bool  `json:"sudo,omitempty"`
+	Match   string `json:"match,omitempty" jsonschema:"extension: exact (default) or tolerant"`
+	Version string `json:"expected_version,omitempty" jsonschema:"extension"`
+}
+
+type replaceData struct {
+	File          string `json:"file"`
+	ReplacedCount int    `json:"replaced_count"`
+	Version       string `json:"version"`
+}
+
+func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
+	var b v1ReplaceBody
+	errs := decode(r, &b, bodyRules{})
+	if b.Match != "" {
+		errs = append(errs, editorErrors(nil, &b.Match)...)
+	}
+	if len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	strict := b.Match != "tolerant"
+	res, err := s.eng.Edit(r.Context(), ops.EditRequest{Path: b.File, Old: b.OldStr, New: b.NewStr, Mode: edit.ModeAll, Strict: strict, ExpectedVersion: b.Version})
+	if err != nil {
+		fail(w, v1, "replace", b.File, aioEditError(err, strict))
+		return
+	}
+	ok(w, "Operation successful", replaceData{File: res.Path, ReplacedCount: res.Count, Version: res.Version})
+}

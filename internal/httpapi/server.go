@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Options configure a Server. Zero values mean: no auth, both API
+// surfaces, discard logs.
+type Options struct {
+	// APIKey, when set, is required on every non-public route.
+	APIKey string
+	// Surface is "full" (v1 and v2, the default) or "v2" (only /v2/*).
+	Surface string
+	// Version is reported by /health, /v2/sandbox and the OpenAPI document.
+	Version string
+	// DefaultUser owns new files and directories when a request names no
+	// user (AIO's AIO_DEFAULT_USER); "" keeps the daemon's own account.
+	DefaultUser string
+	Logger      *slog.Logger
+}
+
+// Server is the HTTP front. It is safe for concurrent use.
+type Server struct {
+	eng     *ops.Engine
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	routes  []route
+	started time.Time
+	handler http.Handler
+	docCache
+}
+
+// route is one registered endpoint and what the OpenAPI document says of it.
+type route struct {
+	Method, Path string
+	Summary      string
+	Tag          string
+	Query        reflect.Type // struct describing query parameters, or nil
+	Body         reflect.Type // request body, or nil
+	Data         reflect.Type // envelope data on success, or nil
+	Raw          string       // content type of a non-envelope response
+	Statuses     []int        // documented failure statuses
+}
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// New returns a server over eng.
+func New(eng *ops.Engine, opts Options) *Server {
+	if opts.Surface == "" {
+		opts.Surface = "full"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{eng: eng, opts: opts, log: log.With("component", "http"), mux: http.NewServeMux(), started: time.Now()}
+	s.metaRoutes()
+	s.v2Routes()
+	if opts.Surface != "v2" {
+		s.v1Routes()
+	}
+	s.handler = logRequests(s.log, requireKey(opts.APIKey, http.HandlerFunc(s.dispatch)))
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// handle registers h for rt; every route goes through here so the OpenAPI
+// document lists exactly what is served.
+func (s *Server) handle(rt route, h http.HandlerFunc) {
+	s.routes = append(s.routes, rt)
+	s.mux.HandleFunc(rt.Method+" "+rt.Path, h)
+}
+
+// Routes returns "METHOD /path" for every registered route.
+func (s *Server) Routes() []string {
+	out := make([]string, len(s.routes))
+	for i, r := range s.routes {
+		out[i] = r.Method + " " + r.Path
+	}
+	return out
+}
+
+// dispatch routes r, answering unknown routes and methods in the envelope.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, envelope{Success: false, Message: "Method Not Allowed: use " + strings.Join(allow, " or ") + " " + r.URL.Path})
+		return
+	}
+	writeJSON(w, http.StatusNotFound, envelope{Success: false, Message: "Not Found: " + r.Method + " " + r.URL.Path + " (GET /openapi.json lists the routes)"})
+}

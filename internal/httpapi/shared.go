@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// writeParams is a write as both planes describe it.
+type writeParams struct {
+	Path            string
+	Content         string
+	Encoding        string
+	Append          bool
+	LeadingNewline  bool
+	TrailingNewline bool
+	ExpectedVersion string
+}
+
+type writeData struct {
+	File         string `json:"file"`
+	BytesWritten int    `json:"bytes_written"`
+	Version      string `json:"version" jsonschema:"content hash after the write"`
+	Created      bool   `json:"created"`
+}
+
+// encodings are AIO's FileContentEncoding values.
+var encodings = map[string]bool{"utf-8": true, "base64": true, "raw": true}
+
+func encodingErrors(enc *string) []validationError {
+	if enc != nil && !encodings[*enc] {
+		return []validationError{{Location: []string{"body", "encoding"}, Message: fmt.Sprintf("encoding %q is not one of utf-8, base64, raw", *enc), Type: "value_error.enum"}}
+	}
+	return nil
+}
+
+// contentBytes turns the request's content into the bytes to write.
+func contentBytes(p writeParams) ([]byte, error) {
+	switch p.Encoding {
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(p.Content))
+		if err != nil {
+			return nil, fserr.New(fserr.DecodeError, "write", p.Path, "content is not valid base64: %v", err).
+				WithHint("send standard base64 (RFC 4648 with padding), or use encoding utf-8 for text")
+		}
+		return b, nil
+	case "raw":
+		// Latin-1 style: each character is one byte.
+		b := make([]byte, 0, len(p.Content))
+		for i, r := range p.Content {
+			if r > 0xFF || (r == utf8.RuneError && !strings.HasPrefix(p.Content[i:], "\uFFFD")) {
+				return nil, fserr.New(fserr.DecodeError, "write", p.Path, "raw content has a character above U+00FF at byte %d", i).
+					WithHint("raw writes one byte per character; use base64 for arbitrary bytes")
+			}
+			b = append(b, byte(r))
+		}
+		return b, nil
+	}
+	s := p.Content
+	if p.LeadingNewline {
+		s = "\n" + s
+	}
+	if p.TrailingNewline {
+		s += "\n"
+	}
+	return []byte(s), nil
+}
+
+func (s *Server) write(r *http.Request, p writeParams) (*writeData, error) {
+	if p.Encoding == "" {
+		p.Encoding = "utf-8"
+	}
+	b, err := contentBytes(p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion})
+	if err != nil {
+		return nil, err
+	}
+	return &writeData{File: res.Path, BytesWritten: len(b), Version: res.Version, Created: res.Created}, nil
+}
+
+// editorData is AIO's StrReplaceEditorResult plus fsplane's fields.
+type editorData struct {
+	Output     string         `json:"output" jsonschema:"cat -n snippet around the change"`
+	Path       string         `json:"path"`
+	PrevExist  bool           `json:"prev_exist"`
+	OldContent *string        `json:"old_content"`
+	NewContent *string        `json:"new_content"`
+	Error      *string        `json:"error"`
+	Metadata   map[string]any `json:"metadata"`
+	Version    string         `json:"version,omitempty" jsonschema:"content hash after the command"`
+	MatchTier  string         `json:"match_tier,omitempty" jsonschema:"ladder tier that located old_str"`
+	Count      int            `json:"replaced_count,omitempty"`
+	StartLine  int            `json:"start_line,omitempty" jsonschema:"1-based first line changed"`
+	EndLine    int            `json:"end_line,omitempty" jsonschema:"1-based last line changed"`
+}
+
+// editorParams is one str_replace_editor call as both planes describe it.
+type editorParams struct {
+	Command         string
+	Path            string
+	FileText        *string
+	OldStr          *string
+	NewStr          *string
+	InsertLine      *int
+	ViewRange       []int
+	ReplaceMode     string
+	Match           string
+	ExpectedVersion string
+}
+
+var replaceModes = map[string]edit.Mode{"": edit.ModeUnique, "ALL": edit.ModeAll, "FIRST": edit.ModeFirst, "LAST": edit.ModeLast}
+
+func editorErrors(replaceMode, match *string) []validationError {
+	var errs []validationError
+	if replaceMode != nil {
+		if _, ok := replaceModes[strings.ToUpper(*replaceMode)]; !ok {
+			errs = append(errs, validationError{Location: []string{"body", "replace_mode"}, Message: "replace_mode must be ALL, FIRST or LAST", Type: "value_error.enum"})
+		}
+	}
+	if match != nil && *match != "exact" && *match != "tolerant" {
+		errs = append(errs, validationError{Location: []string{"body", "match"}, Message: "match must be exact or tolerant", Type: "value_error.enum"})
+	}
+	return errs
+}
+
+func strp(s string) *string { return &s }
+
+// editor runs one str_replace_editor command.
+func (s *Server) editor(r *http.Request, p editorParams) (*editorData, error) {
+	ctx := r.Context()
+	switch p.Command {
+	case "str_replace":
+		if p.OldStr == nil {
+			return nil, fserr.New(fserr.BadRequest, "str_replace", p.Path, "Parameter `old_str` is required for command: str_replace")
+		}
+		newStr := ""
+		if p.NewStr != nil {
+			newStr = *p.NewStr
+		}
+		strict := p.Match != "tolerant"
+		res, err := s.eng.Edit(ctx, ops.EditRequest{Path: p.Path, Old: *p.OldStr, New: newStr,
+			Mode: replaceModes[strings.ToUpper(p.ReplaceMode)], Strict: strict, ExpectedVersion: p.ExpectedVersion})
+		if err != nil {
+			return nil, aioEditError(err, strict)
+		}
+		return &editorData{
+			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.", p.Path, p.Path, res.Snippet),
+			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
+			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine,
+		}, nil
+	case "insert":
+		if p.InsertLine == nil {
+			return nil, fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `insert_line` is required for command: insert")
+		}
+		if p.NewStr == nil {
+			return nil, fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `new_str` is required for command: insert")
+		}
+		res, err := s.eng.Insert(ctx, ops.InsertRequest{Path: p.Path, After: *p.InsertLine, Text: *p.NewStr, ExpectedVersion: p.ExpectedVersion})
+		if err != nil {
+			return nil, err
+		}
+		return &editorData{
+			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", p.Path, res.Snippet),
+			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
+			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine,
+		}, nil
+	case "undo_edit":
+		res, err := s.eng.Undo(ctx, ops.UndoRequest{Path: p.Path})
+		if err != nil {
+			return nil, err
+		}
+		if res.Deleted {
+			return &editorData{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, nil
+		}
+		cur, err := s.eng.Read(ctx, ops.ReadRequest{Path: p.Path})
+		if err != nil {
+			return nil, err
+		}
+		numbered, _ := edit.View([]byte(cur.Content), 1, -1)
+		return &editorData{
+			Output: fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", p.Path, p.Path, numbered),
+			Path:   res.Path, PrevExist: true, NewContent: strp(cur.Content), Version: cur.Version,
+		}, nil
+	}
+	return nil, fserr.New(fserr.BadRequest, p.Command, p.Path, "Unrecognized command %s. The allowed commands for the str_replace_editor tool are: view, create, str_replace, insert, undo_edit", p.Command)
+}
+
+// aioEditError words replacement failures as AIO does in exact mode; in
+// tolerant mode the engine's own message (with the ladder's detail) stays.
+func aioEditError(err error, strict bool) error {
+	e := fserr.From("str_replace", "", err)
+	if !strict {
+		return e
+	}
+	out := *e
+	switch e.Code {
+	case fserr.NoMatch:
+		out.Message = "old_str not found in file"
+	case fserr.AmbiguousMatch:
+		out.Message = "old_str has multiple occurrences; replace_mode is required"
+		if out.Hint == "" {
+			out.Hint = "set replace_mode ALL, FIRST or LAST, or include more surrounding lines"
+		}
+	}
+	return &out
+}
