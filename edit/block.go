@@ -175,14 +175,6 @@ func sameRelativeIndent(got, want []string) (bool, string, string) {
 	return true, wantIndent, have
 }
 
-func equalLines(got, want []string, f func(string) string) bool {
-	for i := range want {
-		if f(got[i]) != f(want[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 func trimBlank(ls []string) (body []string, lead, trail int) {
 	i, j := 0, len(ls)

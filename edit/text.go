@@ -198,26 +198,6 @@ func (l *lines) lineOf(off int) int {
 	return i - 1
 }
 
-// splitLines splits s into lines without terminators. A terminator at the
-// very end does not start another line; "" has no lines.
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := 0
-		for i < len(s) && s[i] != '\n' && s[i] != '\r' {
-			i++
-		}
-		out = append(out, s[:i])
-		if i == len(s) {
-			break
-		}
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			i++
-		}
-		s = s[i+1:]
-	}
-	return out
-}
 
 // endsWithEOL reports whether s ends with a line terminator.
 func endsWithEOL(s string) bool {

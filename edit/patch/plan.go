@@ -71,7 +71,6 @@ type fileState struct {
 	// original state
 	origContent []byte
 	origExists  bool
-	order       int
 }
 
 // Build resolves every hunk of every file section of p against the files

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fsplane/fsplane/client"
 	"io"
 	"net/http"
 	"reflect"
@@ -26,33 +27,33 @@ type bodyRules struct {
 
 // decode reads a JSON object body into dst (a pointer to a struct),
 // collecting AIO-shaped validation errors. An absent body reads as {}.
-func decode(r *http.Request, dst any, rules bodyRules) []validationError {
+func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError {
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return []validationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: "value_error.toolarge"}}
+			return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: "value_error.toolarge"}}
 		}
-		return []validationError{{Location: []string{"body"}, Message: "could not read the request body", Type: "value_error"}}
+		return []client.ValidationError{{Location: []string{"body"}, Message: "could not read the request body", Type: "value_error"}}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return []validationError{{Location: []string{"body"}, Message: jsonMessage(err, raw), Type: "value_error.jsondecode"}}
+		return []client.ValidationError{{Location: []string{"body"}, Message: jsonMessage(err, raw), Type: "value_error.jsondecode"}}
 	}
-	var errs []validationError
+	var errs []client.ValidationError
 	known := jsonFields(reflect.TypeOf(dst).Elem())
 	for _, name := range known.required {
 		if v, ok := fields[name]; !ok || string(v) == "null" {
-			errs = append(errs, validationError{Location: []string{"body", name}, Message: "missing field `" + name + "`", Type: "value_error.missing"})
+			errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "missing field `" + name + "`", Type: "value_error.missing"})
 		}
 	}
 	if rules.strict {
 		for name := range fields {
 			if !known.names[name] {
-				errs = append(errs, validationError{Location: []string{"body", name}, Message: "unknown field `" + name + "`", Type: "value_error.extra"})
+				errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "unknown field `" + name + "`", Type: "value_error.extra"})
 			}
 		}
 	}
@@ -69,7 +70,7 @@ func decode(r *http.Request, dst any, rules bodyRules) []validationError {
 			if errors.As(err, &te) {
 				msg = fmt.Sprintf("expected %s, got %s", typeName(te.Type), te.Value)
 			}
-			errs = append(errs, validationError{Location: []string{"body", name}, Message: msg, Type: "type_error"})
+			errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: msg, Type: "type_error"})
 		}
 	}
 	sortErrors(errs)
@@ -135,7 +136,7 @@ func jsonFields(t reflect.Type) *fieldSet {
 	return fs
 }
 
-func sortErrors(errs []validationError) {
+func sortErrors(errs []client.ValidationError) {
 	for i := 1; i < len(errs); i++ {
 		for j := i; j > 0 && strings.Join(errs[j].Location, ".") < strings.Join(errs[j-1].Location, "."); j-- {
 			errs[j], errs[j-1] = errs[j-1], errs[j]
@@ -146,7 +147,7 @@ func sortErrors(errs []validationError) {
 // query reads typed query parameters, collecting validation errors.
 type query struct {
 	r    *http.Request
-	errs []validationError
+	errs []client.ValidationError
 }
 
 func newQuery(r *http.Request) *query { return &query{r: r} }
@@ -155,7 +156,7 @@ func (q *query) str(name string, required bool) string {
 	v, ok := q.r.URL.Query()[name]
 	if !ok || len(v) == 0 {
 		if required {
-			q.errs = append(q.errs, validationError{Location: []string{"query", name}, Message: "missing query parameter `" + name + "`", Type: "value_error.missing"})
+			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name}, Message: "missing query parameter `" + name + "`", Type: "value_error.missing"})
 		}
 		return ""
 	}
@@ -170,7 +171,7 @@ func (q *query) intp(name string, min int) *int {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < min {
-		q.errs = append(q.errs, validationError{Location: []string{"query", name}, Message: fmt.Sprintf("%s must be an integer >= %d", name, min), Type: "type_error.integer"})
+		q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name}, Message: fmt.Sprintf("%s must be an integer >= %d", name, min), Type: "type_error.integer"})
 		return nil
 	}
 	return &n
@@ -183,7 +184,7 @@ func (q *query) boolean(name string, def bool) bool {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		q.errs = append(q.errs, validationError{Location: []string{"query", name}, Message: name + " must be true or false", Type: "type_error.bool"})
+		q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name}, Message: name + " must be true or false", Type: "type_error.bool"})
 		return def
 	}
 	return b

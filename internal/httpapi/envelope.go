@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/fsplane/fsplane/client"
 	"net/http"
 )
 
@@ -15,17 +16,10 @@ type envelope struct {
 
 // validationFailure is AIO's 422 body.
 type validationFailure struct {
-	Success bool              `json:"success"`
-	Message string            `json:"message"`
-	Data    any               `json:"data"`
-	Errors  []validationError `json:"errors"`
-}
-
-// validationError is one schema violation.
-type validationError struct {
-	Location []string `json:"location"`
-	Message  string   `json:"message"`
-	Type     string   `json:"type"`
+	Success bool                     `json:"success"`
+	Message string                   `json:"message"`
+	Data    any                      `json:"data"`
+	Errors  []client.ValidationError `json:"errors"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -50,7 +44,7 @@ func okHint(w http.ResponseWriter, message string, data any, hint string) {
 	writeJSON(w, http.StatusOK, e)
 }
 
-func invalid(w http.ResponseWriter, errs []validationError) {
+func invalid(w http.ResponseWriter, errs []client.ValidationError) {
 	writeJSON(w, http.StatusUnprocessableEntity, validationFailure{
 		Message: "Request data validation failed", Errors: errs,
 	})

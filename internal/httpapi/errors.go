@@ -1,24 +1,11 @@
 package httpapi
 
 import (
+	"github.com/fsplane/fsplane/client"
 	"net/http"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
-
-// fileError is AIO's FileOperationError, the data of a failed file call.
-type fileError struct {
-	Errno         *int    `json:"errno"`
-	ErrnoName     *string `json:"errno_name"`
-	ErrorType     string  `json:"error_type"`
-	ExceptionType *string `json:"exception_type"`
-	Message       string  `json:"message"`
-	Operation     string  `json:"operation"`
-	Path          string  `json:"path"`
-	Retryable     bool    `json:"retryable"`
-	// Lines lists the candidate lines of an ambiguous match (extension).
-	Lines []int `json:"lines,omitempty"`
-}
 
 // codeStatus is the one table mapping fsplane's error codes to v2 HTTP
 // statuses: AIO's for its error types, and the nearest meaning for ours.
@@ -81,7 +68,7 @@ const (
 // a raw OS string; the hint says what to do.
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	e := fserr.From(op, path, err)
-	fe := fileError{
+	fe := client.FileError{
 		ErrorType: string(e.Code), Message: e.Message, Operation: e.Op, Path: e.Path,
 		Retryable: e.Retryable, Lines: e.Lines,
 	}

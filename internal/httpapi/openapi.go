@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/fsplane/fsplane/client"
 
 	"net/http"
 	"reflect"
@@ -40,7 +41,7 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 
 func (s *Server) buildOpenAPI() (map[string]any, error) {
 	paths := map[string]map[string]any{}
-	fileErr, err := schemaFor(typeOf[fileError]())
+	fileErr, err := schemaFor(typeOf[client.FileError]())
 	if err != nil {
 		return nil, err
 	}

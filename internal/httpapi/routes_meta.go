@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/fsplane/fsplane/client"
 	"net/http"
 	"os"
 	"os/user"
@@ -8,63 +9,20 @@ import (
 	"time"
 )
 
-type healthData struct {
-	Status   string `json:"status"`
-	Version  string `json:"version"`
-	Server   string `json:"server"`
-	Revision string `json:"revision"`
-}
-
-type capabilities struct {
-	Schema          string          `json:"schema"`
-	Files           map[string]bool `json:"files"`
-	Exec            map[string]bool `json:"exec"`
-	Bins            map[string]any  `json:"bins"`
-	Browser         map[string]any  `json:"browser"`
-	CodeInterpreter map[string]any  `json:"code_interpreter"`
-	Computer        map[string]any  `json:"computer"`
-	// Extensions says which fsplane extensions this server has.
-	Extensions map[string]bool `json:"extensions"`
-}
-
-type sandboxInfo struct {
-	WorkspaceDir string        `json:"workspace_dir"`
-	Workspace    string        `json:"workspace"`
-	Version      string        `json:"version"`
-	Roots        []string      `json:"roots"`
-	Detail       sandboxDetail `json:"detail"`
-	Capabilities capabilities  `json:"capabilities"`
-}
-
-type sandboxDetail struct {
-	System systemInfo `json:"system"`
-}
-
-type systemInfo struct {
-	OS           string `json:"os"`
-	Arch         string `json:"arch"`
-	User         string `json:"user"`
-	Timezone     string `json:"timezone"`
-	WorkspaceDir string `json:"workspace_dir"`
-	Workspace    string `json:"workspace"`
-	Hostname     string `json:"hostname"`
-	UptimeSec    int64  `json:"uptime_seconds"`
-}
-
 func (s *Server) metaRoutes() {
 	s.handle(route{Method: "GET", Path: "/{$}", Summary: "Service index", Tag: "meta"}, func(w http.ResponseWriter, r *http.Request) {
 		ok(w, "fsplane file API; GET /openapi.json lists the routes", map[string]string{"name": "fsplane", "version": s.opts.Version, "openapi": "/openapi.json"})
 	})
 	s.handle(route{Method: "GET", Path: "/health", Summary: "Liveness probe", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, healthData{Status: "ok", Version: s.opts.Version, Server: "fsplane", Revision: s.opts.Version})
+		writeJSON(w, http.StatusOK, client.Health{Status: "ok", Version: s.opts.Version, Server: "fsplane", Revision: s.opts.Version})
 	})
 	s.handle(route{Method: "GET", Path: "/v1/ping", Summary: "Ping", Tag: "meta", Data: typeOf[string]()}, func(w http.ResponseWriter, r *http.Request) {
 		ok(w, "pong", "pong")
 	})
-	s.handle(route{Method: "GET", Path: "/v1/capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
-		ok(w, "Operation successful", s.capabilities())
+	s.handle(route{Method: "GET", Path: "/v1/client.Capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[client.Capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
+		ok(w, "Operation successful", s.capabilitiesOf())
 	})
-	s.handle(route{Method: "GET", Path: "/v2/sandbox", Summary: "Workspace and system information", Tag: "meta", Data: typeOf[sandboxInfo]()}, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(route{Method: "GET", Path: "/v2/sandbox", Summary: "Workspace and system information", Tag: "meta", Data: typeOf[client.SandboxInfo]()}, func(w http.ResponseWriter, r *http.Request) {
 		ok(w, "Operation successful", s.sandbox())
 	})
 	for _, p := range []string{"/openapi.json", "/v1/openapi.json", "/v2/openapi.json"} {
@@ -75,9 +33,9 @@ func (s *Server) metaRoutes() {
 	}
 }
 
-// capabilities reports the file routes this server really serves: a flag
+// client.Capabilities reports the file routes this server really serves: a flag
 // is true only when its route is registered.
-func (s *Server) capabilities() capabilities {
+func (s *Server) capabilitiesOf() client.Capabilities {
 	has := map[string]bool{}
 	for _, r := range s.routes {
 		has[r.Method+" "+r.Path] = true
@@ -98,7 +56,7 @@ func (s *Server) capabilities() capabilities {
 		"watch":              has["POST /v2/watch"] || has["POST /v1/file/watch"],
 	}
 	absent := map[string]any{"status": "absent", "missing": []string{"not provided by fsplane"}, "warnings": []string{}}
-	return capabilities{
+	return client.Capabilities{
 		Schema:          "aio.capabilities.v1",
 		Files:           files,
 		Exec:            map[string]bool{"shell": false, "bash": false, "pty": false},
@@ -112,7 +70,7 @@ func (s *Server) capabilities() capabilities {
 	}
 }
 
-func (s *Server) sandbox() sandboxInfo {
+func (s *Server) sandbox() client.SandboxInfo {
 	roots := s.eng.Workspace().Roots()
 	name := ""
 	if u, err := user.Current(); err == nil {
@@ -120,13 +78,13 @@ func (s *Server) sandbox() sandboxInfo {
 	}
 	host, _ := os.Hostname()
 	zone, _ := time.Now().Zone()
-	return sandboxInfo{
+	return client.SandboxInfo{
 		WorkspaceDir: roots[0], Workspace: roots[0], Version: s.opts.Version, Roots: roots,
-		Detail: sandboxDetail{System: systemInfo{
+		Detail: client.SandboxDetail{System: client.SystemInfo{
 			OS: runtime.GOOS, Arch: runtime.GOARCH, User: name, Timezone: zone,
 			WorkspaceDir: roots[0], Workspace: roots[0], Hostname: host,
 			UptimeSec: int64(time.Since(s.started).Seconds()),
 		}},
-		Capabilities: s.capabilities(),
+		Capabilities: s.capabilitiesOf(),
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"github.com/fsplane/fsplane/client"
 	"net/http"
 
 	"github.com/fsplane/fsplane/edit"
@@ -14,24 +15,17 @@ import (
 // answered 200 with success:false.
 func (s *Server) v1Routes() {
 	s.handle(route{Method: "POST", Path: "/v1/file/read", Summary: "Read a text file (0-based start_line, exclusive end_line)", Tag: "v1",
-		Body: typeOf[v1ReadBody](), Data: typeOf[readData]()}, s.v1Read)
+		Body: typeOf[client.V1ReadRequest](), Data: typeOf[client.ReadResult]()}, s.v1Read)
 	s.handle(route{Method: "POST", Path: "/v1/file/write", Summary: "Write a file atomically", Tag: "v1",
-		Body: typeOf[v1WriteBody](), Data: typeOf[writeData]()}, s.v1Write)
+		Body: typeOf[client.V1WriteRequest](), Data: typeOf[client.WriteResult]()}, s.v1Write)
 	s.handle(route{Method: "POST", Path: "/v1/file/str_replace_editor", Summary: "view, create, str_replace, insert, undo_edit", Tag: "v1",
-		Body: typeOf[v1EditorBody](), Data: typeOf[editorData]()}, s.v1Editor)
+		Body: typeOf[client.V1EditorRequest](), Data: typeOf[client.EditorResult]()}, s.v1Editor)
 	s.handle(route{Method: "POST", Path: "/v1/file/replace", Summary: "Replace every occurrence of old_str", Tag: "v1",
-		Body: typeOf[v1ReplaceBody](), Data: typeOf[replaceData]()}, s.v1Replace)
-}
-
-type v1ReadBody struct {
-	File      string `json:"file" jsonschema:"file path"`
-	StartLine *int   `json:"start_line,omitempty" jsonschema:"0-based first line"`
-	EndLine   *int   `json:"end_line,omitempty" jsonschema:"end line, not inclusive"`
-	Sudo      *bool  `json:"sudo,omitempty" jsonschema:"accepted for compatibility"`
+		Body: typeOf[client.V1ReplaceRequest](), Data: typeOf[client.ReplaceResult]()}, s.v1Replace)
 }
 
 func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {
-	var b v1ReadBody
+	var b client.V1ReadRequest
 	errs := decode(r, &b, bodyRules{})
 	errs = append(errs, nonNegative("start_line", b.StartLine)...)
 	errs = append(errs, nonNegative("end_line", b.EndLine)...)
@@ -47,26 +41,15 @@ func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {
 	ok(w, "File read successfully", res)
 }
 
-func nonNegative(name string, v *int) []validationError {
+func nonNegative(name string, v *int) []client.ValidationError {
 	if v != nil && *v < 0 {
-		return []validationError{{Location: []string{"body", name}, Message: name + " must be >= 0", Type: "value_error.number.not_ge"}}
+		return []client.ValidationError{{Location: []string{"body", name}, Message: name + " must be >= 0", Type: "value_error.number.not_ge"}}
 	}
 	return nil
 }
 
-type v1WriteBody struct {
-	File            string  `json:"file"`
-	Content         string  `json:"content"`
-	Encoding        *string `json:"encoding,omitempty" jsonschema:"utf-8 (default), base64 or raw"`
-	Append          bool    `json:"append,omitempty"`
-	LeadingNewline  bool    `json:"leading_newline,omitempty"`
-	TrailingNewline bool    `json:"trailing_newline,omitempty"`
-	Sudo            *bool   `json:"sudo,omitempty"`
-	ExpectedVersion string  `json:"expected_version,omitempty" jsonschema:"extension: write only if the file still has this version"`
-}
-
 func (s *Server) v1Write(w http.ResponseWriter, r *http.Request) {
-	var b v1WriteBody
+	var b client.V1WriteRequest
 	errs := decode(r, &b, bodyRules{})
 	errs = append(errs, encodingErrors(b.Encoding)...)
 	if len(errs) > 0 {
@@ -82,43 +65,23 @@ func (s *Server) v1Write(w http.ResponseWriter, r *http.Request) {
 	ok(w, "File written successfully", res)
 }
 
-type v1EditorBody struct {
-	Command         string  `json:"command" jsonschema:"view, create, str_replace, insert or undo_edit"`
-	Path            string  `json:"path"`
-	FileText        *string `json:"file_text,omitempty" jsonschema:"create: the new file's content"`
-	OldStr          *string `json:"old_str,omitempty"`
-	NewStr          *string `json:"new_str,omitempty"`
-	InsertLine      *int    `json:"insert_line,omitempty" jsonschema:"insert after this line; 0 inserts at the top"`
-	ViewRange       []int   `json:"view_range,omitempty" jsonschema:"1-based [start, end]; -1 as end means the last line"`
-	ReplaceMode     *string `json:"replace_mode,omitempty" jsonschema:"ALL, FIRST or LAST"`
-	Match           *string `json:"match,omitempty" jsonschema:"extension: exact (default) or tolerant"`
-	ExpectedVersion string  `json:"expected_version,omitempty" jsonschema:"extension: 409-style stale_version unless the file has this version"`
-	// Document-format fields of AIO 1.x, accepted and ignored: fsplane
-	// edits text files only.
-	PageRange      any   `json:"page_range,omitempty"`
-	SheetName      any   `json:"sheet_name,omitempty"`
-	RowRange       any   `json:"row_range,omitempty"`
-	SlideRange     any   `json:"slide_range,omitempty"`
-	EnableMetadata *bool `json:"enable_metadata,omitempty"`
-	EnableLinting  *bool `json:"enable_linting,omitempty"`
-}
-
 var editorCommands = map[string]bool{"view": true, "create": true, "str_replace": true, "insert": true, "undo_edit": true}
 
 func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
-	var b v1EditorBody
+	var b client.V1EditorRequest
 	errs := decode(r, &b, bodyRules{})
 	errs = append(errs, editorErrors(b.ReplaceMode, b.Match)...)
 	if b.Command != "" && !editorCommands[b.Command] {
-		errs = append(errs, validationError{Location: []string{"body", "command"}, Message: "command must be one of view, create, str_replace, insert, undo_edit", Type: "value_error.enum"})
+		errs = append(errs, client.ValidationError{Location: []string{"body", "command"}, Message: "command must be one of view, create, str_replace, insert, undo_edit", Type: "value_error.enum"})
 	}
 	if len(errs) > 0 {
 		invalid(w, errs)
 		return
 	}
 	var (
-		res *editorData
-		err error
+		res    *client.EditorResult
+		notice string
+		err    error
 	)
 	switch b.Command {
 	case "view":
@@ -126,17 +89,17 @@ func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
 	case "create":
 		res, err = s.create(r, b.Path, b.FileText)
 	default:
-		res, err = s.editor(r, editorParams{Command: b.Command, Path: b.Path, OldStr: b.OldStr, NewStr: b.NewStr, InsertLine: b.InsertLine,
+		res, notice, err = s.editor(r, editorParams{Command: b.Command, Path: b.Path, OldStr: b.OldStr, NewStr: b.NewStr, InsertLine: b.InsertLine,
 			ReplaceMode: deref(b.ReplaceMode), Match: deref(b.Match), ExpectedVersion: b.ExpectedVersion})
 	}
 	if err != nil {
 		fail(w, v1, b.Command, b.Path, err)
 		return
 	}
-	ok(w, "Operation successful", res)
+	okHint(w, "Operation successful", res, notice)
 }
 
-func (s *Server) view(r *http.Request, path string, vr []int) (*editorData, error) {
+func (s *Server) view(r *http.Request, path string, vr []int) (*client.EditorResult, error) {
 	res, err := s.eng.Read(r.Context(), ops.ReadRequest{Path: path})
 	if err != nil {
 		return nil, err
@@ -152,13 +115,13 @@ func (s *Server) view(r *http.Request, path string, vr []int) (*editorData, erro
 	if err != nil {
 		return nil, err
 	}
-	return &editorData{
+	return &client.EditorResult{
 		Output: fmt.Sprintf("Here's the result of running `cat -n` on %s:\n%s", path, out),
 		Path:   res.Path, PrevExist: true, Version: res.Version,
 	}, nil
 }
 
-func (s *Server) create(r *http.Request, path string, text *string) (*editorData, error) {
+func (s *Server) create(r *http.Request, path string, text *string) (*client.EditorResult, error) {
 	if text == nil {
 		return nil, fserr.New(fserr.BadRequest, "create", path, "Parameter `file_text` is required for command: create")
 	}
@@ -173,27 +136,12 @@ func (s *Server) create(r *http.Request, path string, text *string) (*editorData
 		}
 		return nil, err
 	}
-	return &editorData{Output: "File created successfully at: " + path, Path: res.Path, PrevExist: false,
+	return &client.EditorResult{Output: "File created successfully at: " + path, Path: res.Path, PrevExist: false,
 		NewContent: text, Version: res.Version}, nil
 }
 
-type v1ReplaceBody struct {
-	File    string `json:"file"`
-	OldStr  string `json:"old_str"`
-	NewStr  string `json:"new_str"`
-	Sudo    *bool  `json:"sudo,omitempty"`
-	Match   string `json:"match,omitempty" jsonschema:"extension: exact (default) or tolerant"`
-	Version string `json:"expected_version,omitempty" jsonschema:"extension"`
-}
-
-type replaceData struct {
-	File          string `json:"file"`
-	ReplacedCount int    `json:"replaced_count"`
-	Version       string `json:"version"`
-}
-
 func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
-	var b v1ReplaceBody
+	var b client.V1ReplaceRequest
 	errs := decode(r, &b, bodyRules{})
 	if b.Match != "" {
 		errs = append(errs, editorErrors(nil, &b.Match)...)
@@ -208,5 +156,5 @@ func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
 		fail(w, v1, "replace", b.File, aioEditError(err, strict))
 		return
 	}
-	ok(w, "Operation successful", replaceData{File: res.Path, ReplacedCount: res.Count, Version: res.Version})
+	ok(w, "Operation successful", client.ReplaceResult{File: res.Path, ReplacedCount: res.Count, Version: res.Version})
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/fsplane/fsplane/client"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -23,19 +24,12 @@ type writeParams struct {
 	ExpectedVersion string
 }
 
-type writeData struct {
-	File         string `json:"file"`
-	BytesWritten int    `json:"bytes_written"`
-	Version      string `json:"version" jsonschema:"content hash after the write"`
-	Created      bool   `json:"created"`
-}
-
 // encodings are AIO's FileContentEncoding values.
 var encodings = map[string]bool{"utf-8": true, "base64": true, "raw": true}
 
-func encodingErrors(enc *string) []validationError {
+func encodingErrors(enc *string) []client.ValidationError {
 	if enc != nil && !encodings[*enc] {
-		return []validationError{{Location: []string{"body", "encoding"}, Message: fmt.Sprintf("encoding %q is not one of utf-8, base64, raw", *enc), Type: "value_error.enum"}}
+		return []client.ValidationError{{Location: []string{"body", "encoding"}, Message: fmt.Sprintf("encoding %q is not one of utf-8, base64, raw", *enc), Type: "value_error.enum"}}
 	}
 	return nil
 }
@@ -72,7 +66,7 @@ func contentBytes(p writeParams) ([]byte, error) {
 	return []byte(s), nil
 }
 
-func (s *Server) write(r *http.Request, p writeParams) (*writeData, error) {
+func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, error) {
 	if p.Encoding == "" {
 		p.Encoding = "utf-8"
 	}
@@ -84,23 +78,7 @@ func (s *Server) write(r *http.Request, p writeParams) (*writeData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writeData{File: res.Path, BytesWritten: len(b), Version: res.Version, Created: res.Created}, nil
-}
-
-// editorData is AIO's StrReplaceEditorResult plus fsplane's fields.
-type editorData struct {
-	Output     string         `json:"output" jsonschema:"cat -n snippet around the change"`
-	Path       string         `json:"path"`
-	PrevExist  bool           `json:"prev_exist"`
-	OldContent *string        `json:"old_content"`
-	NewContent *string        `json:"new_content"`
-	Error      *string        `json:"error"`
-	Metadata   map[string]any `json:"metadata"`
-	Version    string         `json:"version,omitempty" jsonschema:"content hash after the command"`
-	MatchTier  string         `json:"match_tier,omitempty" jsonschema:"ladder tier that located old_str"`
-	Count      int            `json:"replaced_count,omitempty"`
-	StartLine  int            `json:"start_line,omitempty" jsonschema:"1-based first line changed"`
-	EndLine    int            `json:"end_line,omitempty" jsonschema:"1-based last line changed"`
+	return &client.WriteResult{File: res.Path, BytesWritten: len(b), Version: res.Version, Created: res.Created}, nil
 }
 
 // editorParams is one str_replace_editor call as both planes describe it.
@@ -119,28 +97,29 @@ type editorParams struct {
 
 var replaceModes = map[string]edit.Mode{"": edit.ModeUnique, "ALL": edit.ModeAll, "FIRST": edit.ModeFirst, "LAST": edit.ModeLast}
 
-func editorErrors(replaceMode, match *string) []validationError {
-	var errs []validationError
+func editorErrors(replaceMode, match *string) []client.ValidationError {
+	var errs []client.ValidationError
 	if replaceMode != nil {
 		if _, ok := replaceModes[strings.ToUpper(*replaceMode)]; !ok {
-			errs = append(errs, validationError{Location: []string{"body", "replace_mode"}, Message: "replace_mode must be ALL, FIRST or LAST", Type: "value_error.enum"})
+			errs = append(errs, client.ValidationError{Location: []string{"body", "replace_mode"}, Message: "replace_mode must be ALL, FIRST or LAST", Type: "value_error.enum"})
 		}
 	}
 	if match != nil && *match != "exact" && *match != "tolerant" {
-		errs = append(errs, validationError{Location: []string{"body", "match"}, Message: "match must be exact or tolerant", Type: "value_error.enum"})
+		errs = append(errs, client.ValidationError{Location: []string{"body", "match"}, Message: "match must be exact or tolerant", Type: "value_error.enum"})
 	}
 	return errs
 }
 
 func strp(s string) *string { return &s }
 
-// editor runs one str_replace_editor command.
-func (s *Server) editor(r *http.Request, p editorParams) (*editorData, error) {
+// editor runs one str_replace_editor command; the string is a notice for
+// the envelope's hint (the file changed since the caller's last read).
+func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, string, error) {
 	ctx := r.Context()
 	switch p.Command {
 	case "str_replace":
 		if p.OldStr == nil {
-			return nil, fserr.New(fserr.BadRequest, "str_replace", p.Path, "Parameter `old_str` is required for command: str_replace")
+			return nil, "", fserr.New(fserr.BadRequest, "str_replace", p.Path, "Parameter `old_str` is required for command: str_replace")
 		}
 		newStr := ""
 		if p.NewStr != nil {
@@ -150,48 +129,48 @@ func (s *Server) editor(r *http.Request, p editorParams) (*editorData, error) {
 		res, err := s.eng.Edit(ctx, ops.EditRequest{Path: p.Path, Old: *p.OldStr, New: newStr,
 			Mode: replaceModes[strings.ToUpper(p.ReplaceMode)], Strict: strict, ExpectedVersion: p.ExpectedVersion})
 		if err != nil {
-			return nil, aioEditError(err, strict)
+			return nil, "", aioEditError(err, strict)
 		}
-		return &editorData{
+		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.", p.Path, p.Path, res.Snippet),
 			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
 			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine,
-		}, nil
+		}, res.Notice, nil
 	case "insert":
 		if p.InsertLine == nil {
-			return nil, fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `insert_line` is required for command: insert")
+			return nil, "", fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `insert_line` is required for command: insert")
 		}
 		if p.NewStr == nil {
-			return nil, fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `new_str` is required for command: insert")
+			return nil, "", fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `new_str` is required for command: insert")
 		}
 		res, err := s.eng.Insert(ctx, ops.InsertRequest{Path: p.Path, After: *p.InsertLine, Text: *p.NewStr, ExpectedVersion: p.ExpectedVersion})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return &editorData{
+		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", p.Path, res.Snippet),
 			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
 			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine,
-		}, nil
+		}, "", nil
 	case "undo_edit":
 		res, err := s.eng.Undo(ctx, ops.UndoRequest{Path: p.Path})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if res.Deleted {
-			return &editorData{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, nil
+			return &client.EditorResult{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, "", nil
 		}
 		cur, err := s.eng.Read(ctx, ops.ReadRequest{Path: p.Path})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		numbered, _ := edit.View([]byte(cur.Content), 1, -1)
-		return &editorData{
+		return &client.EditorResult{
 			Output: fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", p.Path, p.Path, numbered),
 			Path:   res.Path, PrevExist: true, NewContent: strp(cur.Content), Version: cur.Version,
-		}, nil
+		}, "", nil
 	}
-	return nil, fserr.New(fserr.BadRequest, p.Command, p.Path, "Unrecognized command %s. The allowed commands for the str_replace_editor tool are: view, create, str_replace, insert, undo_edit", p.Command)
+	return nil, "", fserr.New(fserr.BadRequest, p.Command, p.Path, "Unrecognized command %s. The allowed commands for the str_replace_editor tool are: view, create, str_replace, insert, undo_edit", p.Command)
 }
 
 // aioEditError words replacement failures as AIO does in exact mode; in
