@@ -16,16 +16,22 @@ func (s *Server) metaRoutes() {
 	s.handle(route{Method: "GET", Path: "/health", Summary: "Liveness probe", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, client.Health{Status: "ok", Version: s.opts.Version, Server: "fsplane", Revision: s.opts.Version})
 	})
-	s.handle(route{Method: "GET", Path: "/v1/ping", Summary: "Ping", Tag: "meta", Data: typeOf[string]()}, func(w http.ResponseWriter, r *http.Request) {
-		ok(w, "pong", "pong")
-	})
-	s.handle(route{Method: "GET", Path: "/v1/client.Capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[client.Capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
-		ok(w, "Operation successful", s.capabilitiesOf())
-	})
+	if s.opts.Surface != "v2" {
+		s.handle(route{Method: "GET", Path: "/v1/ping", Summary: "Ping", Tag: "meta", Data: typeOf[string]()}, func(w http.ResponseWriter, r *http.Request) {
+			ok(w, "pong", "pong")
+		})
+		s.handle(route{Method: "GET", Path: "/v1/capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[client.Capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
+			ok(w, "Operation successful", s.capabilitiesOf())
+		})
+	}
 	s.handle(route{Method: "GET", Path: "/v2/sandbox", Summary: "Workspace and system information", Tag: "meta", Data: typeOf[client.SandboxInfo]()}, func(w http.ResponseWriter, r *http.Request) {
 		ok(w, "Operation successful", s.sandbox())
 	})
-	for _, p := range []string{"/openapi.json", "/v1/openapi.json", "/v2/openapi.json"} {
+	docs := []string{"/openapi.json", "/v2/openapi.json"}
+	if s.opts.Surface != "v2" {
+		docs = append(docs, "/v1/openapi.json")
+	}
+	for _, p := range docs {
 		s.handle(route{Method: "GET", Path: p, Summary: "OpenAPI 3.1 document", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(s.openAPI())
@@ -33,7 +39,7 @@ func (s *Server) metaRoutes() {
 	}
 }
 
-// client.Capabilities reports the file routes this server really serves: a flag
+// capabilitiesOf reports the file routes this server really serves: a flag
 // is true only when its route is registered.
 func (s *Server) capabilitiesOf() client.Capabilities {
 	has := map[string]bool{}
