@@ -242,3 +242,146 @@ type ValidationError struct {
 	Message  string   `json:"message"`
 	Type     string   `json:"type"`
 }
+
+// StatQuery is GET /v2/fs/stat's query.
+type StatQuery struct {
+	Path           string `json:"path"`
+	FollowSymlinks *bool  `json:"follow_symlinks,omitempty" jsonschema:"describe the link's target (default true) or the link itself"`
+	User           string `json:"user,omitempty"`
+}
+
+// V1StatRequest is POST /v1/file/stat's body.
+type V1StatRequest struct {
+	Path           string `json:"path"`
+	FollowSymlinks *bool  `json:"follow_symlinks,omitempty"`
+}
+
+// StatResult is AIO's FileStatResult plus the content version.
+type StatResult struct {
+	Path         string  `json:"path"`
+	Size         int64   `json:"size"`
+	Permissions  string  `json:"permissions" jsonschema:"octal, like 644"`
+	IsDirectory  bool    `json:"is_directory"`
+	IsSymlink    bool    `json:"is_symlink"`
+	ModifiedTime *string `json:"modified_time" jsonschema:"RFC 3339"`
+	Version      string  `json:"version,omitempty" jsonschema:"content hash of a regular file up to 16 MiB"`
+}
+
+// ListQuery is GET /v2/fs/list's query.
+type ListQuery struct {
+	Path       string `json:"path"`
+	Recursive  bool   `json:"recursive,omitempty"`
+	ShowHidden *bool  `json:"show_hidden,omitempty" jsonschema:"default true"`
+	MaxDepth   *int   `json:"max_depth,omitempty"`
+	User       string `json:"user,omitempty"`
+}
+
+// V1ListRequest is POST /v1/file/list's body.
+type V1ListRequest struct {
+	Path               string   `json:"path"`
+	Recursive          bool     `json:"recursive,omitempty"`
+	ShowHidden         *bool    `json:"show_hidden,omitempty" jsonschema:"default true"`
+	FileTypes          []string `json:"file_types,omitempty" jsonschema:"extensions such as .py"`
+	MaxDepth           *int     `json:"max_depth,omitempty"`
+	IncludeSize        *bool    `json:"include_size,omitempty" jsonschema:"default true"`
+	IncludePermissions bool     `json:"include_permissions,omitempty"`
+	SortBy             string   `json:"sort_by,omitempty" jsonschema:"name (default), size, modified or type"`
+	SortDesc           bool     `json:"sort_desc,omitempty"`
+}
+
+// FileInfo is one listed entry.
+type FileInfo struct {
+	Name         string  `json:"name"`
+	Path         string  `json:"path"`
+	IsDirectory  bool    `json:"is_directory"`
+	Size         *int64  `json:"size"`
+	Extension    *string `json:"extension"`
+	ModifiedTime *string `json:"modified_time"`
+	Permissions  *string `json:"permissions,omitempty"`
+	IsHidden     bool    `json:"is_hidden,omitempty"`
+	IsSymlink    bool    `json:"is_symlink,omitempty"`
+}
+
+// ListResult is AIO's FileListResult.
+type ListResult struct {
+	Path           string     `json:"path"`
+	Files          []FileInfo `json:"files"`
+	TotalCount     int        `json:"total_count"`
+	DirectoryCount int        `json:"directory_count"`
+	FileCount      int        `json:"file_count"`
+	Truncated      bool       `json:"truncated"`
+}
+
+// MkdirRequest is the body of POST /v2/fs/mkdir and /v1/file/mkdir.
+type MkdirRequest struct {
+	Path    string `json:"path"`
+	Parents bool   `json:"parents,omitempty" jsonschema:"mkdir -p: create parents, succeed if it exists"`
+}
+
+// MkdirResult is the data of mkdir.
+type MkdirResult struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"`
+}
+
+// CopyRequest is the body of POST /v2/fs/copy and /v1/file/copy.
+type CopyRequest struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Overwrite   bool   `json:"overwrite,omitempty"`
+}
+
+// CopyResult is the data of copy.
+type CopyResult struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	FilesCopied int    `json:"files_copied"`
+	BytesCopied int64  `json:"bytes_copied"`
+}
+
+// MoveRequest is the body of POST /v2/fs/move and /v1/file/move.
+type MoveRequest struct {
+	Source          string `json:"source"`
+	Destination     string `json:"destination"`
+	Overwrite       bool   `json:"overwrite,omitempty"`
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"extension: the source file must still have this version"`
+}
+
+// MoveResult is the data of move.
+type MoveResult struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Version     string `json:"version,omitempty"`
+}
+
+// DeleteRequest is the body of POST /v2/fs/delete and /v1/file/delete.
+type DeleteRequest struct {
+	Path            string `json:"path"`
+	Recursive       bool   `json:"recursive,omitempty" jsonschema:"remove a directory tree"`
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"extension: the file must still have this version"`
+}
+
+// DeleteResult is the data of delete.
+type DeleteResult struct {
+	Path        string `json:"path"`
+	IsDirectory bool   `json:"is_directory"`
+}
+
+// UndoHistoryQuery is GET /v2/fs/undo's query.
+type UndoHistoryQuery struct {
+	Path string `json:"path"`
+}
+
+// UndoEntry is one recorded change, newest first.
+type UndoEntry struct {
+	Op          string `json:"op"`
+	Time        string `json:"time" jsonschema:"RFC 3339"`
+	PrevExisted bool   `json:"prev_existed"`
+	PrevSize    int64  `json:"prev_size"`
+}
+
+// UndoHistory is the data of GET /v2/fs/undo.
+type UndoHistory struct {
+	Path    string      `json:"path"`
+	Entries []UndoEntry `json:"entries"`
+}

@@ -5,51 +5,37 @@ import "context"
 // Read reads a text file (GET /v2/fs/read). StartLine/EndLine are 0-based,
 // end exclusive.
 func (c *Client) Read(ctx context.Context, q ReadQuery) (*ReadResult, error) {
-	var out ReadResult
-	_, err := c.call(ctx, "GET", "/v2/fs/read", q, nil, &out)
-	return result(&out, err)
+	return do[ReadResult](ctx, c, "GET", "/v2/fs/read", q, nil)
 }
 
 // Write writes a file atomically (POST /v2/fs/write).
 func (c *Client) Write(ctx context.Context, req WriteRequest) (*WriteResult, error) {
-	var out WriteResult
-	_, err := c.call(ctx, "POST", "/v2/fs/write", nil, req, &out)
-	return result(&out, err)
+	return do[WriteResult](ctx, c, "POST", "/v2/fs/write", nil, req)
 }
 
 // Edit runs str_replace, insert or undo_edit (POST /v2/fs/edit).
 func (c *Client) Edit(ctx context.Context, req EditRequest) (*EditorResult, error) {
-	var out EditorResult
-	_, err := c.call(ctx, "POST", "/v2/fs/edit", nil, req, &out)
-	return result(&out, err)
+	return do[EditorResult](ctx, c, "POST", "/v2/fs/edit", nil, req)
 }
 
 // Patch applies a patch, all files or none (POST /v2/fs/patch).
 func (c *Client) Patch(ctx context.Context, req PatchRequest) (*PatchResult, error) {
-	var out PatchResult
-	_, err := c.call(ctx, "POST", "/v2/fs/patch", nil, req, &out)
-	return result(&out, err)
+	return do[PatchResult](ctx, c, "POST", "/v2/fs/patch", nil, req)
 }
 
 // Undo reverts a file's last recorded change (POST /v2/fs/undo).
 func (c *Client) Undo(ctx context.Context, path string) (*UndoResult, error) {
-	var out UndoResult
-	_, err := c.call(ctx, "POST", "/v2/fs/undo", nil, UndoRequest{Path: path}, &out)
-	return result(&out, err)
+	return do[UndoResult](ctx, c, "POST", "/v2/fs/undo", nil, UndoRequest{Path: path})
 }
 
 // Capabilities reports what the server can do (GET /v1/capabilities).
 func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
-	var out Capabilities
-	_, err := c.call(ctx, "GET", "/v1/capabilities", nil, nil, &out)
-	return result(&out, err)
+	return do[Capabilities](ctx, c, "GET", "/v1/capabilities", nil, nil)
 }
 
 // Sandbox describes the workspace and system (GET /v2/sandbox).
 func (c *Client) Sandbox(ctx context.Context) (*SandboxInfo, error) {
-	var out SandboxInfo
-	_, err := c.call(ctx, "GET", "/v2/sandbox", nil, nil, &out)
-	return result(&out, err)
+	return do[SandboxInfo](ctx, c, "GET", "/v2/sandbox", nil, nil)
 }
 
 // Ping checks the server answers (GET /v1/ping).
@@ -58,9 +44,46 @@ func (c *Client) Ping(ctx context.Context) error {
 	return err
 }
 
-func result[T any](out *T, err error) (*T, error) {
-	if err != nil {
+// do calls the route and decodes its data as a T.
+func do[T any](ctx context.Context, c *Client, method, path string, query, body any) (*T, error) {
+	var out T
+	if _, err := c.call(ctx, method, path, query, body, &out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return &out, nil
+}
+
+// Stat describes a path (GET /v2/fs/stat).
+func (c *Client) Stat(ctx context.Context, q StatQuery) (*StatResult, error) {
+	return do[StatResult](ctx, c, "GET", "/v2/fs/stat", q, nil)
+}
+
+// List lists a directory (GET /v2/fs/list).
+func (c *Client) List(ctx context.Context, q ListQuery) (*ListResult, error) {
+	return do[ListResult](ctx, c, "GET", "/v2/fs/list", q, nil)
+}
+
+// Mkdir creates a directory (POST /v2/fs/mkdir).
+func (c *Client) Mkdir(ctx context.Context, req MkdirRequest) (*MkdirResult, error) {
+	return do[MkdirResult](ctx, c, "POST", "/v2/fs/mkdir", nil, req)
+}
+
+// Copy copies a file or tree (POST /v2/fs/copy).
+func (c *Client) Copy(ctx context.Context, req CopyRequest) (*CopyResult, error) {
+	return do[CopyResult](ctx, c, "POST", "/v2/fs/copy", nil, req)
+}
+
+// Move moves or renames (POST /v2/fs/move).
+func (c *Client) Move(ctx context.Context, req MoveRequest) (*MoveResult, error) {
+	return do[MoveResult](ctx, c, "POST", "/v2/fs/move", nil, req)
+}
+
+// Delete removes a file, link or directory (POST /v2/fs/delete).
+func (c *Client) Delete(ctx context.Context, req DeleteRequest) (*DeleteResult, error) {
+	return do[DeleteResult](ctx, c, "POST", "/v2/fs/delete", nil, req)
+}
+
+// UndoHistory lists a file's recorded changes (GET /v2/fs/undo).
+func (c *Client) UndoHistory(ctx context.Context, path string) (*UndoHistory, error) {
+	return do[UndoHistory](ctx, c, "GET", "/v2/fs/undo", UndoHistoryQuery{Path: path}, nil)
 }

@@ -100,8 +100,14 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		return &exitError{code: 1, err: describe(err)}
 	}
 	defer ws.Close()
-	eng := ops.New(ws, ops.Options{Logger: log})
-	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), DefaultUser: c.defaultUser, Logger: log})
+	if c.defaultUser != "" {
+		// Fail at start, not on the first write, when the account is wrong.
+		if _, err := workspace.LookupOwner(c.defaultUser); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--default-user: %v", describe(err))}
+		}
+	}
+	eng := ops.New(ws, ops.Options{Logger: log, DefaultUser: c.defaultUser})
+	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}

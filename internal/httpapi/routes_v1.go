@@ -41,6 +41,15 @@ func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {
 	ok(w, "File read successfully", res)
 }
 
+// sudoUser is AIO's compatibility spelling: sudo:true means user "root"
+// (ownership of created files), nothing else.
+func sudoUser(sudo *bool) string {
+	if sudo != nil && *sudo {
+		return "root"
+	}
+	return ""
+}
+
 func nonNegative(name string, v *int) []client.ValidationError {
 	if v != nil && *v < 0 {
 		return []client.ValidationError{{Location: []string{"body", name}, Message: name + " must be >= 0", Type: "value_error.number.not_ge"}}
@@ -57,7 +66,7 @@ func (s *Server) v1Write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.write(r, writeParams{Path: b.File, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
-		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion})
+		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion, User: sudoUser(b.Sudo)})
 	if err != nil {
 		fail(w, v1, "write", b.File, err)
 		return

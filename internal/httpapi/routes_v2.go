@@ -79,7 +79,7 @@ func (s *Server) v2Write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.write(r, writeParams{Path: b.Path, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
-		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion})
+		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion, User: s.user(r)})
 	if err != nil {
 		fail(w, v2, "write", b.Path, err)
 		return

@@ -19,9 +19,6 @@ type Options struct {
 	Surface string
 	// Version is reported by /health, /v2/sandbox and the OpenAPI document.
 	Version string
-	// DefaultUser owns new files and directories when a request names no
-	// user (AIO's AIO_DEFAULT_USER); "" keeps the daemon's own account.
-	DefaultUser string
 	Logger      *slog.Logger
 }
 
@@ -66,6 +63,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 	s := &Server{eng: eng, opts: opts, log: log.With("component", "http"), mux: http.NewServeMux(), started: time.Now()}
 	s.metaRoutes()
 	s.v2Routes()
+	s.fsRoutes()
 	if opts.Surface != "v2" {
 		s.v1Routes()
 	}

@@ -22,6 +22,7 @@ type writeParams struct {
 	LeadingNewline  bool
 	TrailingNewline bool
 	ExpectedVersion string
+	User            string // owner of a created file; "" means the default user
 }
 
 // encodings are AIO's FileContentEncoding values.
@@ -74,7 +75,7 @@ func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, err
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion})
+	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion, User: p.User})
 	if err != nil {
 		return nil, err
 	}

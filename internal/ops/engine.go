@@ -15,6 +15,10 @@ type Options struct {
 	// Logger receives one line per mutating operation (op, path, result);
 	// never file contents. Nil discards.
 	Logger *slog.Logger
+	// DefaultUser owns the files and directories that operations create
+	// when a request names no user (AIO_DEFAULT_USER). "" is the daemon's
+	// own account: nothing is chowned.
+	DefaultUser string
 }
 
 // Engine runs operations on one workspace.
@@ -23,6 +27,7 @@ type Engine struct {
 	readOnly bool
 	log      *slog.Logger
 	fresh    *Tracker
+	user     string // Options.DefaultUser
 }
 
 // New returns an engine over ws. The engine does not own ws; the caller
@@ -32,7 +37,7 @@ func New(ws *workspace.Workspace, opts Options) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker()}
+	return &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker(), user: opts.DefaultUser}
 }
 
 // Workspace returns the engine's workspace.
@@ -40,6 +45,19 @@ func (e *Engine) Workspace() *workspace.Workspace { return e.ws }
 
 // Tracker returns the engine's freshness tracker.
 func (e *Engine) Tracker() *Tracker { return e.fresh }
+
+// owner resolves the account that gets what a request creates: its user,
+// else the engine's default user; nil means no chown.
+func (e *Engine) owner(op, path, user string) (*workspace.Owner, error) {
+	if user == "" {
+		user = e.user
+	}
+	o, err := workspace.LookupOwner(user)
+	if err != nil {
+		return nil, fserr.From(op, path, err)
+	}
+	return o, nil
+}
 
 func (e *Engine) writable(op, path string) error {
 	if e.readOnly {

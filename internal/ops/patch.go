@@ -85,10 +85,12 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 			return nil, err
 		}
 	}
-	var (
-		p   *patch.Patch
-		err error
-	)
+	// Files the patch adds belong to the engine's default user.
+	owner, err := e.owner(op, req.Path, "")
+	if err != nil {
+		return nil, err
+	}
+	var p *patch.Patch
 	if req.Path != "" {
 		p, err = patch.ParseAgentZero(req.Patch, req.Path)
 	} else {
@@ -119,7 +121,7 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 	res := &PatchResult{Added: plan.Added, Modified: plan.Modified, Deleted: plan.Deleted, Hunks: plan.Hunks, DryRun: req.DryRun}
 	changes := make([]workspace.Change, len(plan.Changes))
 	for i, c := range plan.Changes {
-		ch := workspace.Change{Path: c.Canonical, Delete: c.Delete, Content: c.New}
+		ch := workspace.Change{Path: c.Canonical, Delete: c.Delete, Content: c.New, Owner: owner}
 		if c.Existed {
 			ch.ExpectedVersion = src.versions[c.Canonical]
 		} else {

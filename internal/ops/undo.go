@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // UndoRequest restores a file to its state before its last recorded change.
@@ -18,6 +19,9 @@ type UndoResult struct {
 	Op      string // the operation undone
 	Deleted bool   // the undone change created the file, so it was removed
 	Version string // the restored content's version ("" when deleted)
+	// Also lists the other files the same undo reverted: undoing a move
+	// brings its source back and removes (or restores) its destination.
+	Also []UndoResult
 }
 
 // Undo reverts the newest recorded change of a file (workspace.Undo): it
@@ -31,11 +35,21 @@ func (e *Engine) Undo(_ context.Context, req UndoRequest) (*UndoResult, error) {
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	if r.Deleted {
-		e.fresh.Forget(req.Caller, r.Path.Abs)
-	} else {
-		e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
+	out := &UndoResult{Path: r.Path.Abs, Op: r.Op, Deleted: r.Deleted, Version: r.Version}
+	e.sawUndone(req.Caller, *r)
+	for _, f := range r.Also {
+		e.sawUndone(req.Caller, f)
+		out.Also = append(out.Also, UndoResult{Path: f.Path.Abs, Op: f.Op, Deleted: f.Deleted, Version: f.Version})
 	}
-	e.log.Info("Undo", "path", r.Path.Abs, "undone", r.Op)
-	return &UndoResult{Path: r.Path.Abs, Op: r.Op, Deleted: r.Deleted, Version: r.Version}, nil
+	e.log.Info("Undo", "path", r.Path.Abs, "undone", r.Op, "files", 1+len(r.Also))
+	return out, nil
+}
+
+// sawUndone updates the caller's view of a file an undo reverted.
+func (e *Engine) sawUndone(caller string, f workspace.UndoResult) {
+	if f.Deleted {
+		e.fresh.Forget(caller, f.Path.Abs)
+	} else {
+		e.fresh.Saw(caller, f.Path.Abs, f.Version)
+	}
 }

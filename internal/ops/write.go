@@ -19,6 +19,10 @@ type WriteRequest struct {
 	// appends are bounded by AppendLimit.
 	Append bool
 	Mode   fs.FileMode // for a new file; 0 means 0644
+	// User owns the file when the write creates it, and the parent
+	// directories it creates (see workspace.LookupOwner); "" means the
+	// engine's DefaultUser. An existing file keeps its owner.
+	User   string
 	Caller string
 }
 
@@ -40,6 +44,10 @@ const AppendLimit = 256 << 20
 func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error) {
 	const op = "write"
 	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	owner, err := e.owner(op, req.Path, req.User)
+	if err != nil {
 		return nil, err
 	}
 	content, expected := req.Content, req.ExpectedVersion
@@ -69,7 +77,7 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 	}
 	res, err := e.ws.Commit([]workspace.Change{{
 		Path: req.Path, Content: content, ExpectedVersion: expected,
-		ExpectAbsent: req.CreateOnly, Mode: req.Mode,
+		ExpectAbsent: req.CreateOnly, Mode: req.Mode, Owner: owner,
 	}}, workspace.CommitOptions{Op: op})
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)

@@ -27,6 +27,10 @@ type Change struct {
 	// Mode is the permission of a new file; 0 means 0644. An existing
 	// file keeps its own mode.
 	Mode fs.FileMode
+	// Owner, when set, owns a file this change creates and every parent
+	// directory it creates (see LookupOwner). An existing file keeps its
+	// owner. Only a process running as root may name another account.
+	Owner *Owner
 }
 
 // CommitOptions qualifies a Commit.
@@ -76,6 +80,7 @@ type planned struct {
 	mode        fs.FileMode
 	newVersion  string
 	dirs        []string // missing parent directories, outermost first
+	owner       *Owner   // of created files and directories; nil: the process's
 	temp        string
 	backup      string
 }
@@ -148,7 +153,11 @@ func (w *Workspace) Commit(changes []Change, opts CommitOptions) ([]FileResult, 
 	}
 	defer unlock()
 	w.settle()
+	return w.commitLocked(op, reqs, opts)
+}
 
+// commitLocked is Commit for a caller that holds the locks.
+func (w *Workspace) commitLocked(op string, reqs []*request, opts CommitOptions) ([]FileResult, error) {
 	pl, err := w.plan(op, reqs, !opts.NoUndo)
 	defer pl.close()
 	if err != nil {
@@ -197,7 +206,7 @@ func checkChange(op string, c Change) error {
 	case c.Mode&^permBits != 0:
 		return fserr.New(fserr.BadRequest, op, c.Path, "mode %v is not a file permission", c.Mode)
 	}
-	return nil
+	return checkOwner(op, c.Path, c.Owner)
 }
 
 // plan resolves and validates every change; it writes nothing. keepPrev
@@ -339,6 +348,10 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 		}
 	}
 	p.kind = kindCreate
+	if rq.Owner != nil {
+		p.owner = rq.Owner
+		p.uid, p.gid = rq.Owner.UID, rq.Owner.GID
+	}
 	p.mode = rq.Mode
 	if p.mode == 0 && !rq.forceMode {
 		p.mode = 0o644
@@ -379,7 +392,7 @@ func (w *Workspace) executeOne(op string, p *planned) error {
 		return osErr(op, given, err)
 	}
 	if p.kind != kindDelete {
-		if err := makeDirs(root, p.dirs); err != nil {
+		if err := makeDirs(root, p.dirs, p.owner); err != nil {
 			return fail(err)
 		}
 		tmp, err := writeTemp(root, rel, p.req.Content, p.meta())
@@ -419,10 +432,18 @@ func applyOne(root *os.Root, p *planned) error {
 	}
 }
 
-// makeDirs creates dirs (outermost first); one that exists by now is fine.
-func makeDirs(root *os.Root, dirs []string) error {
+// makeDirs creates dirs (outermost first), each given to owner when set;
+// one that exists by now is fine (and keeps its owner).
+func makeDirs(root *os.Root, dirs []string, owner *Owner) error {
 	for _, d := range dirs {
-		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := root.Mkdir(d, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil {
+			err = chownNew(root, d, owner)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -49,11 +49,36 @@
 // editor. Reads take no locks and may observe a transaction half applied;
 // the all-or-nothing guarantee is about failures and crashes, not isolation.
 //
+// # Directories
+//
+// List, Mkdir, Copy, Move and Remove work on directories and trees with
+// the same confinement: every access goes through a root's *os.Root (or a
+// directory opened through it), paths are resolved as above, and links
+// inside a tree are never followed out of it. Move and Remove act on a
+// symbolic link itself, never on what it points to; Copy follows a link
+// given as its source or destination, like Commit. Copies and cross-root
+// moves stage their result beside the destination (a temp file, or a temp
+// directory for a tree) and rename it into place, so a destination appears
+// complete or not at all. Remove, Move and the installation of a copy hold
+// the same locks as Commit.
+//
+// # Ownership
+//
+// Change.Owner, and the owner given to Mkdir and Copy, own every file and
+// directory the operation creates (LookupOwner resolves an account name);
+// existing files keep their owner. Only a process running as root may name
+// an account other than its own.
+//
 // # Undo
 //
 // Commit records the previous state of each changed file in a bounded,
 // persistent journal in the state directory; Undo restores it, and refuses
-// when the file changed since the recorded edit.
+// when the file changed since the recorded edit; UndoHistory lists it.
+// Remove of a regular file goes through Commit and is recorded like any
+// delete. Copy records the file it creates or the content it overwrites.
+// Move of a regular file records both paths as one change, which Undo of
+// either path reverts as a whole. Changes of directories (mkdir, removing
+// or moving a tree) and of links are not recorded.
 //
 // Paths are those of a POSIX system; the package is written for Linux and
 // builds on other Unix systems.

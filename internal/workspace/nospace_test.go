@@ -103,3 +103,62 @@ func TestReserveReportsNoSpace(t *testing.T) {
 		t.Errorf("content after failed growth = %q", got)
 	}
 }
+
+// TestCopyMoveNoSpace copies and moves into a full file system from
+// another root: each fails with no_space_left, changes nothing (a merge
+// keeps what it copied) and leaves no temp files.
+func TestCopyMoveNoSpace(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef", 80<<10/16) // 80 KiB
+	cases := []struct {
+		name string
+		run  func(w *Workspace, src, dst string) error
+	}{
+		{"copy file", func(w *Workspace, src, dst string) error {
+			_, err := w.Copy(filepath.Join(src, "big"), filepath.Join(dst, "new/big"), false, nil)
+			return err
+		}},
+		{"copy file over a file", func(w *Workspace, src, dst string) error {
+			_, err := w.Copy(filepath.Join(src, "big"), filepath.Join(dst, "small"), true, nil)
+			return err
+		}},
+		{"copy tree", func(w *Workspace, src, dst string) error {
+			_, err := w.Copy(filepath.Join(src, "tree"), filepath.Join(dst, "tree"), false, nil)
+			return err
+		}},
+		{"move file", func(w *Workspace, src, dst string) error {
+			_, err := w.Move(filepath.Join(src, "big"), filepath.Join(dst, "big"), false, "")
+			return err
+		}},
+		{"move file over a file", func(w *Workspace, src, dst string) error {
+			_, err := w.Move(filepath.Join(src, "big"), filepath.Join(dst, "small"), true, "")
+			return err
+		}},
+		{"move tree", func(w *Workspace, src, dst string) error {
+			_, err := w.Move(filepath.Join(src, "tree"), filepath.Join(dst, "x/tree"), false, "")
+			return err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dst := mountTinyFS(t)
+			src := t.TempDir()
+			writeFile(t, filepath.Join(src, "big"), big, 0o644)
+			writeFile(t, filepath.Join(src, "tree/a"), "a", 0o644)
+			writeFile(t, filepath.Join(src, "tree/sub/big"), big, 0o644)
+			writeFile(t, filepath.Join(dst, "small"), "small", 0o644)
+			w := openTestWorkspace(t, Options{Roots: []string{src, dst}, StateDir: t.TempDir()})
+			beforeSrc, beforeDst := snapshot(t, src), snapshot(t, dst)
+			err := tc.run(w, src, dst)
+			wantCode(t, err, fserr.NoSpaceLeft)
+			if diff := cmp.Diff(beforeSrc, snapshot(t, src)); diff != "" {
+				t.Errorf("source changed (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(beforeDst, snapshot(t, dst)); diff != "" {
+				t.Errorf("destination changed (-before +after):\n%s", diff)
+			}
+			assertNoStrays(t, src, dst)
+		})
+	}
+}

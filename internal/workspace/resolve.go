@@ -86,12 +86,18 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	// The journals are not workspace files: writing a manifest would let
 	// a caller steer the next recovery, reading a blob would show another
 	// workspace's undo history.
-	_, inState := within(r.Abs, w.stateDir)
-	if _, in := within(r.canonKey, w.stateReal); in || inState {
+	if w.inState(r) {
 		return nil, fserr.New(fserr.OutsideRoot, op, p,
 			"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
 	}
 	return r, nil
+}
+
+// inState reports whether r lies in the state directory.
+func (w *Workspace) inState(r *resolved) bool {
+	_, inState := within(r.Abs, w.stateDir)
+	_, inReal := within(r.canonKey, w.stateReal)
+	return inState || inReal
 }
 
 // locate finds the root that contains the absolute, cleaned path abs,

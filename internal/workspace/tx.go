@@ -149,7 +149,7 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 // prepareTx creates p's parent directories, temp file and backup.
 func prepareTx(p *planned) error {
 	root, rel := p.res.r.root, p.res.Rel
-	if err := makeDirs(root, p.dirs); err != nil {
+	if err := makeDirs(root, p.dirs, p.owner); err != nil {
 		return err
 	}
 	if p.temp != "" {

@@ -38,6 +38,9 @@ type UndoResult struct {
 	Restored bool   // the previous content was restored
 	Deleted  bool   // the undone change created the file, so it was deleted
 	Version  string // the version now on disk; "" when deleted
+	// Also lists the other files the same undo reverted: the other side
+	// of a move.
+	Also []UndoResult
 }
 
 // undoEntry is the state of one file before one recorded change.
@@ -92,7 +95,10 @@ func (j *undoJournal) reset() {
 // changed then. Undoing a create deletes the file; otherwise the previous
 // content and mode are restored with the same atomic machinery as Commit.
 // The undo itself is not recorded, and the entry is consumed, so repeated
-// Undo calls walk back through the file's history.
+// Undo calls walk back through the file's history. A move (see Move) is
+// reverted as a whole from either of its paths: the source comes back and
+// the destination is removed or gets its overwritten content back, in one
+// transaction, or nothing happens when either file changed since.
 func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	const op = "undo"
 	if err := w.checkOpen(op, p); err != nil {
@@ -121,27 +127,34 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	if e == nil {
 		return nil, fserr.New(fserr.BadRequest, op, p, "no undo history for %s", p)
 	}
-	curExists, curVersion, err := currentState(res)
-	if err != nil {
-		return nil, osErr(op, p, err)
-	}
-	if curExists != e.AfterExists || (curExists && curVersion != e.AfterVersion) {
-		return nil, fserr.New(fserr.Conflict, op, p,
-			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)
-	}
-	rq := &request{Change: Change{Path: p, Delete: true, ExpectedVersion: curVersion}}
-	if e.Existed {
-		content, err := w.journal.readBlob(e)
-		if err != nil {
-			_ = w.journal.drop(e)
-			return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
+	// A move changed two files; both are reverted together.
+	group, targets := []*undoEntry{e}, []*resolved{res}
+	if e.Op == opMove && e.Tx != "" {
+		for _, o := range w.journal.entries {
+			if o.Tx != e.Tx || o == e {
+				continue
+			}
+			or, err := w.resolve(op, o.Key)
+			if err != nil || w.journal.newest(o.Key) != o {
+				return nil, fserr.New(fserr.Conflict, op, p,
+					"%s changed since the move of %s; undo would discard that change. Re-read the files and edit them instead.", o.Key, p)
+			}
+			group, targets = append(group, o), append(targets, or)
 		}
-		rq = &request{
-			Change:    Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists},
-			forceMode: true,
+		if len(group) == 1 && e.AfterExists {
+			// The source's record was evicted: removing the destination
+			// alone would lose the moved content.
+			return nil, fserr.New(fserr.Conflict, op, p,
+				"%s was moved here and the record of where it came from is gone; undo would lose its content", p)
 		}
 	}
-	pl, err := w.plan(op, []*request{rq}, false)
+	reqs := make([]*request, len(group))
+	for i, ge := range group {
+		if reqs[i], err = w.undoRequest(op, ge, targets[i]); err != nil {
+			return nil, err
+		}
+	}
+	pl, err := w.plan(op, reqs, false)
 	defer pl.close()
 	if err != nil {
 		return nil, err
@@ -149,15 +162,48 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	if _, err := w.execute(op, pl); err != nil {
 		return nil, err
 	}
-	// The file is restored; a failure to drop the entry only leaves an
+	// The files are restored; a failure to drop an entry only leaves an
 	// entry whose after-state no longer matches, which Undo refuses.
-	_ = w.journal.drop(e)
-	return &UndoResult{
-		Path:     pl[0].res.Path,
-		Op:       e.Op,
-		Restored: e.Existed,
-		Deleted:  !e.Existed,
-		Version:  pl[0].newVersion,
+	out := make([]UndoResult, len(group))
+	for i, ge := range group {
+		_ = w.journal.drop(ge)
+		out[i] = UndoResult{
+			Path:     pl[i].res.Path,
+			Op:       ge.Op,
+			Restored: ge.Existed,
+			Deleted:  !ge.Existed,
+			Version:  pl[i].newVersion,
+		}
+	}
+	if len(out) > 1 {
+		out[0].Also = out[1:]
+	}
+	return &out[0], nil
+}
+
+// undoRequest is the change that reverts e on target, or conflict when
+// the file is no longer as e left it.
+func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*request, error) {
+	p := target.Given
+	curExists, curVersion, err := currentState(target)
+	if err != nil {
+		return nil, osErr(op, p, err)
+	}
+	if curExists != e.AfterExists || (curExists && curVersion != e.AfterVersion) {
+		return nil, fserr.New(fserr.Conflict, op, p,
+			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)
+	}
+	if !e.Existed {
+		return &request{Change: Change{Path: p, Delete: true, ExpectedVersion: curVersion}}, nil
+	}
+	content, err := w.journal.readBlob(e)
+	if err != nil {
+		_ = w.journal.drop(e)
+		return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
+	}
+	return &request{
+		Change:    Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists},
+		forceMode: true,
 	}, nil
 }
 

@@ -1,0 +1,162 @@
+package httpapi_test
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/httpapi"
+)
+
+func TestStatAndList(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"d/a.py": "a\n", "d/b.txt": "bb\n", "d/.hidden": "h", "d/sub/c.py": "c", "d/sub/deeper/x.go": "x"}, httpapi.Options{})
+	if err := os.Symlink("a.py", filepath.Join(e.root, "d/link.py")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.c.Stat(bg, client.StatQuery{Path: "d/link.py"})
+	if err != nil || !st.IsSymlink || st.Size != 2 || st.Version == "" {
+		t.Fatalf("stat following the link: %+v %v", st, err)
+	}
+	no := false
+	st, err = e.c.Stat(bg, client.StatQuery{Path: "d/link.py", FollowSymlinks: &no})
+	if err != nil || !st.IsSymlink || st.Size != int64(len("a.py")) {
+		t.Fatalf("stat of the link itself: %+v %v", st, err)
+	}
+	st, err = e.c.V1Stat(bg, client.V1StatRequest{Path: "d"})
+	if err != nil || !st.IsDirectory || st.ModifiedTime == nil {
+		t.Fatalf("v1 stat dir: %+v %v", st, err)
+	}
+	wantErr(t, func() error { _, err := e.c.Stat(bg, client.StatQuery{Path: "nope"}); return err }(), 404, "not_found")
+
+	l, err := e.c.List(bg, client.ListQuery{Path: "d"})
+	if err != nil || l.TotalCount != 5 || !hasName(l, ".hidden") {
+		t.Fatalf("list (hidden shown by default): %+v %v", l, err)
+	}
+	l, err = e.c.List(bg, client.ListQuery{Path: "d", ShowHidden: &no, Recursive: true, MaxDepth: client.Int(2)})
+	if err != nil || hasName(l, ".hidden") || !hasName(l, "c.py") || hasName(l, "x.go") {
+		t.Fatalf("list without hidden, depth 2: %+v %v", names(l), err)
+	}
+	l, err = e.c.V1List(bg, client.V1ListRequest{Path: "d", Recursive: true, FileTypes: []string{".py"}, IncludePermissions: true, SortBy: "size", SortDesc: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range l.Files {
+		if !f.IsDirectory && !strings.HasSuffix(f.Name, ".py") {
+			t.Errorf("file_types let %s through", f.Name)
+		}
+		if f.Permissions == nil {
+			t.Errorf("%s lacks permissions", f.Name)
+		}
+	}
+	wantErr(t, func() error { _, err := e.c.List(bg, client.ListQuery{Path: "d/a.py"}); return err }(), 400, "invalid_target")
+	if status, _ := e.raw("POST", "/v1/file/list", `{"path":"d","sort_by":"colour"}`); status != 422 {
+		t.Errorf("bad sort_by: %d", status)
+	}
+}
+
+func hasName(l *client.ListResult, name string) bool {
+	for _, f := range l.Files {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func names(l *client.ListResult) []string {
+	var out []string
+	for _, f := range l.Files {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+func TestMkdirCopyMoveDelete(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"f.txt": "one\n", "g.txt": "two\n", "dir/x": "x"}, httpapi.Options{})
+	wantErr(t, func() error { _, err := e.c.Mkdir(bg, client.MkdirRequest{Path: "a/b"}); return err }(), 404, "not_found")
+	wantErr(t, func() error { _, err := e.c.Mkdir(bg, client.MkdirRequest{Path: "dir"}); return err }(), 409, "already_exists")
+	if m, err := e.c.V1Mkdir(bg, client.MkdirRequest{Path: "dir", Parents: true}); err != nil || m.Created {
+		t.Fatalf("mkdir -p of an existing dir: %+v %v", m, err)
+	}
+	wantErr(t, func() error {
+		_, err := e.c.Move(bg, client.MoveRequest{Source: "f.txt", Destination: "g.txt"})
+		return err
+	}(), 409, "already_exists")
+	r, _ := e.c.Read(bg, client.ReadQuery{Path: "f.txt"})
+	wantErr(t, func() error {
+		_, err := e.c.Move(bg, client.MoveRequest{Source: "f.txt", Destination: "h.txt", ExpectedVersion: "ffffffffffffffffffffffffffffffff"})
+		return err
+	}(), 409, "stale_version")
+	if _, err := e.c.Move(bg, client.MoveRequest{Source: "f.txt", Destination: "g.txt", Overwrite: true, ExpectedVersion: r.Version}); err != nil {
+		t.Fatal(err)
+	}
+	if e.file("g.txt") != "one\n" {
+		t.Fatalf("g.txt = %q", e.file("g.txt"))
+	}
+	// Undo of the move restores both files.
+	if _, err := e.c.Undo(bg, "g.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if e.file("f.txt") != "one\n" || e.file("g.txt") != "two\n" {
+		t.Fatalf("after undo: f=%q g=%q", e.file("f.txt"), e.file("g.txt"))
+	}
+	status, body := e.raw("POST", "/v1/file/delete", `{"path":"dir"}`)
+	if status != 200 || body["success"] != false || !strings.Contains(body["message"].(string)+" "+strOr(body["hint"]), "recursive") {
+		t.Fatalf("delete of a non-empty dir without recursive: %d %v", status, body)
+	}
+	if d, err := e.c.V1Delete(bg, client.DeleteRequest{Path: "dir", Recursive: true}); err != nil || !d.IsDirectory {
+		t.Fatalf("recursive delete: %+v %v", d, err)
+	}
+	if _, err := e.c.Delete(bg, client.DeleteRequest{Path: "g.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.c.UndoHistory(bg, "g.txt")
+	if err != nil || len(h.Entries) == 0 || h.Entries[0].Op != "delete" {
+		t.Fatalf("undo history: %+v %v", h, err)
+	}
+	if _, err := e.c.Undo(bg, "g.txt"); err != nil || e.file("g.txt") != "two\n" {
+		t.Fatalf("undo of delete: %v", err)
+	}
+}
+
+func strOr(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func TestWriteOwnership(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("changing ownership needs root")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no nobody account")
+	}
+	e := newEnv(t, nil, httpapi.Options{})
+	status, body := e.raw("POST", "/v2/fs/write?user=nobody", `{"path":"owned/f.txt","content":"x"}`)
+	if status != 200 {
+		t.Fatalf("%d %v", status, body)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	for _, p := range []string{"owned", "owned/f.txt"} {
+		fi, err := os.Stat(filepath.Join(e.root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int(fi.Sys().(*syscall.Stat_t).Uid); got != uid {
+			t.Errorf("%s owned by %d, want %d", p, got, uid)
+		}
+	}
+	status, body = e.raw("POST", "/v2/fs/write?user=no-such-user-xyz", `{"path":"g.txt","content":"x"}`)
+	if status != 400 || body["message"] != "no such user: no-such-user-xyz" {
+		t.Fatalf("unknown user: %d %v", status, body)
+	}
+}

@@ -1,0 +1,266 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// fsRoutes registers stat, list, mkdir, copy, move and delete on both
+// planes, and the undo history listing. v2 reads its arguments from the
+// query (GET) or body (POST); v1 always from the body.
+func (s *Server) fsRoutes() {
+	s.handle(route{Method: "GET", Path: "/v2/fs/stat", Summary: "Describe a path", Tag: "v2",
+		Query: typeOf[client.StatQuery](), Data: typeOf[client.StatResult](), Statuses: []int{403, 404}}, s.v2Stat)
+	s.handle(route{Method: "GET", Path: "/v2/fs/list", Summary: "List a directory", Tag: "v2",
+		Query: typeOf[client.ListQuery](), Data: typeOf[client.ListResult](), Statuses: []int{400, 403, 404}}, s.v2List)
+	s.handle(route{Method: "GET", Path: "/v2/fs/undo", Summary: "A file's recorded changes, newest first (extension)", Tag: "v2",
+		Query: typeOf[client.UndoHistoryQuery](), Data: typeOf[client.UndoHistory](), Statuses: []int{400, 403}}, s.v2UndoHistory)
+	for _, p := range []plane{v2, v1} {
+		prefix, tag := "/v2/fs/", "v2"
+		if p == v1 {
+			if s.opts.Surface == "v2" {
+				break
+			}
+			prefix, tag = "/v1/file/", "v1"
+		}
+		s.handle(route{Method: "POST", Path: prefix + "mkdir", Summary: "Create a directory", Tag: tag,
+			Body: typeOf[client.MkdirRequest](), Data: typeOf[client.MkdirResult](), Statuses: []int{403, 404, 409}}, s.mkdir(p))
+		s.handle(route{Method: "POST", Path: prefix + "copy", Summary: "Copy a file or directory tree", Tag: tag,
+			Body: typeOf[client.CopyRequest](), Data: typeOf[client.CopyResult](), Statuses: []int{400, 403, 404, 409}}, s.copyFile(p))
+		s.handle(route{Method: "POST", Path: prefix + "move", Summary: "Move or rename", Tag: tag,
+			Body: typeOf[client.MoveRequest](), Data: typeOf[client.MoveResult](), Statuses: []int{400, 403, 404, 409}}, s.move(p))
+		s.handle(route{Method: "POST", Path: prefix + "delete", Summary: "Delete a file, link or directory", Tag: tag,
+			Body: typeOf[client.DeleteRequest](), Data: typeOf[client.DeleteResult](), Statuses: []int{400, 403, 404, 409}}, s.remove(p))
+	}
+	if s.opts.Surface != "v2" {
+		s.handle(route{Method: "POST", Path: "/v1/file/stat", Summary: "Describe a path", Tag: "v1",
+			Body: typeOf[client.V1StatRequest](), Data: typeOf[client.StatResult]()}, s.v1Stat)
+		s.handle(route{Method: "POST", Path: "/v1/file/list", Summary: "List a directory", Tag: "v1",
+			Body: typeOf[client.V1ListRequest](), Data: typeOf[client.ListResult]()}, s.v1List)
+	}
+}
+
+func isoTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+func (s *Server) stat(w http.ResponseWriter, r *http.Request, p plane, path string, follow bool) {
+	res, err := s.eng.Stat(r.Context(), ops.StatRequest{Path: path, FollowSymlinks: follow})
+	if err != nil {
+		fail(w, p, "stat", path, err)
+		return
+	}
+	ok(w, "Operation successful", client.StatResult{Path: res.Path, Size: res.Size, Permissions: res.Permissions,
+		IsDirectory: res.IsDirectory, IsSymlink: res.IsSymlink, ModifiedTime: isoTime(res.ModTime), Version: res.Version})
+}
+
+func (s *Server) v2Stat(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	path := q.str("path", true)
+	follow := q.boolean("follow_symlinks", true)
+	if q.errs != nil {
+		invalid(w, q.errs)
+		return
+	}
+	s.stat(w, r, v2, path, follow)
+}
+
+func (s *Server) v1Stat(w http.ResponseWriter, r *http.Request) {
+	var b client.V1StatRequest
+	if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	follow := b.FollowSymlinks == nil || *b.FollowSymlinks
+	s.stat(w, r, v1, b.Path, follow)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, p plane, lp client.V1ListRequest) {
+	req := ops.ListRequest{Path: lp.Path, Recursive: lp.Recursive, ShowHidden: lp.ShowHidden == nil || *lp.ShowHidden, FileTypes: lp.FileTypes}
+	if lp.MaxDepth != nil {
+		req.MaxDepth = *lp.MaxDepth
+	}
+	res, err := s.eng.List(r.Context(), req)
+	if err != nil {
+		fail(w, p, "list", lp.Path, err)
+		return
+	}
+	out := client.ListResult{Path: res.Path, Files: make([]client.FileInfo, 0, len(res.Entries)), Truncated: res.Truncated,
+		DirectoryCount: res.Dirs, FileCount: res.Files}
+	withSize := lp.IncludeSize == nil || *lp.IncludeSize
+	for _, e := range res.Entries {
+		fi := client.FileInfo{Name: e.Name, Path: e.Path, IsDirectory: e.IsDir, ModifiedTime: isoTime(e.ModTime), IsHidden: e.Hidden, IsSymlink: e.IsSymlink}
+		if withSize && !e.IsDir {
+			size := e.Size
+			fi.Size = &size
+		}
+		if e.Extension != "" {
+			ext := e.Extension
+			fi.Extension = &ext
+		}
+		if lp.IncludePermissions {
+			perm := fmt.Sprintf("%o", e.Mode.Perm())
+			fi.Permissions = &perm
+		}
+		out.Files = append(out.Files, fi)
+	}
+	out.TotalCount = len(out.Files)
+	sortListing(out.Files, lp.SortBy, lp.SortDesc)
+	ok(w, "Operation successful", out)
+}
+
+// sortListing orders entries by name (default), size, modified or type.
+func sortListing(files []client.FileInfo, by string, desc bool) {
+	less := func(a, b client.FileInfo) bool { return a.Path < b.Path }
+	switch by {
+	case "size":
+		less = func(a, b client.FileInfo) bool { return deref(a.Size) < deref(b.Size) }
+	case "modified":
+		less = func(a, b client.FileInfo) bool { return deref(a.ModifiedTime) < deref(b.ModifiedTime) }
+	case "type":
+		less = func(a, b client.FileInfo) bool {
+			if a.IsDirectory != b.IsDirectory {
+				return a.IsDirectory
+			}
+			if ea, eb := deref(a.Extension), deref(b.Extension); ea != eb {
+				return ea < eb
+			}
+			return a.Path < b.Path
+		}
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if desc {
+			return less(files[j], files[i])
+		}
+		return less(files[i], files[j])
+	})
+}
+
+var sortKeys = map[string]bool{"": true, "name": true, "size": true, "modified": true, "type": true}
+
+func (s *Server) v2List(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	lp := client.V1ListRequest{Path: q.str("path", true), Recursive: q.boolean("recursive", false), MaxDepth: q.intp("max_depth", 0)}
+	hidden := q.boolean("show_hidden", true)
+	lp.ShowHidden = &hidden
+	q.str("user", false)
+	if q.errs != nil {
+		invalid(w, q.errs)
+		return
+	}
+	s.list(w, r, v2, lp)
+}
+
+func (s *Server) v1List(w http.ResponseWriter, r *http.Request) {
+	var b client.V1ListRequest
+	errs := decode(r, &b, bodyRules{})
+	if !sortKeys[b.SortBy] {
+		errs = append(errs, client.ValidationError{Location: []string{"body", "sort_by"}, Message: "sort_by must be name, size, modified or type", Type: "value_error.enum"})
+	}
+	errs = append(errs, nonNegative("max_depth", b.MaxDepth)...)
+	if len(errs) > 0 {
+		invalid(w, errs)
+		return
+	}
+	s.list(w, r, v1, b)
+}
+
+func (s *Server) v2UndoHistory(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	p := q.str("path", true)
+	if q.errs != nil {
+		invalid(w, q.errs)
+		return
+	}
+	hist, err := s.eng.UndoHistory(r.Context(), p)
+	if err != nil {
+		fail(w, v2, "undo", p, err)
+		return
+	}
+	out := client.UndoHistory{Path: p, Entries: []client.UndoEntry{}}
+	for _, e := range hist.Entries {
+		out.Entries = append(out.Entries, client.UndoEntry{Op: e.Op, Time: e.Time.UTC().Format(time.RFC3339Nano), PrevExisted: e.PrevExisted, PrevSize: e.PrevSize})
+	}
+	ok(w, "Operation successful", out)
+}
+
+func (s *Server) mkdir(p plane) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b client.MkdirRequest
+		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
+			invalid(w, errs)
+			return
+		}
+		res, err := s.eng.Mkdir(r.Context(), ops.MkdirRequest{Path: b.Path, Parents: b.Parents, User: s.user(r)})
+		if err != nil {
+			fail(w, p, "mkdir", b.Path, err)
+			return
+		}
+		ok(w, "Operation successful", client.MkdirResult{Path: res.Path, Created: res.Created})
+	}
+}
+
+func (s *Server) copyFile(p plane) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b client.CopyRequest
+		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
+			invalid(w, errs)
+			return
+		}
+		res, err := s.eng.Copy(r.Context(), ops.CopyRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, User: s.user(r)})
+		if err != nil {
+			fail(w, p, "copy", b.Source, err)
+			return
+		}
+		ok(w, "Operation successful", client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied})
+	}
+}
+
+func (s *Server) move(p plane) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b client.MoveRequest
+		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
+			invalid(w, errs)
+			return
+		}
+		res, err := s.eng.Move(r.Context(), ops.MoveRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, ExpectedVersion: b.ExpectedVersion})
+		if err != nil {
+			fail(w, p, "move", b.Source, err)
+			return
+		}
+		ok(w, "Operation successful", client.MoveResult{Source: res.Source, Destination: res.Destination, Version: res.Version})
+	}
+}
+
+func (s *Server) remove(p plane) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b client.DeleteRequest
+		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
+			invalid(w, errs)
+			return
+		}
+		res, err := s.eng.Delete(r.Context(), ops.DeleteRequest{Path: b.Path, Recursive: b.Recursive, ExpectedVersion: b.ExpectedVersion})
+		if err != nil {
+			fail(w, p, "delete", b.Path, err)
+			return
+		}
+		ok(w, "Operation successful", client.DeleteResult{Path: res.Path, IsDirectory: res.IsDirectory})
+	}
+}
+
+// user is the ownership identity of a request: ?user= (v2), else none
+// (the engine applies the default user).
+func (s *Server) user(r *http.Request) string {
+	return strings.TrimSpace(r.URL.Query().Get("user"))
+}
+

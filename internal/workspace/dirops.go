@@ -1,0 +1,165 @@
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"syscall"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// Mkdir creates the directory p (mode 0755 before the umask), given to
+// owner when set. With parents it is mkdir -p: missing parents are
+// created too (and given to owner), and an existing directory is no error
+// (created is false). Without parents an existing directory is
+// already_exists and a missing parent not_found. Something other than a
+// directory at p is already_exists; a file where a parent should be is
+// invalid_target.
+func (w *Workspace) Mkdir(p string, parents bool, owner *Owner) (created bool, err error) {
+	const op = "mkdir"
+	if err := w.checkOpen(op, p); err != nil {
+		return false, err
+	}
+	if err := checkOwner(op, p, owner); err != nil {
+		return false, err
+	}
+	r, err := w.resolve(op, p)
+	if err != nil {
+		return false, err
+	}
+	fi, err := lstatEntry(r)
+	switch {
+	case err != nil:
+		return false, osErr(op, p, err)
+	case fi != nil && fi.IsDir():
+		if parents {
+			return false, nil
+		}
+		return false, fserr.New(fserr.AlreadyExists, op, p, "directory %s already exists", p).
+			WithHint("pass parents to accept an existing directory")
+	case fi != nil:
+		return false, fserr.New(fserr.AlreadyExists, op, p, "%s already exists and is not a directory", p)
+	}
+	missing, err := missingParents(op, p, r.r, r.Rel)
+	if err != nil {
+		return false, err
+	}
+	if len(missing) > 0 && !parents {
+		return false, fserr.New(fserr.NotFound, op, p, "cannot create %s: parent directory %s does not exist", p, path.Dir(r.Abs)).
+			WithHint("pass parents to create missing parent directories")
+	}
+	root := r.r.root
+	var made []string
+	for _, d := range append(missing, r.Rel) {
+		err := root.Mkdir(d, 0o755)
+		if errors.Is(err, fs.ErrExist) && d != r.Rel {
+			continue // made by someone else meanwhile
+		}
+		if err == nil {
+			made = append(made, d)
+			err = chownNew(root, d, owner)
+		}
+		if err != nil {
+			if errors.Is(err, fs.ErrExist) && parents {
+				if fi, serr := root.Lstat(d); serr == nil && fi.IsDir() {
+					return false, nil
+				}
+			}
+			removeDirs(root, made)
+			return false, osErr(op, p, err)
+		}
+	}
+	for _, d := range dirsOf(r.Rel, made) {
+		if err := syncDir(root, d); err != nil {
+			return true, osErr(op, p, err)
+		}
+	}
+	return true, nil
+}
+
+// Remove deletes p: a file, a symbolic link (the link, never what it
+// points to), a special file, or an empty directory; with recursive, a
+// directory and everything in it. It returns whether p was a directory.
+//
+// A regular file is deleted through Commit, so it is atomic, journaled in
+// undo (Undo brings it back) and guarded by expectedVersion (stale_version
+// when the file changed). expectedVersion on anything else is bad_request.
+// Directory removals are not recorded in undo. A non-empty directory
+// without recursive is already_exists; a workspace root, or a directory
+// holding one or the state directory, is invalid_target; a missing path is
+// not_found.
+func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (isDir bool, err error) {
+	const op = "delete"
+	if err := w.checkOpen(op, p); err != nil {
+		return false, err
+	}
+	if expectedVersion != "" && !isVersion(expectedVersion) {
+		return false, badVersion(op, p, expectedVersion)
+	}
+	r, err := w.resolveEntry(op, p)
+	if err != nil {
+		return false, err
+	}
+	if r.Rel == "." {
+		return false, fserr.New(fserr.InvalidTarget, op, p, "cannot delete %s: it is a workspace root", p)
+	}
+	root := r.r.root
+	err = w.locked(op, p, func() error {
+		fi, err := lstatEntry(r)
+		switch {
+		case err != nil:
+			return osErr(op, p, err)
+		case fi == nil:
+			return notFound(op, p)
+		case fi.Mode().IsRegular():
+			_, err := w.commitLocked(op, []*request{{Change: Change{Path: p, Delete: true, ExpectedVersion: expectedVersion}}},
+				CommitOptions{Op: op})
+			return err
+		case expectedVersion != "":
+			return versionOnNonFile(op, p, fi)
+		case fi.IsDir():
+			isDir = true
+			if err := w.checkHolds(op, "delete", r); err != nil {
+				return err
+			}
+			if recursive {
+				err = root.RemoveAll(r.Rel)
+			} else if err = root.Remove(r.Rel); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+				e := fserr.New(fserr.AlreadyExists, op, p, "directory %s is not empty; pass recursive to delete it and everything in it", p)
+				e.Errno, e.Err = syscall.ENOTEMPTY, err
+				return e
+			}
+		default:
+			err = root.Remove(r.Rel)
+		}
+		if err == nil {
+			err = syncDir(root, path.Dir(r.Rel))
+		}
+		if err != nil {
+			return osErr(op, p, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return isDir, nil
+}
+
+func badVersion(op, p, v string) *fserr.Error {
+	return fserr.New(fserr.BadRequest, op, p, "%q is not a version (32 lowercase hex characters)", v).
+		WithHint("pass the version a read returned")
+}
+
+func versionOnNonFile(op, p string, fi fs.FileInfo) *fserr.Error {
+	what := "not a regular file"
+	switch {
+	case fi.IsDir():
+		what = "a directory"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	}
+	return fserr.New(fserr.BadRequest, op, p, "%s is %s; expected_version applies to regular files", p, what).
+		WithHint("omit expected_version")
+}

@@ -1,0 +1,309 @@
+package workspace
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// MoveResult reports a Move.
+type MoveResult struct {
+	Source, Destination Path
+	IsDir               bool
+	// Version is a moved regular file's version when it was computed:
+	// always for files up to the undo entry limit (32 MiB by default),
+	// and for larger ones when an expected version was given.
+	Version      string
+	UndoRecorded bool // Undo of either path reverts the move
+	// Copied: the move crossed roots or file systems, so the source was
+	// copied and then removed.
+	Copied bool
+}
+
+// opMove is the undo journal's name for moves; Undo reverts both files of
+// a move together.
+const opMove = "move"
+
+// Move renames src to dst; either may be a file, a directory or a
+// symbolic link (moved as the link itself). dst names the new path
+// exactly: an existing directory there is not moved into. Missing parents
+// of dst are created.
+//
+// Within one root and file system the move is one rename(2). Across roots
+// or file systems (EXDEV) the source is copied beside dst, renamed into
+// place, and then removed; a file that cannot be removed is put back and
+// dst restored, so the move happens or not. A directory is copied
+// completely first (owners, modes and modification times kept, links as
+// they are; a socket, FIFO or device in it fails the move before anything
+// changes); if removing the source then fails the copy stays and the
+// error says so. A crash in between leaves both.
+//
+// An existing dst is already_exists unless overwrite. With overwrite, a
+// directory replaces only an empty directory, a non-directory only a
+// non-directory (else already_exists or invalid_target). expectedVersion
+// guards a regular file source (stale_version); on anything else it is
+// bad_request.
+//
+// Moving a regular file onto a regular file or a new path is recorded in
+// undo as one change of both paths: Undo of either brings the source back
+// and removes (or restores) the destination, refusing when either changed
+// since. Moves of directories and links are not recorded.
+func (w *Workspace) Move(src, dst string, overwrite bool, expectedVersion string) (MoveResult, error) {
+	const op = opMove
+	if err := w.checkOpen(op, src); err != nil {
+		return MoveResult{}, err
+	}
+	if expectedVersion != "" && !isVersion(expectedVersion) {
+		return MoveResult{}, badVersion(op, src, expectedVersion)
+	}
+	s, err := w.resolveEntry(op, src)
+	if err != nil {
+		return MoveResult{}, err
+	}
+	d, err := w.resolveEntry(op, dst)
+	if err != nil {
+		return MoveResult{}, err
+	}
+	res := MoveResult{Source: s.Path, Destination: d.Path}
+	switch {
+	case s.Rel == ".":
+		return res, fserr.New(fserr.InvalidTarget, op, src, "cannot move %s: it is a workspace root", src)
+	case d.Rel == ".":
+		return res, fserr.New(fserr.InvalidTarget, op, dst, "cannot move onto %s: it is a workspace root", dst)
+	case s.canonKey == d.canonKey:
+		return res, fserr.New(fserr.BadRequest, op, src, "%s and %s are the same file", src, dst)
+	}
+	err = w.locked(op, src, func() error {
+		return w.move(op, s, d, overwrite, expectedVersion, &res)
+	})
+	return res, err
+}
+
+func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVersion string, res *MoveResult) error {
+	src, dst := s.Given, d.Given
+	sfi, err := lstatEntry(s)
+	switch {
+	case err != nil:
+		return osErr(op, src, err)
+	case sfi == nil:
+		return notFound(op, src)
+	case expectedVersion != "" && !sfi.Mode().IsRegular():
+		return versionOnNonFile(op, src, sfi)
+	case sfi.IsDir():
+		res.IsDir = true
+		if err := w.checkHolds(op, "move", s); err != nil {
+			return err
+		}
+		if _, in := within(d.canonKey, s.canonKey); in {
+			return fserr.New(fserr.InvalidTarget, op, src, "cannot move the directory %s into itself (%s)", src, dst)
+		}
+	}
+	dfi, err := lstatEntry(d)
+	if err != nil {
+		return osErr(op, dst, err)
+	}
+	if dfi != nil {
+		if err := checkMoveDest(op, d, sfi, dfi, overwrite); err != nil {
+			return err
+		}
+	}
+	dirs, err := missingParents(op, dst, d.r, d.Rel)
+	if err != nil {
+		return err
+	}
+
+	// What undo needs, read before anything changes.
+	var sp, dp prevState
+	if sfi.Mode().IsRegular() {
+		if sp, err = w.readPrev(s.r.root, s.Rel, expectedVersion != ""); err != nil {
+			return osErr(op, src, err)
+		}
+		if expectedVersion != "" && expectedVersion != sp.version {
+			return fserr.New(fserr.StaleVersion, op, src, "%s changed: expected version %s, current version %s",
+				src, expectedVersion, sp.version).WithHint("re-read the file")
+		}
+		res.Version = sp.version
+		if dfi != nil && dfi.Mode().IsRegular() {
+			if dp, err = w.readPrev(d.r.root, d.Rel, false); err != nil {
+				return osErr(op, dst, err)
+			}
+		}
+	}
+
+	droot := d.r.root
+	if err := makeDirs(droot, dirs, nil); err != nil {
+		removeDirs(droot, dirs)
+		return osErr(op, dst, err)
+	}
+	// rename(2) would replace an empty directory, but the os package
+	// refuses to: remove it first, and put it back if the move fails.
+	replacedDir := dfi != nil && dfi.IsDir()
+	if replacedDir {
+		if err := droot.Remove(d.Rel); err != nil {
+			return osErr(op, dst, err)
+		}
+	}
+	err = syscall.EXDEV
+	if s.r == d.r {
+		err = s.r.root.Rename(s.Rel, d.Rel)
+	}
+	if errors.Is(err, syscall.EXDEV) {
+		res.Copied = true
+		err = w.moveAcross(op, s, d, sfi, dfi)
+	}
+	if err != nil {
+		if replacedDir {
+			if droot.Mkdir(d.Rel, dfi.Mode()&permBits) == nil {
+				uid, gid, _ := fileOwner(dfi)
+				_ = droot.Lchown(d.Rel, uid, gid)
+				_ = droot.Chmod(d.Rel, dfi.Mode()&permBits)
+			}
+		}
+		removeDirs(droot, dirs)
+		if _, ok := fserr.As(err); ok {
+			return err
+		}
+		return osErr(op, src, err)
+	}
+	for _, dir := range dirsOf(d.Rel, dirs) {
+		if err := syncDir(droot, dir); err != nil {
+			return osErr(op, dst, err)
+		}
+	}
+	if err := syncDir(s.r.root, path.Dir(s.Rel)); err != nil {
+		return osErr(op, src, err)
+	}
+
+	if !sfi.Mode().IsRegular() || !sp.kept || (dfi != nil && !dp.kept) {
+		return nil
+	}
+	pl := plan{
+		{res: s, kind: kindDelete, existed: true, kept: true, prev: sp.content, prevMode: sp.mode, prevVersion: sp.version},
+		{res: d, kind: kindCreate, newVersion: sp.version},
+	}
+	if dfi != nil {
+		pl[1].kind, pl[1].existed, pl[1].kept, pl[1].prev, pl[1].prevMode, pl[1].prevVersion =
+			kindReplace, true, true, dp.content, dp.mode, dp.version
+	}
+	recorded := w.recordUndo(op, randomTag(), pl)
+	res.UndoRecorded = recorded[0] && recorded[1]
+	return nil
+}
+
+// checkMoveDest checks that s (described by sfi) may replace the existing
+// d (dfi), as rename(2) allows.
+func checkMoveDest(op string, d *resolved, sfi, dfi fs.FileInfo, overwrite bool) error {
+	dst := d.Given
+	switch {
+	case !overwrite:
+		return fserr.New(fserr.AlreadyExists, op, dst, "destination %s already exists", dst).
+			WithHint("pass overwrite to replace it")
+	case sfi.IsDir() && dfi.IsDir():
+		names, err := readNames(d.r.root, d.Rel)
+		if err != nil {
+			return osErr(op, dst, err)
+		}
+		if len(names) > 0 {
+			e := fserr.New(fserr.AlreadyExists, op, dst, "destination directory %s is not empty; overwrite replaces only an empty directory", dst)
+			e.Errno = syscall.ENOTEMPTY
+			return e.WithHint("delete it first, or choose another destination")
+		}
+	case sfi.IsDir():
+		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite %s, which is not a directory, with a directory", dst)
+	case dfi.IsDir():
+		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite the directory %s with something that is not a directory", dst)
+	}
+	return nil
+}
+
+// moveAcross moves s to d by copying and then removing s (see Move).
+func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) error {
+	sroot, droot := s.r.root, d.r.root
+	if sfi.IsDir() {
+		tmp := siblingName(d.Rel, randomTag(), "tmp")
+		tc := &treeCopy{w: w, op: op, src: s.r, dst: d.r, dstBase: d.Rel, move: true, res: &CopyResult{}}
+		err := tc.dir(s.Rel, tmp, "", sfi)
+		if err == nil {
+			err = droot.Rename(tmp, d.Rel)
+		}
+		if err != nil {
+			_ = droot.RemoveAll(tmp)
+			return err
+		}
+		if err := sroot.RemoveAll(s.Rel); err != nil {
+			e := osErr(op, s.Given, err)
+			e.Message = "the copy at " + d.Abs + " is complete, but the source could not be removed entirely: " + e.Message
+			e.Hint = "remove what is left of " + s.Abs + " once the cause is fixed"
+			return e
+		}
+		return nil
+	}
+
+	// A file, link or special file: stage the copy beside d.
+	var tmp string
+	switch {
+	case sfi.Mode().IsRegular():
+		st, err := stageCopy(sroot, s.Rel, droot, d.Rel, func(f *os.File, fi fs.FileInfo) fileMeta {
+			uid, gid, _ := fileOwner(fi)
+			return fileMeta{mode: fi.Mode() & permBits, uid: uid, gid: gid, xattrSrc: f}
+		})
+		if err != nil {
+			return err
+		}
+		tmp = st.temp
+		if err := droot.Chtimes(tmp, sfi.ModTime(), sfi.ModTime()); err != nil {
+			_ = droot.Remove(tmp)
+			return err
+		}
+	case sfi.Mode()&fs.ModeSymlink != 0:
+		target, err := sroot.Readlink(s.Rel)
+		if err != nil {
+			return err
+		}
+		tmp = siblingName(d.Rel, randomTag(), "tmp")
+		if err := droot.Symlink(target, tmp); err != nil {
+			return err
+		}
+		uid, gid, _ := fileOwner(sfi)
+		if err := droot.Lchown(tmp, uid, gid); err != nil && !errors.Is(err, syscall.EPERM) {
+			_ = droot.Remove(tmp)
+			return err
+		}
+	default:
+		return fserr.New(fserr.InvalidTarget, op, s.Given,
+			"cannot move %s to another root or file system: it is a socket, FIFO or device", s.Given)
+	}
+	// Keep the replaced destination until the source is gone, to put it
+	// back if that fails.
+	backup := ""
+	if dfi != nil {
+		backup = siblingName(d.Rel, randomTag(), "bak")
+		if err := droot.Link(d.Rel, backup); err != nil {
+			backup = ""
+		}
+	}
+	cleanup := func() {
+		_ = removeIfExists(droot, tmp)
+		_ = removeIfExists(droot, backup)
+	}
+	if err := droot.Rename(tmp, d.Rel); err != nil {
+		cleanup()
+		return err
+	}
+	if err := sroot.Remove(s.Rel); err != nil {
+		// Undo the install: the source stays where it was.
+		if backup != "" {
+			_ = droot.Rename(backup, d.Rel)
+		} else if dfi == nil {
+			_ = droot.Remove(d.Rel)
+		}
+		cleanup()
+		return err
+	}
+	cleanup()
+	return nil
+}
