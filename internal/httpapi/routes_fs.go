@@ -263,4 +263,3 @@ func (s *Server) remove(p plane) http.HandlerFunc {
 func (s *Server) user(r *http.Request) string {
 	return strings.TrimSpace(r.URL.Query().Get("user"))
 }
-

@@ -19,7 +19,7 @@ type Options struct {
 	Surface string
 	// Version is reported by /health, /v2/sandbox and the OpenAPI document.
 	Version string
-	Logger      *slog.Logger
+	Logger  *slog.Logger
 }
 
 // Server is the HTTP front. It is safe for concurrent use.
