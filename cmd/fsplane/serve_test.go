@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestServeRefusesOpenBindWithoutKey(t *testing.T) {
+	t.Parallel()
+	got := runBinary(t, t.TempDir(), "", "serve", "--listen", "0.0.0.0:0", "--state-dir", t.TempDir())
+	if got.Exit != 2 || !strings.Contains(got.Stderr, "--api-key") || !strings.Contains(got.Stderr, "--insecure-no-auth") {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// server is a running `fsplane serve` child process.
+type server struct {
+	cmd  *exec.Cmd
+	url  string
+	logs *lockedBuffer
+	done chan error
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var addrRE = regexp.MustCompile(`addr=(http://127\.0\.0\.1:\d+)`)
+
+// startServer runs the real binary on an ephemeral loopback port.
+func startServer(t *testing.T, dir string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", t.TempDir()}, args...)...)
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.logs.WriteString(line + "\n")
+			if m := addrRE.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+		}
+		s.done <- cmd.Wait()
+	}()
+	select {
+	case s.url = <-found:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("server did not start")
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return s
+}
+
+func TestServeStartsOnTheCurrentDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir)
+	resp, err := http.Get(s.url + "/v2/fs/read?path=hello.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Success bool
+		Data    struct{ Content string }
+	}
+	json.NewDecoder(resp.Body).Decode(&env)
+	resp.Body.Close()
+	if !env.Success || env.Data.Content != "hi\n" {
+		t.Fatalf("read through the default root: %+v", env)
+	}
+	if !strings.Contains(s.logs.String(), "roots="+dir) {
+		t.Errorf("the root is not printed at start:\n%s", s.logs.String())
+	}
+}
+
+// TestServeGracefulShutdown sends SIGTERM while a large write is still
+// uploading: the write must complete, the file must be whole, and the
+// server must exit 0.
+func TestServeGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	content := strings.Repeat("0123456789abcdef", 1<<20) // 16 MiB
+	body := `{"path":"big.txt","content":"` + content + `"}`
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", s.url+"/v2/fs/write", pr)
+	req.ContentLength = int64(len(body))
+	type result struct {
+		status int
+		err    error
+	}
+	res := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		res <- result{status: resp.StatusCode}
+	}()
+	half := len(body) / 2
+	if _, err := pw.Write([]byte(body[:half])); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := pw.Write([]byte(body[half:])); err != nil {
+		t.Fatalf("server stopped reading mid-request: %v", err)
+	}
+	pw.Close()
+	r := <-res
+	if r.err != nil || r.status != 200 {
+		t.Fatalf("in-flight write: %+v\n%s", r, s.logs.String())
+	}
+	if err := <-s.done; err != nil {
+		t.Fatalf("server exit: %v\n%s", err, s.logs.String())
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "big.txt"))
+	if err != nil || string(got) != content {
+		t.Fatalf("big.txt: %d bytes, %v", len(got), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("leftovers in the root: %v", entries)
+	}
+}
