@@ -175,7 +175,6 @@ func sameRelativeIndent(got, want []string) (bool, string, string) {
 	return true, wantIndent, have
 }
 
-
 func trimBlank(ls []string) (body []string, lead, trail int) {
 	i, j := 0, len(ls)
 	for i < j && strings.TrimSpace(ls[i]) == "" {

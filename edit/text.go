@@ -198,7 +198,6 @@ func (l *lines) lineOf(off int) int {
 	return i - 1
 }
 
-
 // endsWithEOL reports whether s ends with a line terminator.
 func endsWithEOL(s string) bool {
 	return len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r')
