@@ -194,68 +194,66 @@ func (s *Server) v2UndoHistory(w http.ResponseWriter, r *http.Request) {
 	ok(w, "Operation successful", out)
 }
 
-func (s *Server) mkdir(p plane) http.HandlerFunc {
+// bodyRoute is the common shape of a JSON-body route: decode and validate
+// a B, run the operation, answer with its data or the failure.
+func bodyRoute[B any](p plane, op string, pathOf func(*B) string, run func(*http.Request, *B) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b client.MkdirRequest
+		var b B
 		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
 			invalid(w, errs)
 			return
 		}
-		res, err := s.eng.Mkdir(r.Context(), ops.MkdirRequest{Path: b.Path, Parents: b.Parents, User: s.user(r)})
+		res, err := run(r, &b)
 		if err != nil {
-			fail(w, p, "mkdir", b.Path, err)
+			fail(w, p, op, pathOf(&b), err)
 			return
 		}
-		ok(w, "Operation successful", client.MkdirResult{Path: res.Path, Created: res.Created})
+		ok(w, "Operation successful", res)
 	}
+}
+
+func (s *Server) mkdir(p plane) http.HandlerFunc {
+	return bodyRoute(p, "mkdir", func(b *client.MkdirRequest) string { return b.Path },
+		func(r *http.Request, b *client.MkdirRequest) (any, error) {
+			res, err := s.eng.Mkdir(r.Context(), ops.MkdirRequest{Path: b.Path, Parents: b.Parents, User: s.user(r)})
+			if err != nil {
+				return nil, err
+			}
+			return client.MkdirResult{Path: res.Path, Created: res.Created}, nil
+		})
 }
 
 func (s *Server) copyFile(p plane) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var b client.CopyRequest
-		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
-			invalid(w, errs)
-			return
-		}
-		res, err := s.eng.Copy(r.Context(), ops.CopyRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, User: s.user(r)})
-		if err != nil {
-			fail(w, p, "copy", b.Source, err)
-			return
-		}
-		ok(w, "Operation successful", client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied})
-	}
+	return bodyRoute(p, "copy", func(b *client.CopyRequest) string { return b.Source },
+		func(r *http.Request, b *client.CopyRequest) (any, error) {
+			res, err := s.eng.Copy(r.Context(), ops.CopyRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, User: s.user(r)})
+			if err != nil {
+				return nil, err
+			}
+			return client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied}, nil
+		})
 }
 
 func (s *Server) move(p plane) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var b client.MoveRequest
-		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
-			invalid(w, errs)
-			return
-		}
-		res, err := s.eng.Move(r.Context(), ops.MoveRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, ExpectedVersion: b.ExpectedVersion})
-		if err != nil {
-			fail(w, p, "move", b.Source, err)
-			return
-		}
-		ok(w, "Operation successful", client.MoveResult{Source: res.Source, Destination: res.Destination, Version: res.Version})
-	}
+	return bodyRoute(p, "move", func(b *client.MoveRequest) string { return b.Source },
+		func(r *http.Request, b *client.MoveRequest) (any, error) {
+			res, err := s.eng.Move(r.Context(), ops.MoveRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, ExpectedVersion: b.ExpectedVersion})
+			if err != nil {
+				return nil, err
+			}
+			return client.MoveResult{Source: res.Source, Destination: res.Destination, Version: res.Version}, nil
+		})
 }
 
 func (s *Server) remove(p plane) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var b client.DeleteRequest
-		if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
-			invalid(w, errs)
-			return
-		}
-		res, err := s.eng.Delete(r.Context(), ops.DeleteRequest{Path: b.Path, Recursive: b.Recursive, ExpectedVersion: b.ExpectedVersion})
-		if err != nil {
-			fail(w, p, "delete", b.Path, err)
-			return
-		}
-		ok(w, "Operation successful", client.DeleteResult{Path: res.Path, IsDirectory: res.IsDirectory})
-	}
+	return bodyRoute(p, "delete", func(b *client.DeleteRequest) string { return b.Path },
+		func(r *http.Request, b *client.DeleteRequest) (any, error) {
+			res, err := s.eng.Delete(r.Context(), ops.DeleteRequest{Path: b.Path, Recursive: b.Recursive, ExpectedVersion: b.ExpectedVersion})
+			if err != nil {
+				return nil, err
+			}
+			return client.DeleteResult{Path: res.Path, IsDirectory: res.IsDirectory}, nil
+		})
 }
 
 // user is the ownership identity of a request: ?user= (v2), else none

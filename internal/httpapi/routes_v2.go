@@ -150,15 +150,12 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {
-	var b client.UndoRequest
-	if errs := decode(r, &b, bodyRules{}); len(errs) > 0 {
-		invalid(w, errs)
-		return
-	}
-	res, err := s.eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path})
-	if err != nil {
-		fail(w, v2, "undo", b.Path, err)
-		return
-	}
-	ok(w, "Undone", client.UndoResult{Path: res.Path, Undone: res.Op, Deleted: res.Deleted, Version: res.Version})
+	bodyRoute(v2, "undo", func(b *client.UndoRequest) string { return b.Path },
+		func(r *http.Request, b *client.UndoRequest) (any, error) {
+			res, err := s.eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path})
+			if err != nil {
+				return nil, err
+			}
+			return client.UndoResult{Path: res.Path, Undone: res.Op, Deleted: res.Deleted, Version: res.Version}, nil
+		})(w, r)
 }

@@ -45,14 +45,9 @@ type EditResult struct {
 // the file before and it changed since, Notice says so.
 func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
 	const op = "edit"
-	if !req.DryRun {
-		if err := e.writable(op, req.Path); err != nil {
-			return nil, err
-		}
-	}
-	tf, err := e.ws.ReadText(req.Path)
+	tf, err := e.readForChange(op, req.Path, req.DryRun)
 	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
+		return nil, err
 	}
 	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
 		return nil, err
@@ -77,6 +72,21 @@ func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
 	e.fresh.Saw(req.Caller, tf.Path.Abs, v)
 	e.log.Info("Edit", "path", tf.Path.Abs, "tier", res.Tier, "count", res.Count)
 	return res, nil
+}
+
+// readForChange reads path as text for an operation that will write it
+// (unless dry), refusing first when the engine is read-only.
+func (e *Engine) readForChange(op, path string, dry bool) (*workspace.TextFile, error) {
+	if !dry {
+		if err := e.writable(op, path); err != nil {
+			return nil, err
+		}
+	}
+	tf, err := e.ws.ReadText(path)
+	if err != nil {
+		return nil, fserr.From(op, path, err)
+	}
+	return tf, nil
 }
 
 // commitText writes content over path, guarded by the version it was

@@ -39,14 +39,9 @@ type LinesResult struct {
 // EditLines applies line edits (edit.EditLines) to a freshly read file.
 func (e *Engine) EditLines(_ context.Context, req EditLinesRequest) (*LinesResult, error) {
 	const op = "edit_lines"
-	if !req.DryRun {
-		if err := e.writable(op, req.Path); err != nil {
-			return nil, err
-		}
-	}
-	tf, err := e.ws.ReadText(req.Path)
+	tf, err := e.readForChange(op, req.Path, req.DryRun)
 	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
+		return nil, err
 	}
 	if err := e.requireFresh(op, req.Path, req.Caller, req.ExpectedVersion, tf); err != nil {
 		return nil, err
@@ -72,12 +67,9 @@ type InsertRequest struct {
 // command: it needs no prior read.
 func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, error) {
 	const op = "insert"
-	if err := e.writable(op, req.Path); err != nil {
-		return nil, err
-	}
-	tf, err := e.ws.ReadText(req.Path)
+	tf, err := e.readForChange(op, req.Path, false)
 	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
+		return nil, err
 	}
 	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
 		return nil, err
