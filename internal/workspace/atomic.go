@@ -131,25 +131,6 @@ func chownLike(f *os.File, uid, gid int) error {
 	return err
 }
 
-// copyFile copies src into a new file dst (O_EXCL) with meta and fsyncs it.
-func copyFile(r *os.Root, src *os.File, dst string, meta fileMeta) error {
-	f, err := r.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, io.NewSectionReader(src, 0, 1<<62))
-	if err == nil {
-		err = finishFile(f, meta)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = r.Remove(dst)
-	}
-	return err
-}
-
 // rewriteInPlace replaces the content of the regular file rel without
 // replacing the file, so every hard link keeps seeing it. Space for growth
 // is reserved first, so ENOSPC or EDQUOT appear before any existing byte

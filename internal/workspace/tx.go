@@ -192,8 +192,8 @@ func prepareTx(p *planned) error {
 	return nil
 }
 
-// copyVerified copies src to dst like copyFile and returns the version of
-// the bytes copied.
+// copyVerified copies src into a new file dst (O_EXCL) with meta, fsyncs
+// it, and returns the version of the bytes copied.
 func copyVerified(root *os.Root, src *os.File, dst string, meta fileMeta) (string, error) {
 	h := xxh3.New128()
 	f, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
