@@ -1,0 +1,293 @@
+// Package proto holds the wire messages of the fsplane connector protocol,
+// fsplane-connector/1 (docs/connector-protocol.md): the JSON control
+// messages exchanged over the WebSocket between a hub (fsplane serve) and a
+// host (fsplane connect), the binary chunk framing, and the reassembly of
+// transfers. It is pure: no I/O, no clocks (callers pass the time), so hub,
+// host and fuzz tests share exactly the same decoding.
+package proto
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Protocol is the protocol name, also the WebSocket subprotocol.
+const Protocol = "fsplane-connector/1"
+
+// Message types.
+const (
+	TypeHello         = "hello"
+	TypeWelcome       = "welcome"
+	TypeOp            = "op"
+	TypeResult        = "result"
+	TypeCancel        = "cancel"
+	TypeTransferStart = "transfer_start"
+	TypeTransferEnd   = "transfer_end"
+	TypeTransferAbort = "transfer_abort"
+	TypeError         = "error"
+)
+
+// Operation names (docs/connector-protocol.md §3).
+const (
+	OpRead      = "read"
+	OpStat      = "stat"
+	OpList      = "list"
+	OpGrep      = "grep"
+	OpSearch    = "search"
+	OpWrite     = "write"
+	OpEdit      = "edit"
+	OpEditLines = "edit_lines"
+	OpInsert    = "insert"
+	OpPatch     = "patch"
+	OpUndo      = "undo"
+)
+
+// WriteOps are the operations a read-only host refuses.
+var WriteOps = map[string]bool{OpWrite: true, OpEdit: true, OpEditLines: true, OpInsert: true, OpPatch: true, OpUndo: true}
+
+// Mode is a host's access mode, chosen by the person at the host.
+type Mode string
+
+// The modes.
+const (
+	ReadOnly  Mode = "read_only"
+	ReadWrite Mode = "read_write"
+)
+
+// Valid reports whether m is a known mode.
+func (m Mode) Valid() bool { return m == ReadOnly || m == ReadWrite }
+
+// Capabilities says what a host executes.
+type Capabilities struct {
+	Ops      []string `json:"ops"`
+	Transfer int      `json:"transfer"` // transfer protocol version; 1
+}
+
+// Limits bound messages and transfers; each side obeys the smaller of the
+// two peers' values (see Merge).
+type Limits struct {
+	MaxMessageBytes        int64 `json:"max_message_bytes"`
+	MaxTransferBytes       int64 `json:"max_transfer_bytes"`
+	MaxConcurrentTransfers int   `json:"max_concurrent_transfers"`
+	ChunkBytes             int   `json:"chunk_bytes"`
+}
+
+// DefaultLimits are the protocol's defaults.
+var DefaultLimits = Limits{MaxMessageBytes: 1 << 20, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10}
+
+// Merge returns the smaller of each limit, ignoring unset (zero) values.
+func (l Limits) Merge(o Limits) Limits {
+	pick64 := func(a, b int64) int64 {
+		if a == 0 || (b != 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	pick := func(a, b int) int { return int(pick64(int64(a), int64(b))) }
+	return Limits{
+		MaxMessageBytes:        pick64(l.MaxMessageBytes, o.MaxMessageBytes),
+		MaxTransferBytes:       pick64(l.MaxTransferBytes, o.MaxTransferBytes),
+		MaxConcurrentTransfers: pick(l.MaxConcurrentTransfers, o.MaxConcurrentTransfers),
+		ChunkBytes:             pick(l.ChunkBytes, o.ChunkBytes),
+	}
+}
+
+// Hello announces a host; it is sent first and again on every mode change.
+type Hello struct {
+	Type         string       `json:"type"`
+	Protocol     string       `json:"protocol"`
+	Name         string       `json:"name"`
+	Roots        []string     `json:"roots"`
+	Mode         Mode         `json:"mode"`
+	Capabilities Capabilities `json:"capabilities"`
+	Limits       Limits       `json:"limits"`
+	Version      string       `json:"version"`
+}
+
+// Welcome answers the first Hello.
+type Welcome struct {
+	Type     string `json:"type"`
+	Protocol string `json:"protocol"`
+	HostID   string `json:"host_id"`
+	Limits   Limits `json:"limits"`
+	Version  string `json:"version"`
+}
+
+// Op asks the host to run one operation.
+type Op struct {
+	Type      string          `json:"type"`
+	OpID      string          `json:"op_id"`
+	Op        string          `json:"op"`
+	Path      string          `json:"path"`
+	Caller    string          `json:"caller,omitempty"`
+	TimeoutMS int64           `json:"timeout_ms,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+}
+
+// Result is an operation's outcome.
+type Result struct {
+	Type   string          `json:"type"`
+	OpID   string          `json:"op_id"`
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// Error is a failed operation, in fsplane's stable codes.
+type Error struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Hint    string         `json:"hint,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Cancel withdraws an operation (it timed out at the hub).
+type Cancel struct {
+	Type string `json:"type"`
+	OpID string `json:"op_id"`
+}
+
+// TransferStart begins a transfer of one large message.
+type TransferStart struct {
+	Type       string `json:"type"`
+	TransferID uint32 `json:"transfer_id"`
+	OpID       string `json:"op_id"`
+	Kind       string `json:"kind"` // the wrapped message's type: op or result
+	TotalBytes int64  `json:"total_bytes"`
+	SHA256     string `json:"sha256"`
+}
+
+// TransferEnd completes a transfer.
+type TransferEnd struct {
+	Type       string `json:"type"`
+	TransferID uint32 `json:"transfer_id"`
+}
+
+// TransferAbort discards a transfer.
+type TransferAbort struct {
+	Type       string `json:"type"`
+	TransferID uint32 `json:"transfer_id"`
+	OpID       string `json:"op_id,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// ErrorMsg reports a problem with a message rather than an operation.
+type ErrorMsg struct {
+	Type    string         `json:"type"`
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// ErrUnknownType is returned (wrapped) by Decode for a message type this
+// version does not know; peers answer it with an ErrorMsg and go on.
+var ErrUnknownType = errors.New("unknown message type")
+
+// Decode parses one text frame into its message type (*Hello, *Op, …),
+// checking the fields every message of that type must have.
+func Decode(frame []byte) (any, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(frame, &head); err != nil {
+		return nil, fmt.Errorf("connector: malformed message: %w", err)
+	}
+	var msg any
+	switch head.Type {
+	case TypeHello:
+		msg = &Hello{}
+	case TypeWelcome:
+		msg = &Welcome{}
+	case TypeOp:
+		msg = &Op{}
+	case TypeResult:
+		msg = &Result{}
+	case TypeCancel:
+		msg = &Cancel{}
+	case TypeTransferStart:
+		msg = &TransferStart{}
+	case TypeTransferEnd:
+		msg = &TransferEnd{}
+	case TypeTransferAbort:
+		msg = &TransferAbort{}
+	case TypeError:
+		msg = &ErrorMsg{}
+	default:
+		return nil, fmt.Errorf("connector: %w %q", ErrUnknownType, head.Type)
+	}
+	if err := json.Unmarshal(frame, msg); err != nil {
+		return nil, fmt.Errorf("connector: malformed %s message: %w", head.Type, err)
+	}
+	if err := validate(msg); err != nil {
+		return nil, fmt.Errorf("connector: invalid %s message: %w", head.Type, err)
+	}
+	return msg, nil
+}
+
+func validate(msg any) error {
+	switch m := msg.(type) {
+	case *Hello:
+		if m.Protocol != Protocol {
+			return fmt.Errorf("protocol %q, want %q", m.Protocol, Protocol)
+		}
+		if m.Name == "" || len(m.Roots) == 0 || !m.Mode.Valid() {
+			return errors.New("needs name, roots and mode read_only or read_write")
+		}
+	case *Welcome:
+		if m.HostID == "" {
+			return errors.New("needs host_id")
+		}
+	case *Op:
+		if m.OpID == "" || m.Op == "" {
+			return errors.New("needs op_id and op")
+		}
+	case *Result:
+		if m.OpID == "" {
+			return errors.New("needs op_id")
+		}
+		if !m.OK && m.Error == nil {
+			return errors.New("a failed result needs error")
+		}
+	case *Cancel:
+		if m.OpID == "" {
+			return errors.New("needs op_id")
+		}
+	case *TransferStart:
+		if m.Kind != TypeOp && m.Kind != TypeResult {
+			return fmt.Errorf("kind %q, want op or result", m.Kind)
+		}
+		if m.TotalBytes < 0 || len(m.SHA256) != 64 {
+			return errors.New("needs total_bytes >= 0 and a 64-hex sha256")
+		}
+	}
+	return nil
+}
+
+// Encode renders msg (one of this package's message types) as a text
+// frame, setting its type field.
+func Encode(msg any) ([]byte, error) {
+	switch m := msg.(type) {
+	case *Hello:
+		m.Type, m.Protocol = TypeHello, Protocol
+	case *Welcome:
+		m.Type, m.Protocol = TypeWelcome, Protocol
+	case *Op:
+		m.Type = TypeOp
+	case *Result:
+		m.Type = TypeResult
+	case *Cancel:
+		m.Type = TypeCancel
+	case *TransferStart:
+		m.Type = TypeTransferStart
+	case *TransferEnd:
+		m.Type = TypeTransferEnd
+	case *TransferAbort:
+		m.Type = TypeTransferAbort
+	case *ErrorMsg:
+		m.Type = TypeError
+	default:
+		return nil, fmt.Errorf("connector: cannot encode %T", msg)
+	}
+	return json.Marshal(msg)
+}

@@ -1,0 +1,158 @@
+package proto
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// chunkHeader is the binary frame header: transfer id and chunk index.
+const chunkHeader = 8
+
+// IdleTimeout is how long a transfer may go without a frame.
+const IdleTimeout = 30 * time.Second
+
+// EncodeChunk renders one binary frame.
+func EncodeChunk(id, index uint32, payload []byte) []byte {
+	b := make([]byte, chunkHeader+len(payload))
+	binary.BigEndian.PutUint32(b[0:4], id)
+	binary.BigEndian.PutUint32(b[4:8], index)
+	copy(b[chunkHeader:], payload)
+	return b
+}
+
+// DecodeChunk parses one binary frame. The payload aliases frame.
+func DecodeChunk(frame []byte) (id, index uint32, payload []byte, err error) {
+	if len(frame) < chunkHeader {
+		return 0, 0, nil, fmt.Errorf("connector: binary frame of %d bytes is shorter than its %d-byte header", len(frame), chunkHeader)
+	}
+	return binary.BigEndian.Uint32(frame[0:4]), binary.BigEndian.Uint32(frame[4:8]), frame[chunkHeader:], nil
+}
+
+// Digest returns the lowercase hex SHA-256 of b, as TransferStart carries.
+func Digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// Split cuts data into the frames of one transfer: a start message, the
+// binary chunks, an end message.
+func Split(id uint32, opID, kind string, data []byte, chunk int) (*TransferStart, [][]byte, *TransferEnd) {
+	if chunk <= 0 {
+		chunk = DefaultLimits.ChunkBytes
+	}
+	start := &TransferStart{TransferID: id, OpID: opID, Kind: kind, TotalBytes: int64(len(data)), SHA256: Digest(data)}
+	var frames [][]byte
+	for i := 0; i*chunk < len(data); i++ {
+		end := min((i+1)*chunk, len(data))
+		frames = append(frames, EncodeChunk(id, uint32(i), data[i*chunk:end]))
+	}
+	return start, frames, &TransferEnd{TransferID: id}
+}
+
+// Errors of inbound transfers; each aborts the transfer.
+var (
+	ErrTooManyTransfers = errors.New("too many concurrent transfers")
+	ErrTransferTooLarge = errors.New("transfer exceeds the size limit")
+	ErrUnknownTransfer  = errors.New("unknown transfer")
+)
+
+// Assembler reassembles the inbound transfers of one connection. It is
+// not safe for concurrent use: the connection's reader owns it.
+type Assembler struct {
+	limits Limits
+	open   map[uint32]*inbound
+}
+
+type inbound struct {
+	start TransferStart
+	data  []byte
+	next  uint32
+	last  time.Time
+}
+
+// NewAssembler returns an assembler enforcing limits.
+func NewAssembler(limits Limits) *Assembler {
+	return &Assembler{limits: DefaultLimits.Merge(limits), open: map[uint32]*inbound{}}
+}
+
+// Start opens a transfer; on error the caller answers TransferAbort.
+func (a *Assembler) Start(ts TransferStart, now time.Time) error {
+	if _, dup := a.open[ts.TransferID]; dup {
+		return fmt.Errorf("transfer %d is already open", ts.TransferID)
+	}
+	if len(a.open) >= a.limits.MaxConcurrentTransfers {
+		return fmt.Errorf("%w (at most %d)", ErrTooManyTransfers, a.limits.MaxConcurrentTransfers)
+	}
+	if ts.TotalBytes > a.limits.MaxTransferBytes {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTransferTooLarge, ts.TotalBytes, a.limits.MaxTransferBytes)
+	}
+	a.open[ts.TransferID] = &inbound{start: ts, data: make([]byte, 0, ts.TotalBytes), last: now}
+	return nil
+}
+
+// Chunk adds one binary frame's payload. On error the transfer is dropped
+// and the caller answers TransferAbort.
+func (a *Assembler) Chunk(id, index uint32, payload []byte, now time.Time) error {
+	t, ok := a.open[id]
+	if !ok {
+		return fmt.Errorf("%w %d", ErrUnknownTransfer, id)
+	}
+	switch {
+	case index != t.next:
+		delete(a.open, id)
+		return fmt.Errorf("chunk index %d arrived; expected %d", index, t.next)
+	case int64(len(t.data)+len(payload)) > t.start.TotalBytes:
+		delete(a.open, id)
+		return fmt.Errorf("transfer %d sent more than its %d bytes", id, t.start.TotalBytes)
+	}
+	t.data = append(t.data, payload...)
+	t.next++
+	t.last = now
+	return nil
+}
+
+// End completes a transfer, checking its size and SHA-256, and returns the
+// start message and the reassembled bytes.
+func (a *Assembler) End(id uint32) (TransferStart, []byte, error) {
+	t, ok := a.open[id]
+	if !ok {
+		return TransferStart{}, nil, fmt.Errorf("%w %d", ErrUnknownTransfer, id)
+	}
+	delete(a.open, id)
+	if int64(len(t.data)) != t.start.TotalBytes {
+		return t.start, nil, fmt.Errorf("transfer %d ended after %d of %d bytes", id, len(t.data), t.start.TotalBytes)
+	}
+	if Digest(t.data) != t.start.SHA256 {
+		return t.start, nil, errors.New("transfer SHA-256 mismatch")
+	}
+	return t.start, t.data, nil
+}
+
+// Abort drops a transfer and returns its start message, if it was open.
+func (a *Assembler) Abort(id uint32) (TransferStart, bool) {
+	t, ok := a.open[id]
+	delete(a.open, id)
+	if !ok {
+		return TransferStart{}, false
+	}
+	return t.start, true
+}
+
+// Expired drops and returns the transfers idle for longer than IdleTimeout.
+func (a *Assembler) Expired(now time.Time) []TransferStart {
+	var out []TransferStart
+	for id, t := range a.open {
+		if now.Sub(t.last) > IdleTimeout {
+			out = append(out, t.start)
+			delete(a.open, id)
+		}
+	}
+	return out
+}
+
+// Open returns the number of transfers in progress.
+func (a *Assembler) Open() int { return len(a.open) }
