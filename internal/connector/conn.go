@@ -1,0 +1,261 @@
+// Package connector carries fsplane's connector protocol
+// (docs/connector-protocol.md) over a WebSocket. Conn is the transport both
+// sides share: it sends messages (as one text frame, or as a transfer of
+// binary chunks when larger than the negotiated limit), reads frames,
+// reassembles transfers and keeps the connection alive with pings. The hub
+// (package hub) and the host (package host) build on it.
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector/proto"
+)
+
+// Keepalive timing: a ping every PingInterval; a peer silent for
+// PingTimeout is gone.
+const (
+	PingInterval = 15 * time.Second
+	PingTimeout  = 45 * time.Second
+)
+
+// Conn is one end of a connector WebSocket.
+//
+// Concurrency: Send may be called from any goroutine; Run must be called
+// once and owns reading. Close may be called any time, more than once, and
+// unblocks Run.
+type Conn struct {
+	ws     *websocket.Conn
+	limits atomic.Pointer[proto.Limits]
+	nextID atomic.Uint32
+	out    chan struct{} // outbound transfer slots
+	onAbrt func(proto.TransferAbort)
+	closed chan struct{}
+	once   sync.Once
+}
+
+// New wraps ws. limits are this side's own; Negotiate lowers them to the
+// peer's once known.
+func New(ws *websocket.Conn, limits proto.Limits) *Conn {
+	l := proto.DefaultLimits.Merge(limits)
+	c := &Conn{ws: ws, out: make(chan struct{}, l.MaxConcurrentTransfers), closed: make(chan struct{})}
+	c.limits.Store(&l)
+	// A transfer chunk plus its header, or a message up to the limit,
+	// must fit one read.
+	ws.SetReadLimit(max(l.MaxMessageBytes, int64(l.ChunkBytes)) + 64<<10)
+	return c
+}
+
+// Limits returns the limits in force.
+func (c *Conn) Limits() proto.Limits { return *c.limits.Load() }
+
+// Negotiate applies the smaller of this side's and the peer's limits.
+func (c *Conn) Negotiate(peer proto.Limits) {
+	l := c.Limits().Merge(peer)
+	c.limits.Store(&l)
+}
+
+// Send delivers msg (a *proto.Op, *proto.Result, …). A message whose
+// encoding exceeds MaxMessageBytes moves as a transfer; at most
+// MaxConcurrentTransfers of those are in flight, and Send waits for a slot
+// (or ctx).
+func (c *Conn) Send(ctx context.Context, msg any) error {
+	b, err := proto.Encode(msg)
+	if err != nil {
+		return err
+	}
+	l := c.Limits()
+	if int64(len(b)) <= l.MaxMessageBytes {
+		return c.ws.Write(ctx, websocket.MessageText, b)
+	}
+	if int64(len(b)) > l.MaxTransferBytes {
+		return fmt.Errorf("connector: message of %d bytes exceeds the %d-byte transfer limit", len(b), l.MaxTransferBytes)
+	}
+	select {
+	case c.out <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return errors.New("connector: connection closed")
+	}
+	defer func() { <-c.out }()
+	kind, opID := proto.TypeOp, ""
+	switch m := msg.(type) {
+	case *proto.Op:
+		opID = m.OpID
+	case *proto.Result:
+		kind, opID = proto.TypeResult, m.OpID
+	}
+	start, frames, end := proto.Split(c.nextID.Add(1), opID, kind, b, l.ChunkBytes)
+	if err := c.sendText(ctx, start); err != nil {
+		return err
+	}
+	for _, f := range frames {
+		if err := c.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
+			return err
+		}
+	}
+	return c.sendText(ctx, end)
+}
+
+func (c *Conn) sendText(ctx context.Context, msg any) error {
+	b, err := proto.Encode(msg)
+	if err != nil {
+		return err
+	}
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// Handler receives each complete message Run reads: decoded messages of
+// the protocol (transfers already reassembled), in arrival order, on Run's
+// goroutine. It must not block for long; long work goes to a goroutine.
+type Handler func(msg any)
+
+// Run reads until the connection ends or ctx is done, pinging the peer
+// meanwhile. Malformed messages are answered with an error message and
+// skipped; transfer failures are answered with transfer_abort (and passed
+// to OnAbort so a waiting operation can fail). It returns why reading
+// stopped.
+func (c *Conn) Run(ctx context.Context, handle Handler) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go c.keepalive(ctx)
+	asm := proto.NewAssembler(c.Limits())
+	expire := time.NewTicker(time.Second)
+	defer expire.Stop()
+	type frame struct {
+		typ  websocket.MessageType
+		data []byte
+		err  error
+	}
+	frames := make(chan frame)
+	go func() {
+		for {
+			typ, data, err := c.ws.Read(ctx)
+			select {
+			case frames <- frame{typ, data, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return errors.New("connector: connection closed")
+		case now := <-expire.C:
+			for _, ts := range asm.Expired(now) {
+				c.abort(ctx, ts, "transfer idle for 30 s")
+			}
+		case f := <-frames:
+			if f.err != nil {
+				c.closeNow()
+				return f.err
+			}
+			if f.typ == websocket.MessageBinary {
+				id, idx, payload, err := proto.DecodeChunk(f.data)
+				if err == nil {
+					err = asm.Chunk(id, idx, payload, time.Now())
+				}
+				if err != nil {
+					ts, _ := asm.Abort(id)
+					ts.TransferID = id
+					c.abort(ctx, ts, err.Error())
+				}
+				continue
+			}
+			msg, err := proto.Decode(f.data)
+			if err != nil {
+				_ = c.sendText(ctx, &proto.ErrorMsg{Code: "bad_message", Message: err.Error()})
+				continue
+			}
+			switch m := msg.(type) {
+			case *proto.TransferStart:
+				if err := asm.Start(*m, time.Now()); err != nil {
+					c.abort(ctx, *m, err.Error())
+				}
+			case *proto.TransferEnd:
+				ts, data, err := asm.End(m.TransferID)
+				if err != nil {
+					c.abort(ctx, ts, err.Error())
+					continue
+				}
+				inner, err := proto.Decode(data)
+				if err != nil {
+					c.abort(ctx, ts, err.Error())
+					continue
+				}
+				handle(inner)
+			case *proto.TransferAbort:
+				asm.Abort(m.TransferID)
+				handle(m)
+			default:
+				handle(msg)
+			}
+		}
+	}
+}
+
+// abort tells the peer a transfer failed and tells our own side, so an
+// operation waiting for the transferred message fails instead of hanging.
+func (c *Conn) abort(ctx context.Context, ts proto.TransferStart, reason string) {
+	msg := proto.TransferAbort{TransferID: ts.TransferID, OpID: ts.OpID, Reason: reason}
+	_ = c.sendText(ctx, &msg)
+	if c.onAbrt != nil {
+		c.onAbrt(msg)
+	}
+}
+
+// OnAbort registers f to learn of transfers this side aborted (call before
+// Run).
+func (c *Conn) OnAbort(f func(proto.TransferAbort)) { c.onAbrt = f }
+
+func (c *Conn) keepalive(ctx context.Context) {
+	t := time.NewTicker(PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, PingTimeout)
+			err := c.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				c.Close()
+				return
+			}
+		}
+	}
+}
+
+// Close ends the connection.
+func (c *Conn) Close() {
+	c.once.Do(func() {
+		close(c.closed)
+		_ = c.ws.Close(websocket.StatusNormalClosure, "")
+	})
+}
+
+// closeNow drops a connection that already failed, without a handshake.
+func (c *Conn) closeNow() {
+	c.once.Do(func() {
+		close(c.closed)
+		_ = c.ws.CloseNow()
+	})
+}
+
+// Done is closed when the connection is closed.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
