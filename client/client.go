@@ -18,6 +18,7 @@ type Client struct {
 	base   *url.URL
 	hc     *http.Client
 	apiKey string
+	prefix string // "/v2/hosts/{host}" for a host client: /v2/fs/* routes go there
 }
 
 // Option configures a Client.
@@ -93,6 +94,11 @@ type wire struct {
 // discard). query, when not nil, is a struct encoded by its json tags.
 func (c *Client) call(ctx context.Context, method, path string, query, body, out any) (hint string, err error) {
 	u := *c.base
+	if c.prefix != "" {
+		if rest, ok := strings.CutPrefix(path, "/v2/fs/"); ok {
+			path = c.prefix + "/fs/" + rest
+		}
+	}
 	u.Path += path
 	if query != nil {
 		u.RawQuery = encodeQuery(query).Encode()

@@ -87,3 +87,23 @@ func (c *Client) Delete(ctx context.Context, req DeleteRequest) (*DeleteResult, 
 func (c *Client) UndoHistory(ctx context.Context, path string) (*UndoHistory, error) {
 	return do[UndoHistory](ctx, c, "GET", "/v2/fs/undo", UndoHistoryQuery{Path: path}, nil)
 }
+
+// Hosts lists the connected hosts (GET /v2/hosts).
+func (c *Client) Hosts(ctx context.Context) (*HostList, error) {
+	return do[HostList](ctx, c, "GET", "/v2/hosts", nil, nil)
+}
+
+// Host returns a client whose file methods (Read, Write, Edit, Patch,
+// Stat, List) address the connected host named host ("-" for the only
+// one) through /v2/hosts/{host}/fs/*.
+func (c *Client) Host(host string) *Client {
+	cc := *c
+	cc.prefix = "/v2/hosts/" + host
+	return &cc
+}
+
+// TextEditor calls Agent Zero's text_editor_remote on a host
+// (POST /v2/hosts/{host}/text_editor).
+func (c *Client) TextEditor(ctx context.Context, host string, req TextEditorRequest) (*TextEditorResult, error) {
+	return do[TextEditorResult](ctx, c, "POST", "/v2/hosts/"+host+"/text_editor", nil, req)
+}

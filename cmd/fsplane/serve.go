@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fsplane/fsplane/internal/connector/hub"
 	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/workspace"
@@ -20,8 +21,10 @@ import (
 
 type serveConfig struct {
 	listen, apiKey, stateDir, defaultUser, surface string
-	roots                                          []string
+	connectorToken                                 string
+	allowOrigins, roots                            []string
 	insecureNoAuth                                 bool
+	opTimeout                                      time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -56,6 +59,9 @@ API key (or --insecure-no-auth). Paths are confined to the roots; use
 	f.StringVar(&c.defaultUser, "default-user", envOr("FSPLANE_DEFAULT_USER", os.Getenv("AIO_DEFAULT_USER")), "account that owns new files when a request names none")
 	f.StringVar(&c.surface, "api-surface", envOr("FSPLANE_API_SURFACE", "full"), "full (v1 and v2) or v2")
 	f.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback address without an API key")
+	f.StringVar(&c.connectorToken, "connector-token", envOr("FSPLANE_CONNECTOR_TOKEN", ""), "token hosts (fsplane connect) authenticate with; default the API key; without either, no host can connect")
+	f.StringArrayVar(&c.allowOrigins, "connector-allow-origin", nil, "browser origin allowed to connect hosts (repeatable; none by default)")
+	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
 	return cmd
 }
 
@@ -107,14 +113,24 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		}
 	}
 	eng := ops.New(ws, ops.Options{Logger: log, DefaultUser: c.defaultUser})
-	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log})
+	token := c.connectorToken
+	if token == "" {
+		token = c.apiKey
+	}
+	h := hub.New(hub.Options{Token: token, AllowedOrigins: c.allowOrigins, Timeout: c.opTimeout, Version: buildVersion(), Logger: log})
+	defer h.Close()
+	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}
 	}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	// Watchers end with the server: their long polls and event streams
+	// would otherwise keep Shutdown waiting.
+	defer eng.Close()
+	srv.RegisterOnShutdown(func() { _ = eng.Close() })
 	log.Info("Serving", "addr", "http://"+ln.Addr().String(), "roots", strings.Join(ws.Roots(), ","),
-		"auth", c.apiKey != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())
+		"auth", c.apiKey != "", "hosts", token != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

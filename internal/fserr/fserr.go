@@ -58,6 +58,12 @@ const (
 	Conflict Code = "conflict"
 	// IOError: any other I/O failure.
 	IOError Code = "io_error"
+	// Unavailable: the target (a connected host) is not there; retry when
+	// it is.
+	Unavailable Code = "unavailable"
+	// Timeout: the target did not answer in time. The operation may still
+	// have completed: re-read before retrying.
+	Timeout Code = "timeout"
 )
 
 // Error is fsplane's error. The zero value is not useful; use New or FromOS.

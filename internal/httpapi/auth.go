@@ -12,6 +12,10 @@ var publicPaths = map[string]bool{
 	"/openapi.json": true, "/v1/openapi.json": true, "/v2/openapi.json": true,
 }
 
+// selfAuthenticated paths check their own credentials: the connector
+// endpoint takes the connector token, which may differ from the API key.
+var selfAuthenticated = map[string]bool{"/v2/connector": true}
+
 // requireKey rejects requests without the API key (when one is set) before
 // any handler runs, WebSocket upgrades included. The key is accepted as
 // "Authorization: Bearer", "x-api-key" or "?api_key=", compared in
@@ -22,7 +26,7 @@ func requireKey(key string, next http.Handler) http.Handler {
 	}
 	want := []byte(key)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if publicPaths[r.URL.Path] || keyMatches(r, want) {
+		if publicPaths[r.URL.Path] || selfAuthenticated[r.URL.Path] || keyMatches(r, want) {
 			next.ServeHTTP(w, r)
 			return
 		}

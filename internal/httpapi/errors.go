@@ -28,6 +28,8 @@ var codeStatus = map[fserr.Code]int{
 	fserr.TooLarge:           http.StatusRequestEntityTooLarge,
 	fserr.NoSpaceLeft:        http.StatusInsufficientStorage,
 	fserr.IOError:            http.StatusInternalServerError,
+	fserr.Unavailable:        http.StatusServiceUnavailable,
+	fserr.Timeout:            http.StatusGatewayTimeout,
 }
 
 // exceptionType names the Python exception AIO reports for a code, so

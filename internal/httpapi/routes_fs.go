@@ -55,7 +55,12 @@ func isoTime(t time.Time) *string {
 }
 
 func (s *Server) stat(w http.ResponseWriter, r *http.Request, p plane, path string, follow bool) {
-	res, err := s.eng.Stat(r.Context(), ops.StatRequest{Path: path, FollowSymlinks: follow})
+	eng, err := s.engineFor(r)
+	if err != nil {
+		fail(w, p, "stat", path, err)
+		return
+	}
+	res, err := eng.Stat(r.Context(), ops.StatRequest{Path: path, FollowSymlinks: follow})
 	if err != nil {
 		fail(w, p, "stat", path, err)
 		return
@@ -90,7 +95,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p plane, lp client
 	if lp.MaxDepth != nil {
 		req.MaxDepth = *lp.MaxDepth
 	}
-	res, err := s.eng.List(r.Context(), req)
+	eng, err := s.engineFor(r)
+	if err != nil {
+		fail(w, p, "list", lp.Path, err)
+		return
+	}
+	res, err := eng.List(r.Context(), req)
 	if err != nil {
 		fail(w, p, "list", lp.Path, err)
 		return

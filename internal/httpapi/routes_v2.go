@@ -54,16 +54,20 @@ func (s *Server) v2Read(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) read(r *http.Request, path string, start, end *int) (*client.ReadResult, error) {
+	eng, err := s.engineFor(r)
+	if err != nil {
+		return nil, err
+	}
 	from, to := readRange(start, end)
 	if to == -2 || (start != nil && end != nil && *end <= *start) {
 		// An empty range still checks the file and reports its version.
-		res, err := s.eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: 1, LineTo: 1})
+		res, err := eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: 1, LineTo: 1})
 		if err != nil {
 			return nil, err
 		}
 		return &client.ReadResult{File: res.Path, Version: res.Version, TotalLines: res.TotalLines}, nil
 	}
-	res, err := s.eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: from, LineTo: to})
+	res, err := eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: from, LineTo: to})
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +134,12 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 		invalid(w, errs)
 		return
 	}
-	res, err := s.eng.Patch(r.Context(), ops.PatchRequest{Patch: b.Patch, Path: b.Path, DryRun: b.DryRun, Diff: b.Diff, ExpectedVersions: b.ExpectedVersions})
+	eng, err := s.engineFor(r)
+	if err != nil {
+		fail(w, v2, "patch", b.Path, err)
+		return
+	}
+	res, err := eng.Patch(r.Context(), ops.PatchRequest{Patch: b.Patch, Path: b.Path, DryRun: b.DryRun, Diff: b.Diff, ExpectedVersions: b.ExpectedVersions})
 	if err != nil {
 		fail(w, v2, "patch", b.Path, err)
 		return

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"log/slog"
+
+	"github.com/fsplane/fsplane/internal/connector/hub"
 	"net/http"
 	"reflect"
 	"strings"
@@ -20,11 +22,15 @@ type Options struct {
 	// Version is reported by /health, /v2/sandbox and the OpenAPI document.
 	Version string
 	Logger  *slog.Logger
+	// Hub, when set, accepts hosts on /v2/connector and serves the
+	// /v2/hosts routes for them.
+	Hub *hub.Hub
 }
 
 // Server is the HTTP front. It is safe for concurrent use.
 type Server struct {
 	eng     *ops.Engine
+	hub     *hub.Hub
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -60,10 +66,15 @@ func New(eng *ops.Engine, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: eng, opts: opts, log: log.With("component", "http"), mux: http.NewServeMux(), started: time.Now()}
+	s := &Server{eng: eng, hub: opts.Hub, opts: opts, log: log.With("component", "http"), mux: http.NewServeMux(), started: time.Now()}
 	s.metaRoutes()
 	s.v2Routes()
 	s.fsRoutes()
+	s.transferRoutes()
+	s.watchRoutes()
+	if opts.Hub != nil {
+		s.hostRoutes()
+	}
 	if opts.Surface != "v2" {
 		s.v1Routes()
 	}

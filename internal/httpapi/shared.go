@@ -68,6 +68,10 @@ func contentBytes(p writeParams) ([]byte, error) {
 }
 
 func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, error) {
+	eng, err := s.engineFor(r)
+	if err != nil {
+		return nil, err
+	}
 	if p.Encoding == "" {
 		p.Encoding = "utf-8"
 	}
@@ -75,7 +79,7 @@ func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, err
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion, User: p.User})
+	res, err := eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion, User: p.User})
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +120,10 @@ func strp(s string) *string { return &s }
 // editor runs one str_replace_editor command; the string is a notice for
 // the envelope's hint (the file changed since the caller's last read).
 func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, string, error) {
+	eng, err := s.engineFor(r)
+	if err != nil {
+		return nil, "", err
+	}
 	ctx := r.Context()
 	switch p.Command {
 	case "str_replace":
@@ -127,7 +135,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 			newStr = *p.NewStr
 		}
 		strict := p.Match != "tolerant"
-		res, err := s.eng.Edit(ctx, ops.EditRequest{Path: p.Path, Old: *p.OldStr, New: newStr,
+		res, err := eng.Edit(ctx, ops.EditRequest{Path: p.Path, Old: *p.OldStr, New: newStr,
 			Mode: replaceModes[strings.ToUpper(p.ReplaceMode)], Strict: strict, ExpectedVersion: p.ExpectedVersion})
 		if err != nil {
 			return nil, "", aioEditError(err, strict)
@@ -144,7 +152,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		if p.NewStr == nil {
 			return nil, "", fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `new_str` is required for command: insert")
 		}
-		res, err := s.eng.Insert(ctx, ops.InsertRequest{Path: p.Path, After: *p.InsertLine, Text: *p.NewStr, ExpectedVersion: p.ExpectedVersion})
+		res, err := eng.Insert(ctx, ops.InsertRequest{Path: p.Path, After: *p.InsertLine, Text: *p.NewStr, ExpectedVersion: p.ExpectedVersion})
 		if err != nil {
 			return nil, "", err
 		}
@@ -154,14 +162,14 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine,
 		}, "", nil
 	case "undo_edit":
-		res, err := s.eng.Undo(ctx, ops.UndoRequest{Path: p.Path})
+		res, err := eng.Undo(ctx, ops.UndoRequest{Path: p.Path})
 		if err != nil {
 			return nil, "", err
 		}
 		if res.Deleted {
 			return &client.EditorResult{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, "", nil
 		}
-		cur, err := s.eng.Read(ctx, ops.ReadRequest{Path: p.Path})
+		cur, err := eng.Read(ctx, ops.ReadRequest{Path: p.Path})
 		if err != nil {
 			return nil, "", err
 		}

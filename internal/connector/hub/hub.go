@@ -1,0 +1,412 @@
+// Package hub is the server side of the connector (fsplane serve): it
+// accepts hosts on /v2/connector, keeps the registry of connected hosts and
+// their hello, routes operations to a named host, and waits for results
+// with a deadline. See docs/connector-protocol.md.
+//
+// Routing never guesses: a call names its host (id or name), or exactly one
+// host is connected. A host that disconnects fails its pending operations
+// at once; an operation that times out is cancelled at the host and the
+// caller is told it may still have completed.
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// DefaultTimeout is how long the hub waits for an operation's result.
+const DefaultTimeout = 30 * time.Second
+
+// helloTimeout bounds the wait for a new connection's hello.
+const helloTimeout = 10 * time.Second
+
+// Options configure a Hub.
+type Options struct {
+	// Token authenticates hosts (Authorization: Bearer). Empty refuses
+	// every host: a hub without a token would let any local process pose
+	// as a person's computer.
+	Token string
+	// AllowedOrigins lists browser origins allowed to connect; requests
+	// with any other Origin header are refused.
+	AllowedOrigins []string
+	// Timeout is the default operation deadline; 0 means DefaultTimeout.
+	Timeout time.Duration
+	Version string
+	Logger  *slog.Logger
+}
+
+// Hub is the registry of connected hosts. It is safe for concurrent use.
+type Hub struct {
+	opts  Options
+	log   *slog.Logger
+	mu    sync.Mutex
+	hosts map[string]*Host // by id
+	subs  map[int]func()
+	next  int
+}
+
+// New returns a hub.
+func New(opts Options) *Hub {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{opts: opts, log: log.With("component", "hub"), hosts: map[string]*Host{}, subs: map[int]func(){}}
+}
+
+// Info describes a connected host.
+type Info struct {
+	ID           string
+	Name         string
+	Mode         proto.Mode
+	Roots        []string
+	ConnectedAt  time.Time
+	Capabilities proto.Capabilities
+	Version      string
+}
+
+// Hosts returns the connected hosts, ordered by name then id.
+func (h *Hub) Hosts() []Info {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Info, 0, len(h.hosts))
+	for _, x := range h.hosts {
+		out = append(out, x.Info())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Subscribe calls f (on its own goroutine) whenever a host connects,
+// disconnects or changes mode. The returned function unsubscribes.
+func (h *Hub) Subscribe(f func()) (cancel func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := h.next
+	h.next++
+	h.subs[id] = f
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs, id)
+	}
+}
+
+func (h *Hub) changed() {
+	h.mu.Lock()
+	subs := make([]func(), 0, len(h.subs))
+	for _, f := range h.subs {
+		subs = append(subs, f)
+	}
+	h.mu.Unlock()
+	for _, f := range subs {
+		go f()
+	}
+}
+
+// Find routes a call: name is a host id or name; "" picks the only
+// connected host. Errors list the connected hosts.
+func (h *Hub) Find(name string) (*Host, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.hosts) == 0 {
+		return nil, fserr.New(fserr.Unavailable, "route", name, "no host is connected to this hub").
+			WithHint("run `fsplane connect URL` on the computer whose files you want, then retry")
+	}
+	if name == "" {
+		if len(h.hosts) == 1 {
+			for _, x := range h.hosts {
+				return x, nil
+			}
+		}
+		return nil, fserr.New(fserr.BadRequest, "route", "", "%d hosts are connected (%s); name the host to use", len(h.hosts), h.listLocked()).
+			WithHint("pass the host's name or id")
+	}
+	if x, ok := h.hosts[name]; ok {
+		return x, nil
+	}
+	var byName []*Host
+	for _, x := range h.hosts {
+		if x.Info().Name == name {
+			byName = append(byName, x)
+		}
+	}
+	switch len(byName) {
+	case 1:
+		return byName[0], nil
+	case 0:
+		return nil, fserr.New(fserr.NotFound, "route", name, "no connected host is named %q; connected: %s", name, h.listLocked())
+	}
+	return nil, fserr.New(fserr.BadRequest, "route", name, "%d connected hosts are named %q (%s); use the host id", len(byName), name, h.listLocked())
+}
+
+func (h *Hub) listLocked() string {
+	var parts []string
+	for _, x := range h.hosts {
+		i := x.Info()
+		parts = append(parts, fmt.Sprintf("%s (id %s, %s)", i.Name, i.ID, i.Mode))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// ServeHTTP accepts a host on the connector endpoint. Authentication and
+// the origin check happen before the upgrade.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Token == "" {
+		http.Error(w, "this hub accepts no hosts: start fsplane serve with --connector-token (or --api-key)", http.StatusForbidden)
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.opts.Token)) != 1 {
+		http.Error(w, "Unauthorized: the connector token is missing or wrong", http.StatusUnauthorized)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !slices.Contains(h.opts.AllowedOrigins, o) {
+		http.Error(w, "browser origin "+o+" is not allowed to connect hosts", http.StatusForbidden)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{proto.Protocol}, InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	if ws.Subprotocol() != proto.Protocol {
+		ws.Close(websocket.StatusPolicyViolation, "use subprotocol "+proto.Protocol)
+		return
+	}
+	h.serve(r.Context(), connector.New(ws, proto.DefaultLimits))
+}
+
+func newID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
+	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}}
+	registered := false
+	deadline := time.AfterFunc(helloTimeout, func() {
+		h.mu.Lock()
+		ok := registered
+		h.mu.Unlock()
+		if !ok {
+			c.Close()
+		}
+	})
+	defer deadline.Stop()
+	c.OnAbort(func(a proto.TransferAbort) { x.fail(a.OpID, "transfer aborted: "+a.Reason) })
+	err := c.Run(ctx, func(msg any) {
+		switch m := msg.(type) {
+		case *proto.Hello:
+			first := !registered
+			x.setHello(m)
+			if first {
+				c.Negotiate(m.Limits)
+				x.mu.Lock()
+				x.info.ID, x.info.ConnectedAt = newID(), time.Now()
+				x.mu.Unlock()
+				h.mu.Lock()
+				h.hosts[x.info.ID], registered = x, true
+				h.mu.Unlock()
+				_ = c.Send(ctx, &proto.Welcome{HostID: x.info.ID, Limits: c.Limits(), Version: h.opts.Version})
+				h.log.Info("Host connected", "host", m.Name, "id", x.info.ID, "mode", m.Mode, "roots", strings.Join(m.Roots, ","))
+			} else {
+				h.log.Info("Host changed mode", "host", m.Name, "id", x.info.ID, "mode", m.Mode)
+			}
+			h.changed()
+		case *proto.Result:
+			x.deliver(m)
+		case *proto.TransferAbort:
+			x.fail(m.OpID, "transfer aborted by the host: "+m.Reason)
+		case *proto.ErrorMsg:
+			h.log.Warn("Host reported a protocol error", "id", x.info.ID, "code", m.Code, "message", m.Message)
+		}
+	})
+	c.Close()
+	h.mu.Lock()
+	if registered {
+		delete(h.hosts, x.info.ID)
+	}
+	h.mu.Unlock()
+	x.disconnected()
+	if registered {
+		h.log.Info("Host disconnected", "id", x.info.ID, "reason", err)
+		h.changed()
+	}
+}
+
+// Close disconnects every host.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	hosts := make([]*Host, 0, len(h.hosts))
+	for _, x := range h.hosts {
+		hosts = append(hosts, x)
+	}
+	h.mu.Unlock()
+	for _, x := range hosts {
+		x.conn.Close()
+	}
+}
+
+// Host is one connected host.
+type Host struct {
+	hub     *Hub
+	conn    *connector.Conn
+	mu      sync.Mutex
+	info    Info
+	pending map[string]chan *proto.Result
+	gone    bool
+}
+
+// Info returns the host's current hello.
+func (x *Host) Info() Info {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i := x.info
+	i.Roots = slices.Clone(i.Roots)
+	return i
+}
+
+func (x *Host) setHello(m *proto.Hello) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.info.Name, x.info.Mode, x.info.Roots = m.Name, m.Mode, m.Roots
+	x.info.Capabilities, x.info.Version = m.Capabilities, m.Version
+}
+
+func (x *Host) deliver(m *proto.Result) {
+	x.mu.Lock()
+	ch, ok := x.pending[m.OpID]
+	delete(x.pending, m.OpID)
+	x.mu.Unlock()
+	if ok {
+		ch <- m // buffered; a late result for a cancelled op is dropped
+	}
+}
+
+// fail ends a pending operation with a transport error.
+func (x *Host) fail(opID, reason string) {
+	x.deliver(&proto.Result{OpID: opID, Error: &proto.Error{Code: string(fserr.Unavailable), Message: reason}})
+}
+
+func (x *Host) disconnected() {
+	x.mu.Lock()
+	x.gone = true
+	pending := x.pending
+	x.pending = map[string]chan *proto.Result{}
+	x.mu.Unlock()
+	for id, ch := range pending {
+		ch <- &proto.Result{OpID: id, Error: &proto.Error{Code: string(fserr.Unavailable),
+			Message: "host disconnected before completing the operation; it may or may not have been applied: re-read before retrying"}}
+	}
+}
+
+type timeoutKey struct{}
+
+// WithTimeout overrides the operation deadline for calls made with ctx.
+func WithTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, timeoutKey{}, d)
+}
+
+// Call runs op on the host and decodes its result into out. Failures are
+// *fserr.Error: the host's own (codes as local operations), unavailable
+// when the host goes away, timeout when the deadline passes (the host is
+// sent cancel).
+func (x *Host) Call(ctx context.Context, op, path, caller string, args, out any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return fserr.New(fserr.BadRequest, op, path, "cannot encode the request: %v", err)
+	}
+	timeout := x.hub.opts.Timeout
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
+		timeout = d
+	}
+	id := newID() + newID()
+	ch := make(chan *proto.Result, 1)
+	x.mu.Lock()
+	if x.gone {
+		x.mu.Unlock()
+		return fserr.New(fserr.Unavailable, op, path, "host %s is no longer connected", x.info.Name)
+	}
+	x.pending[id] = ch
+	x.mu.Unlock()
+	msg := &proto.Op{OpID: id, Op: op, Path: path, Caller: caller, TimeoutMS: timeout.Milliseconds(), Args: raw}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := x.conn.Send(tctx, msg); err != nil {
+		x.drop(id)
+		return fserr.New(fserr.Unavailable, op, path, "could not send %s to host %s: %v", op, x.Info().Name, err)
+	}
+	select {
+	case res := <-ch:
+		return decodeResult(op, path, res, out)
+	case <-tctx.Done():
+		x.drop(id)
+		_ = x.conn.Send(context.Background(), &proto.Cancel{OpID: id})
+		if ctx.Err() != nil {
+			return fserr.New(fserr.Timeout, op, path, "the request was cancelled while host %s ran %s; it may still have completed: re-read before retrying", x.Info().Name, op)
+		}
+		return fserr.New(fserr.Timeout, op, path, "host %s did not answer %s on %s within %s; the operation may still have completed: re-read before retrying", x.Info().Name, op, path, timeout)
+	}
+}
+
+func (x *Host) drop(id string) {
+	x.mu.Lock()
+	delete(x.pending, id)
+	x.mu.Unlock()
+}
+
+func decodeResult(op, path string, res *proto.Result, out any) error {
+	if res.Error != nil {
+		e := &fserr.Error{Code: fserr.Code(res.Error.Code), Op: op, Path: path, Message: res.Error.Message, Hint: res.Error.Hint}
+		d := res.Error.Details
+		if v, ok := d["retryable"].(bool); ok {
+			e.Retryable = v
+		}
+		if v, ok := d["errno"].(float64); ok {
+			e.Errno = syscall.Errno(int(v))
+		}
+		if v, ok := d["lines"].([]any); ok {
+			for _, l := range v {
+				if n, ok := l.(float64); ok {
+					e.Lines = append(e.Lines, int(n))
+				}
+			}
+		}
+		return e
+	}
+	if out == nil || len(res.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(res.Result, out); err != nil {
+		return fserr.New(fserr.IOError, op, path, "the host's result could not be decoded: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+const token = "hub-test-token"
+
+func newHub(t *testing.T, opts Options) (*Hub, *httptest.Server) {
+	t.Helper()
+	if opts.Token == "" {
+		opts.Token = token
+	}
+	h := New(opts)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	return h, srv
+}
+
+// fakeHost is a scripted host: it answers each op with answer(op).
+type fakeHost struct {
+	conn   *connector.Conn
+	hostID string
+	mu     sync.Mutex
+	ops    []*proto.Op
+	cancel []string
+}
+
+func dial(t *testing.T, srv *httptest.Server, name string, mode proto.Mode, answer func(*proto.Op) *proto.Result) *fakeHost {
+	t.Helper()
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{proto.Protocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeHost{conn: connector.New(ws, proto.DefaultLimits)}
+	welcomed := make(chan string, 1)
+	go f.conn.Run(ctx, func(msg any) {
+		switch m := msg.(type) {
+		case *proto.Welcome:
+			welcomed <- m.HostID
+		case *proto.Op:
+			f.mu.Lock()
+			f.ops = append(f.ops, m)
+			f.mu.Unlock()
+			go func() {
+				if res := answer(m); res != nil {
+					res.OpID = m.OpID
+					_ = f.conn.Send(ctx, res)
+				}
+			}()
+		case *proto.Cancel:
+			f.mu.Lock()
+			f.cancel = append(f.cancel, m.OpID)
+			f.mu.Unlock()
+		}
+	})
+	f.hello(t, name, mode)
+	select {
+	case f.hostID = <-welcomed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no welcome")
+	}
+	t.Cleanup(f.conn.Close)
+	return f
+}
+
+func (f *fakeHost) hello(t *testing.T, name string, mode proto.Mode) {
+	t.Helper()
+	err := f.conn.Send(context.Background(), &proto.Hello{Name: name, Roots: []string{"/home/" + name}, Mode: mode,
+		Capabilities: proto.Capabilities{Ops: []string{proto.OpRead}, Transfer: 1}, Limits: proto.DefaultLimits, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ok(v any) *proto.Result {
+	b, _ := json.Marshal(v)
+	return &proto.Result{OK: true, Result: b}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestConnectAuth(t *testing.T) {
+	t.Parallel()
+	_, srv := newHub(t, Options{})
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		status int
+	}{
+		{"no token", http.Header{}, 401},
+		{"wrong token", http.Header{"Authorization": {"Bearer nope"}}, 401},
+		{"browser origin", http.Header{"Authorization": {"Bearer " + token}, "Origin": {"https://evil.example"}}, 403},
+	} {
+		_, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: tt.header, Subprotocols: []string{proto.Protocol}})
+		if err == nil || resp == nil || resp.StatusCode != tt.status {
+			t.Errorf("%s: err %v, response %v", tt.name, err, resp)
+		}
+	}
+	h := New(Options{})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v2/connector", nil))
+	if rec.Code != 403 || !strings.Contains(rec.Body.String(), "--connector-token") {
+		t.Errorf("hub without a token: %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	if _, err := h.Find(""); !fserr.Is(err, fserr.Unavailable) {
+		t.Fatalf("no hosts: %v", err)
+	}
+	answer := func(name string) func(*proto.Op) *proto.Result {
+		return func(*proto.Op) *proto.Result { return ok(ops.ReadResult{Content: name}) }
+	}
+	a := dial(t, srv, "alpha", proto.ReadOnly, answer("alpha"))
+	x, err := h.Find("")
+	if err != nil || x.Info().Name != "alpha" {
+		t.Fatalf("the only host: %v", err)
+	}
+	b := dial(t, srv, "beta", proto.ReadWrite, answer("beta"))
+	_, err = h.Find("")
+	if !fserr.Is(err, fserr.BadRequest) || !strings.Contains(err.Error(), "alpha (id "+a.hostID) || !strings.Contains(err.Error(), "beta (id "+b.hostID) {
+		t.Fatalf("two hosts, none named: %v", err)
+	}
+	if _, err := h.Find("gamma"); !fserr.Is(err, fserr.NotFound) || !strings.Contains(err.Error(), "alpha") {
+		t.Fatalf("unknown name: %v", err)
+	}
+	for _, name := range []string{"alpha", "beta", a.hostID, b.hostID} {
+		r, err := h.Remote(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Read(context.Background(), ops.ReadRequest{Path: "f.txt", Caller: "ctx1"})
+		want := r.Host().Info().Name
+		if err != nil || res.Content != want {
+			t.Fatalf("%s: %+v %v", name, res, err)
+		}
+	}
+	// Each call reached its own host only, with path and caller.
+	for _, f := range []*fakeHost{a, b} {
+		f.mu.Lock()
+		if len(f.ops) != 2 || f.ops[0].Path != "f.txt" || f.ops[0].Caller != "ctx1" || f.ops[0].Op != proto.OpRead {
+			t.Errorf("host ops: %+v", f.ops)
+		}
+		f.mu.Unlock()
+	}
+	if got := h.Hosts(); len(got) != 2 || got[0].Name != "alpha" || got[1].Mode != proto.ReadWrite {
+		t.Errorf("Hosts() = %+v", got)
+	}
+}
+
+func TestModeChangeNotifies(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	changes := make(chan struct{}, 10)
+	defer h.Subscribe(func() { changes <- struct{}{} })()
+	f := dial(t, srv, "laptop", proto.ReadOnly, func(*proto.Op) *proto.Result { return nil })
+	<-changes
+	f.hello(t, "laptop", proto.ReadWrite)
+	select {
+	case <-changes:
+	case <-time.After(time.Second):
+		t.Fatal("no notification within a second of the mode change")
+	}
+	if got := h.Hosts()[0]; got.Mode != proto.ReadWrite || got.ID != f.hostID {
+		t.Fatalf("after re-hello: %+v", got)
+	}
+	f.conn.Close()
+	waitFor(t, "disconnect", func() bool { return len(h.Hosts()) == 0 })
+}
+
+func TestHostErrorsKeepTheirCode(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	dial(t, srv, "h", proto.ReadOnly, func(*proto.Op) *proto.Result {
+		return &proto.Result{Error: &proto.Error{Code: "read_only", Message: "Writes are disabled on this host. Press F3 to switch to Read&Write.",
+			Details: map[string]any{"errno": 13.0, "lines": []any{3.0, 9.0}}}}
+	})
+	r, _ := h.Remote("")
+	_, err := r.Write(context.Background(), ops.WriteRequest{Path: "x", Content: []byte("y")})
+	e, isF := fserr.As(err)
+	if !isF || e.Code != fserr.ReadOnly || !strings.Contains(e.Message, "Press F3") || e.Errno != 13 || len(e.Lines) != 2 {
+		t.Fatalf("err %#v", err)
+	}
+}
+
+func TestTimeoutSendsCancel(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{Timeout: 100 * time.Millisecond})
+	f := dial(t, srv, "slow", proto.ReadWrite, func(*proto.Op) *proto.Result { return nil }) // never answers
+	r, _ := h.Remote("slow")
+	_, err := r.Read(context.Background(), ops.ReadRequest{Path: "big.log"})
+	if !fserr.Is(err, fserr.Timeout) || !strings.Contains(err.Error(), "may still have completed") {
+		t.Fatalf("err %v", err)
+	}
+	waitFor(t, "cancel", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.cancel) == 1 && f.cancel[0] == f.ops[0].OpID
+	})
+	// A per-call deadline overrides the hub's.
+	start := time.Now()
+	_, err = r.Read(WithTimeout(context.Background(), 300*time.Millisecond), ops.ReadRequest{Path: "big.log"})
+	if !fserr.Is(err, fserr.Timeout) || time.Since(start) < 250*time.Millisecond {
+		t.Fatalf("per-call timeout: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestDisconnectFailsPendingAtOnce(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{Timeout: time.Minute})
+	var f *fakeHost
+	f = dial(t, srv, "flaky", proto.ReadWrite, func(*proto.Op) *proto.Result {
+		f.conn.Close() // the host goes away mid-operation
+		return nil
+	})
+	r, _ := h.Remote("")
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Read(context.Background(), ops.ReadRequest{Path: "x"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !fserr.Is(err, fserr.Unavailable) || !strings.Contains(err.Error(), "disconnected") {
+			t.Fatalf("err %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pending op did not fail when its host disconnected")
+	}
+}
+
+func TestLargeResultMovesAsTransfer(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	big := strings.Repeat("0123456789abcdef", 3<<20/16) // 3 MiB
+	dial(t, srv, "big", proto.ReadWrite, func(op *proto.Op) *proto.Result {
+		var req ops.WriteRequest
+		if op.Op == proto.OpWrite {
+			if err := json.Unmarshal(op.Args, &req); err != nil || string(req.Content) != big {
+				return &proto.Result{Error: &proto.Error{Code: "io_error", Message: "write args arrived damaged"}}
+			}
+			return ok(ops.WriteResult{Bytes: len(req.Content)})
+		}
+		return ok(ops.ReadResult{Content: big})
+	})
+	r, _ := h.Remote("big")
+	res, err := r.Read(context.Background(), ops.ReadRequest{Path: "big.txt"})
+	if err != nil || res.Content != big {
+		t.Fatalf("read: %v (%d bytes)", err, len(res.Content))
+	}
+	wr, err := r.Write(context.Background(), ops.WriteRequest{Path: "big.txt", Content: []byte(big)})
+	if err != nil || wr.Bytes != len(big) {
+		t.Fatalf("write: %+v %v", wr, err)
+	}
+}

@@ -1,0 +1,80 @@
+package hub
+
+import (
+	"context"
+
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Remote runs fsplane operations on one connected host: the same methods,
+// requests and results as the local *ops.Engine, so fronts serve local and
+// remote files with the same code. Freshness is the host's, per caller.
+type Remote struct {
+	host *Host
+}
+
+// Remote returns the engine of the named host (see Find for routing).
+func (h *Hub) Remote(name string) (*Remote, error) {
+	x, err := h.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{host: x}, nil
+}
+
+// Host returns the host this engine reaches.
+func (r *Remote) Host() *Host { return r.host }
+
+func call[Res any](ctx context.Context, r *Remote, op, path, caller string, req any) (*Res, error) {
+	var out Res
+	if err := r.host.Call(ctx, op, path, caller, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Read runs ops.Engine.Read on the host.
+func (r *Remote) Read(ctx context.Context, req ops.ReadRequest) (*ops.ReadResult, error) {
+	return call[ops.ReadResult](ctx, r, proto.OpRead, req.Path, req.Caller, req)
+}
+
+// Write runs ops.Engine.Write on the host.
+func (r *Remote) Write(ctx context.Context, req ops.WriteRequest) (*ops.WriteResult, error) {
+	return call[ops.WriteResult](ctx, r, proto.OpWrite, req.Path, req.Caller, req)
+}
+
+// Edit runs ops.Engine.Edit on the host.
+func (r *Remote) Edit(ctx context.Context, req ops.EditRequest) (*ops.EditResult, error) {
+	return call[ops.EditResult](ctx, r, proto.OpEdit, req.Path, req.Caller, req)
+}
+
+// EditLines runs ops.Engine.EditLines on the host.
+func (r *Remote) EditLines(ctx context.Context, req ops.EditLinesRequest) (*ops.LinesResult, error) {
+	return call[ops.LinesResult](ctx, r, proto.OpEditLines, req.Path, req.Caller, req)
+}
+
+// Insert runs ops.Engine.Insert on the host.
+func (r *Remote) Insert(ctx context.Context, req ops.InsertRequest) (*ops.LinesResult, error) {
+	return call[ops.LinesResult](ctx, r, proto.OpInsert, req.Path, req.Caller, req)
+}
+
+// Undo runs ops.Engine.Undo on the host.
+func (r *Remote) Undo(ctx context.Context, req ops.UndoRequest) (*ops.UndoResult, error) {
+	return call[ops.UndoResult](ctx, r, proto.OpUndo, req.Path, req.Caller, req)
+}
+
+// Patch runs ops.Engine.Patch on the host.
+func (r *Remote) Patch(ctx context.Context, req ops.PatchRequest) (*ops.PatchResult, error) {
+	return call[ops.PatchResult](ctx, r, proto.OpPatch, req.Path, req.Caller, req)
+}
+
+// Stat runs ops.Engine.Stat on the host.
+func (r *Remote) Stat(ctx context.Context, req ops.StatRequest) (*ops.StatResult, error) {
+	return call[ops.StatResult](ctx, r, proto.OpStat, req.Path, "", req)
+}
+
+// List runs ops.Engine.List on the host.
+func (r *Remote) List(ctx context.Context, req ops.ListRequest) (*ops.ListResult, error) {
+	return call[ops.ListResult](ctx, r, proto.OpList, req.Path, "", req)
+}

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/connector/hub"
+)
+
+// hostRoutes registers the hub: /v2/connector for hosts, /v2/hosts for
+// agents, and every file route again under /v2/hosts/{host}/fs/, served by
+// the same handlers through the host's engine (engineFor).
+func (s *Server) hostRoutes() {
+	s.handle(route{Method: "GET", Path: "/v2/connector", Summary: "WebSocket for `fsplane connect` hosts (docs/connector-protocol.md); authenticated with the connector token", Tag: "hosts", Raw: "application/octet-stream"},
+		s.hub.ServeHTTP)
+	s.handle(route{Method: "GET", Path: "/v2/hosts", Summary: "Connected hosts", Tag: "hosts", Data: typeOf[client.HostList]()}, s.listHosts)
+	const p = "/v2/hosts/{host}"
+	s.handle(route{Method: "GET", Path: p + "/fs/read", Summary: "Read a text file on a host (as GET /v2/fs/read)", Tag: "hosts",
+		Query: typeOf[client.ReadQuery](), Data: typeOf[client.ReadResult](), Statuses: hostStatuses}, s.hostCall(s.v2Read))
+	s.handle(route{Method: "POST", Path: p + "/fs/write", Summary: "Write a file on a host (as POST /v2/fs/write)", Tag: "hosts",
+		Body: typeOf[client.WriteRequest](), Data: typeOf[client.WriteResult](), Statuses: hostStatuses}, s.hostCall(s.v2Write))
+	s.handle(route{Method: "POST", Path: p + "/fs/edit", Summary: "Edit a file on a host (as POST /v2/fs/edit)", Tag: "hosts",
+		Body: typeOf[client.EditRequest](), Data: typeOf[client.EditorResult](), Statuses: hostStatuses}, s.hostCall(s.v2Edit))
+	s.handle(route{Method: "POST", Path: p + "/fs/patch", Summary: "Patch files on a host (as POST /v2/fs/patch)", Tag: "hosts",
+		Body: typeOf[client.PatchRequest](), Data: typeOf[client.PatchResult](), Statuses: hostStatuses}, s.hostCall(s.v2Patch))
+	s.handle(route{Method: "GET", Path: p + "/fs/stat", Summary: "Describe a path on a host (as GET /v2/fs/stat)", Tag: "hosts",
+		Query: typeOf[client.StatQuery](), Data: typeOf[client.StatResult](), Statuses: hostStatuses}, s.hostCall(s.v2Stat))
+	s.handle(route{Method: "GET", Path: p + "/fs/list", Summary: "List a directory on a host (as GET /v2/fs/list)", Tag: "hosts",
+		Query: typeOf[client.ListQuery](), Data: typeOf[client.ListResult](), Statuses: hostStatuses}, s.hostCall(s.v2List))
+	s.handle(route{Method: "POST", Path: p + "/text_editor", Summary: "Agent Zero's text_editor_remote on a host: read, write or patch", Tag: "hosts",
+		Body: typeOf[client.TextEditorRequest](), Data: typeOf[client.TextEditorResult](), Statuses: hostStatuses}, s.hostCall(s.textEditor))
+}
+
+// hostStatuses are the failures a host call adds to the local ones.
+var hostStatuses = []int{400, 403, 404, 409, 503, 504}
+
+// hostCall applies the per-call deadline (?timeout=seconds) to a host
+// route.
+func (s *Server) hostCall(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if t := r.URL.Query().Get("timeout"); t != "" {
+			sec, err := strconv.ParseFloat(t, 64)
+			if err != nil || sec <= 0 || sec > 3600 {
+				invalid(w, []client.ValidationError{{Location: []string{"query", "timeout"}, Message: "timeout must be a number of seconds in (0, 3600]", Type: "type_error.number"}})
+				return
+			}
+			r = r.WithContext(hub.WithTimeout(r.Context(), time.Duration(sec*float64(time.Second))))
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) listHosts(w http.ResponseWriter, r *http.Request) {
+	out := client.HostList{Hosts: []client.HostInfo{}}
+	for _, h := range s.hub.Hosts() {
+		out.Hosts = append(out.Hosts, client.HostInfo{
+			ID: h.ID, Name: h.Name, Mode: string(h.Mode), Roots: h.Roots,
+			ConnectedAt: h.ConnectedAt.UTC().Format(time.RFC3339Nano), Capabilities: h.Capabilities.Ops, Version: h.Version,
+		})
+	}
+	ok(w, "Operation successful", out)
+}
