@@ -19,7 +19,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newApplyCmd(), newVersionCmd(), newGrepCmd(), newFilesCmd(), newMCPCmd(), newConnectCmd())
 	return root
 }
 

@@ -26,6 +26,10 @@ const (
 	PingTimeout  = 45 * time.Second
 )
 
+// ErrTooLarge is returned (wrapped) by Send for a message larger than the
+// negotiated transfer limit; the sender should answer too_large instead.
+var ErrTooLarge = errors.New("connector: message exceeds the transfer limit")
+
 // Conn is one end of a connector WebSocket.
 //
 // Concurrency: Send may be called from any goroutine; Run must be called
@@ -76,7 +80,7 @@ func (c *Conn) Send(ctx context.Context, msg any) error {
 		return c.ws.Write(ctx, websocket.MessageText, b)
 	}
 	if int64(len(b)) > l.MaxTransferBytes {
-		return fmt.Errorf("connector: message of %d bytes exceeds the %d-byte transfer limit", len(b), l.MaxTransferBytes)
+		return fmt.Errorf("%w: message of %d bytes, the transfer limit is %d", ErrTooLarge, len(b), l.MaxTransferBytes)
 	}
 	select {
 	case c.out <- struct{}{}:

@@ -22,6 +22,8 @@ type Engine interface {
 	Patch(context.Context, ops.PatchRequest) (*ops.PatchResult, error)
 	Stat(context.Context, ops.StatRequest) (*ops.StatResult, error)
 	List(context.Context, ops.ListRequest) (*ops.ListResult, error)
+	Grep(context.Context, ops.GrepRequest) (*ops.GrepResult, error)
+	Find(context.Context, ops.FindRequest) (*ops.FindResult, error)
 }
 
 // engineFor returns the engine a request addresses: a connected host for

@@ -29,6 +29,10 @@ func (s *Server) hostRoutes() {
 		Query: typeOf[client.StatQuery](), Data: typeOf[client.StatResult](), Statuses: hostStatuses}, s.hostCall(s.v2Stat))
 	s.handle(route{Method: "GET", Path: p + "/fs/list", Summary: "List a directory on a host (as GET /v2/fs/list)", Tag: "hosts",
 		Query: typeOf[client.ListQuery](), Data: typeOf[client.ListResult](), Statuses: hostStatuses}, s.hostCall(s.v2List))
+	s.handle(route{Method: "POST", Path: p + "/fs/grep", Summary: "Search file contents on a host (as POST /v2/fs/grep)", Tag: "hosts",
+		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), Statuses: hostStatuses}, s.hostCall(s.grep(v2)))
+	s.handle(route{Method: "GET", Path: p + "/fs/search", Summary: "Find files by name on a host (as GET /v2/fs/search)", Tag: "hosts",
+		Query: typeOf[client.FindQuery](), Data: typeOf[client.FindResult](), Statuses: hostStatuses}, s.hostCall(s.v2Find))
 	s.handle(route{Method: "POST", Path: p + "/text_editor", Summary: "Agent Zero's text_editor_remote on a host: read, write or patch", Tag: "hosts",
 		Body: typeOf[client.TextEditorRequest](), Data: typeOf[client.TextEditorResult](), Statuses: hostStatuses}, s.hostCall(s.textEditor))
 }

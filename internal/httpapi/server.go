@@ -70,6 +70,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 	s.metaRoutes()
 	s.v2Routes()
 	s.fsRoutes()
+	s.searchRoutes()
 	s.transferRoutes()
 	s.watchRoutes()
 	if opts.Hub != nil {

@@ -117,6 +117,15 @@ func editorErrors(replaceMode, match *string) []client.ValidationError {
 
 func strp(s string) *string { return &s }
 
+// contentOf is a whole-file content for old_content/new_content, or null
+// when the engine did not return it (a connected host leaves it out).
+func contentOf(b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	return strp(string(b))
+}
+
 // editor runs one str_replace_editor command; the string is a notice for
 // the envelope's hint (the file changed since the caller's last read).
 func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, string, error) {
@@ -142,7 +151,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		}
 		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.", p.Path, p.Path, res.Snippet),
-			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
+			Path:   res.Path, PrevExist: true, OldContent: contentOf(res.Before), NewContent: contentOf(res.After),
 			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine,
 		}, res.Notice, nil
 	case "insert":
@@ -158,7 +167,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		}
 		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", p.Path, res.Snippet),
-			Path:   res.Path, PrevExist: true, OldContent: strp(string(res.Before)), NewContent: strp(string(res.After)),
+			Path:   res.Path, PrevExist: true, OldContent: contentOf(res.Before), NewContent: contentOf(res.After),
 			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine,
 		}, "", nil
 	case "undo_edit":

@@ -36,8 +36,11 @@ type EditResult struct {
 	DryRun       bool
 	Notice       string // e.g. the file changed since the caller's last read
 	UndoRecorded bool
-	Before       []byte // the whole content before; callers must not modify it
-	After        []byte // the whole content after (== Before when unchanged)
+	// Before and After are the whole content before and after (After ==
+	// Before when unchanged); callers must not modify them. They stay out
+	// of JSON (the connector) so an edit's result stays small.
+	Before []byte `json:"-"`
+	After  []byte `json:"-"`
 }
 
 // Edit replaces text using the matching ladder (edit.Replace) and commits

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/transfer"
+	"github.com/fsplane/fsplane/internal/watch"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
@@ -19,6 +21,9 @@ type Options struct {
 	// when a request names no user (AIO_DEFAULT_USER). "" is the daemon's
 	// own account: nothing is chowned.
 	DefaultUser string
+	// Watch configures the file watch registry (limits); zero fields
+	// take AIO's values. Close stops it.
+	Watch watch.Options
 }
 
 // Engine runs operations on one workspace.
@@ -28,6 +33,8 @@ type Engine struct {
 	log      *slog.Logger
 	fresh    *Tracker
 	user     string // Options.DefaultUser
+	watch    watchState
+	versions *transfer.VersionCache // download ETags
 }
 
 // New returns an engine over ws. The engine does not own ws; the caller
@@ -37,7 +44,10 @@ func New(ws *workspace.Workspace, opts Options) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker(), user: opts.DefaultUser}
+	e := &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker(), user: opts.DefaultUser,
+		versions: transfer.NewVersionCache(versionCacheSize)}
+	e.watch.opts = opts.Watch
+	return e
 }
 
 // Workspace returns the engine's workspace.

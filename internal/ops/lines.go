@@ -32,8 +32,10 @@ type LinesResult struct {
 	Diff         string
 	DryRun       bool
 	UndoRecorded bool
-	Before       []byte // the whole content before; callers must not modify it
-	After        []byte // the whole content after
+	// Before and After are the whole content before and after; callers
+	// must not modify them. They stay out of JSON (the connector).
+	Before []byte `json:"-"`
+	After  []byte `json:"-"`
 }
 
 // EditLines applies line edits (edit.EditLines) to a freshly read file.

@@ -78,3 +78,13 @@ func (r *Remote) Stat(ctx context.Context, req ops.StatRequest) (*ops.StatResult
 func (r *Remote) List(ctx context.Context, req ops.ListRequest) (*ops.ListResult, error) {
 	return call[ops.ListResult](ctx, r, proto.OpList, req.Path, "", req)
 }
+
+// Grep runs ops.Engine.Grep on the host.
+func (r *Remote) Grep(ctx context.Context, req ops.GrepRequest) (*ops.GrepResult, error) {
+	return call[ops.GrepResult](ctx, r, proto.OpGrep, req.Path, "", req)
+}
+
+// Find runs ops.Engine.Find on the host (the protocol's search op).
+func (r *Remote) Find(ctx context.Context, req ops.FindRequest) (*ops.FindResult, error) {
+	return call[ops.FindResult](ctx, r, proto.OpSearch, req.Path, "", req)
+}

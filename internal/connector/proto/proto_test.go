@@ -99,6 +99,9 @@ func TestTransferFailures(t *testing.T) {
 	if err := a.Chunk(1, idx, p, now); err == nil || !strings.Contains(err.Error(), "chunk index 1 arrived; expected 0") {
 		t.Errorf("out of order: %v", err)
 	}
+	if ts, open := a.Abort(1); !open || ts.OpID != "o" {
+		t.Errorf("Abort after a bad chunk lost the transfer's op: %+v %v", ts, open)
+	}
 
 	a = NewAssembler(Limits{})
 	_ = a.Start(*start, now)

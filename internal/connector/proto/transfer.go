@@ -94,8 +94,9 @@ func (a *Assembler) Start(ts TransferStart, now time.Time) error {
 	return nil
 }
 
-// Chunk adds one binary frame's payload. On error the transfer is dropped
-// and the caller answers TransferAbort.
+// Chunk adds one binary frame's payload. On error the caller calls Abort
+// (which returns the start message, for its op_id) and answers
+// TransferAbort.
 func (a *Assembler) Chunk(id, index uint32, payload []byte, now time.Time) error {
 	t, ok := a.open[id]
 	if !ok {
@@ -103,10 +104,8 @@ func (a *Assembler) Chunk(id, index uint32, payload []byte, now time.Time) error
 	}
 	switch {
 	case index != t.next:
-		delete(a.open, id)
 		return fmt.Errorf("chunk index %d arrived; expected %d", index, t.next)
 	case int64(len(t.data)+len(payload)) > t.start.TotalBytes:
-		delete(a.open, id)
 		return fmt.Errorf("transfer %d sent more than its %d bytes", id, t.start.TotalBytes)
 	}
 	t.data = append(t.data, payload...)

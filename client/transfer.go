@@ -1,0 +1,235 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// request sends a request whose body is not JSON and returns the response
+// of a successful call (status < 300). A failure is decoded into *Error
+// and the body closed.
+func (c *Client) request(ctx context.Context, method, path string, query url.Values, body io.Reader, header http.Header) (*http.Response, error) {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, errorOf(resp, method, path)
+}
+
+// errorOf decodes a failed response's envelope.
+func errorOf(resp *http.Response, method, path string) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var w wire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: unexpected %s response: %.200s", method, path, resp.Status, raw)}
+	}
+	e := &Error{Status: resp.StatusCode, Message: w.Message, Validation: w.Errors}
+	if w.Hint != nil {
+		e.Hint = *w.Hint
+	}
+	if len(w.Data) > 0 && string(w.Data) != "null" {
+		var fe FileError
+		if json.Unmarshal(w.Data, &fe) == nil && fe.ErrorType != "" {
+			e.Data = &fe
+		}
+	}
+	return e
+}
+
+// decodeData reads a response's envelope into out.
+func decodeData(resp *http.Response, method, path string, out any) error {
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("client: reading %s %s: %w", method, path, err)
+	}
+	var w wire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("unexpected %s response: %.200s", resp.Status, raw)}
+	}
+	if !w.Success {
+		e := &Error{Status: resp.StatusCode, Message: w.Message, Validation: w.Errors}
+		if len(w.Data) > 0 && string(w.Data) != "null" {
+			var fe FileError
+			if json.Unmarshal(w.Data, &fe) == nil && fe.ErrorType != "" {
+				e.Data = &fe
+			}
+		}
+		return e
+	}
+	if out != nil && len(w.Data) > 0 {
+		if err := json.Unmarshal(w.Data, out); err != nil {
+			return fmt.Errorf("client: decoding %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// Upload streams r to the file path (POST /v2/fs/upload) as
+// multipart/form-data without buffering it; the server renames it into
+// place when complete. user, when set, owns a created file.
+func (c *Client) Upload(ctx context.Context, path string, r io.Reader, user string) (*UploadResult, error) {
+	q := url.Values{}
+	if user != "" {
+		q.Set("user", user)
+	}
+	return c.upload(ctx, "/v2/fs/upload", path, r, q)
+}
+
+// V1Upload is Upload on POST /v1/file/upload (failures still come back
+// as *Error, from the envelope's success:false).
+func (c *Client) V1Upload(ctx context.Context, path string, r io.Reader) (*UploadResult, error) {
+	return c.upload(ctx, "/v1/file/upload", path, r, url.Values{})
+}
+
+func (c *Client) upload(ctx context.Context, route, path string, r io.Reader, q url.Values) (*UploadResult, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		err := mw.WriteField("path", path)
+		if err == nil {
+			var part io.Writer
+			if part, err = mw.CreateFormFile("file", baseName(path)); err == nil {
+				_, err = io.Copy(part, r)
+			}
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	resp, err := c.request(ctx, "POST", route, q, pr, http.Header{"Content-Type": {mw.FormDataContentType()}})
+	pr.CloseWithError(io.ErrClosedPipe) // stop the writer if the server answered early
+	if err != nil {
+		return nil, err
+	}
+	var out UploadResult
+	if err := decodeData(resp, "POST", route, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+// DownloadOptions qualify a Download.
+type DownloadOptions struct {
+	ChangePolicy string // "ignore" (default) or "abort"
+	Range        string // e.g. "bytes=0-1023"
+	IfRange      string // an ETag or HTTP date
+	Head         bool   // headers only (HEAD)
+	V1           bool   // use /v1/file/download
+}
+
+// Download is an open download. Read Body to its end and close it; with
+// change_policy abort, a read error (io.ErrUnexpectedEOF) means the file
+// changed during the transfer and the bytes must be discarded.
+type Download struct {
+	Body         io.ReadCloser
+	Status       int   // 200, or 206 for a range
+	Size         int64 // Content-Length of this response
+	ETag         string
+	Version      string // the ETag without quotes: the content version
+	LastModified time.Time
+	ContentRange string
+}
+
+// Download opens a file's raw bytes (GET /v2/fs/download). Failures
+// (404, 409 changed, 416 bad range) come back as *Error.
+func (c *Client) Download(ctx context.Context, path string, opts DownloadOptions) (*Download, error) {
+	q := url.Values{"path": {path}}
+	if opts.ChangePolicy != "" {
+		q.Set("change_policy", opts.ChangePolicy)
+	}
+	h := http.Header{}
+	if opts.Range != "" {
+		h.Set("Range", opts.Range)
+	}
+	if opts.IfRange != "" {
+		h.Set("If-Range", opts.IfRange)
+	}
+	method, route := "GET", "/v2/fs/download"
+	if opts.Head {
+		method = "HEAD"
+	}
+	if opts.V1 {
+		route = "/v1/file/download"
+	}
+	resp, err := c.request(ctx, method, route, q, nil, h)
+	if err != nil {
+		return nil, err
+	}
+	d := &Download{Body: resp.Body, Status: resp.StatusCode, Size: resp.ContentLength, ETag: resp.Header.Get("ETag"),
+		ContentRange: resp.Header.Get("Content-Range")}
+	if n := len(d.ETag); n >= 2 && d.ETag[0] == '"' {
+		d.Version = d.ETag[1 : n-1]
+	}
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		d.LastModified = t
+	}
+	if d.Size < 0 {
+		if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil {
+			d.Size = n
+		}
+	}
+	return d, nil
+}
+
+// GetTree streams the directory path as a tar archive (GET /v2/fs/tree).
+// A read error before the archive's end means the stream was cut.
+func (c *Client) GetTree(ctx context.Context, path string) (io.ReadCloser, error) {
+	resp, err := c.request(ctx, "GET", "/v2/fs/tree", url.Values{"path": {path}}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// PutTree extracts the tar archive r at q.Path (PUT /v2/fs/tree): into a
+// new directory (mode rename) or merged into an existing one (merge).
+func (c *Client) PutTree(ctx context.Context, q TreeQuery, r io.Reader) (*TreeUploadResult, error) {
+	vals := url.Values{"path": {q.Path}}
+	if q.User != "" {
+		vals.Set("user", q.User)
+	}
+	resp, err := c.request(ctx, "PUT", "/v2/fs/tree", vals, r, http.Header{"Content-Type": {"application/x-tar"}})
+	if err != nil {
+		return nil, err
+	}
+	var out TreeUploadResult
+	if err := decodeData(resp, "PUT", "/v2/fs/tree", &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

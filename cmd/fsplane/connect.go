@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/connector/host"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/tui"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+type connectConfig struct {
+	token, name, root, mode, caFile, stateDir string
+	allow                                     []string
+	noTUI                                     bool
+}
+
+func newConnectCmd() *cobra.Command {
+	var c connectConfig
+	cmd := &cobra.Command{
+		Use:   "connect URL",
+		Short: "Let an agent's fsplane hub work on this computer's files",
+		Long: `Connect this computer to an agent's hub (the fsplane serve at URL, http(s)://
+or ws(s)://) over one outbound WebSocket, and execute the file operations the
+agent sends: read, stat, list, grep, search, write, edit, patch, undo.
+
+This computer sets the rules and enforces them itself, whatever the hub sends:
+  - Only the --root directory (default: the current directory) and the --allow
+    directories are reachable; absolute paths outside them, ".." and symbolic
+    links leading out are refused.
+  - It starts Read-only: every write is refused with "Writes are disabled on
+    this host. Press F3 to switch to Read&Write." F3 toggles the mode in the
+    terminal interface and tells the hub at once; --mode read-write starts
+    writable.
+  - Writes are atomic and recorded for undo (--state-dir).
+  - TLS certificates are always verified; --ca-file adds a CA to the system's.
+
+The terminal interface shows the hub, the connection, the roots, the mode and
+a log of every operation (time, op, path, result). With --no-tui, or when
+standard output is not a terminal, the same log is printed as lines. It
+reconnects by itself (backoff up to 5 s); q or ctrl-c quits.
+
+The token is the hub's --connector-token (or its API key). Prefer
+FSPLANE_CONNECTOR_TOKEN to --token: other users of this computer can see
+command-line arguments.`,
+		Example: `  FSPLANE_CONNECTOR_TOKEN=… fsplane connect https://agent.example:18091
+  fsplane connect http://127.0.0.1:18091 --root ~/project --allow ~/notes --mode read-write`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return connect(cmd.Context(), args[0], c, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cwd, _ := os.Getwd()
+	f := cmd.Flags()
+	f.StringVar(&c.token, "token", "", "the hub's connector token (default $FSPLANE_CONNECTOR_TOKEN)")
+	f.StringVar(&c.name, "name", "", "this host's name at the hub (default the hostname)")
+	f.StringVar(&c.root, "root", cwd, "the directory the agent may reach; relative paths resolve against it")
+	f.StringArrayVar(&c.allow, "allow", nil, "another directory the agent may reach (repeatable)")
+	f.StringVar(&c.mode, "mode", "read-only", "read-only or read-write at start (F3 toggles)")
+	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
+	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane)")
+	f.BoolVar(&c.noTUI, "no-tui", false, "print the log as lines instead of the terminal interface")
+	return cmd
+}
+
+// parseMode accepts the flag's spellings and the protocol's.
+func parseMode(s string) (proto.Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "read-only", "read_only", "readonly", "ro":
+		return proto.ReadOnly, nil
+	case "read-write", "read_write", "readwrite", "rw":
+		return proto.ReadWrite, nil
+	}
+	return "", fmt.Errorf("--mode %q: use read-only or read-write", s)
+}
+
+// tlsConfig returns the TLS settings for wss: the system's roots plus the
+// CA file's certificates. Verification is never turned off.
+func tlsConfig(caFile string) (*tls.Config, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file %s: no PEM certificate found", caFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// plaintextWarning says when the token and files would cross a network
+// unencrypted.
+func plaintextWarning(hubURL string) string {
+	u, err := url.Parse(hubURL)
+	if err != nil || u.Scheme != "ws" {
+		return ""
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return ""
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return "warning: " + u.Host + " is reached without TLS: the token and file contents cross the network unencrypted; use https:// or wss://"
+}
+
+// connectHint says what to do about an error that ended the host.
+func connectHint(err error) error {
+	switch {
+	case errors.Is(err, host.ErrUnauthorized):
+		return fmt.Errorf("%w\nHint: check --token (or FSPLANE_CONNECTOR_TOKEN) against the hub's --connector-token or API key", err)
+	case errors.Is(err, host.ErrUntrusted):
+		return fmt.Errorf("%w\nHint: pass the CA that signed the hub's certificate with --ca-file; verification is never skipped", err)
+	case errors.Is(err, host.ErrProtocol):
+		return fmt.Errorf("%w\nHint: URL should be the address of the agent's fsplane serve, e.g. https://agent.example:18091", err)
+	}
+	return err
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reader, stdout, stderr io.Writer) error {
+	usage := func(err error) error { return &exitError{code: 2, err: err} }
+	hubURL, err := host.HubURL(rawURL)
+	if err != nil {
+		return usage(err)
+	}
+	mode, err := parseMode(c.mode)
+	if err != nil {
+		return usage(err)
+	}
+	tlsConf, err := tlsConfig(c.caFile)
+	if err != nil {
+		return usage(err)
+	}
+	token := c.token
+	if token == "" {
+		token = os.Getenv("FSPLANE_CONNECTOR_TOKEN")
+	}
+	name := strings.TrimSpace(c.name)
+	if name == "" {
+		if name, err = os.Hostname(); err != nil || name == "" {
+			return usage(errors.New("cannot read the hostname; pass --name"))
+		}
+	}
+	if c.stateDir == "" {
+		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
+			return &exitError{code: 1, err: describe(err)}
+		}
+	}
+	ws, err := workspace.Open(workspace.Options{Roots: append([]string{c.root}, c.allow...), StateDir: c.stateDir})
+	if err != nil {
+		return &exitError{code: 1, err: describe(err)}
+	}
+	defer ws.Close()
+	eng := ops.New(ws, ops.Options{})
+	defer eng.Close()
+
+	opts := host.Options{URL: hubURL, Token: token, Name: name, Mode: mode, Engine: eng, TLS: tlsConf, Version: buildVersion()}
+	if w := plaintextWarning(hubURL); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	if c.noTUI || !isTerminal(stdin) || !isTerminal(stdout) {
+		err = connectPlain(ctx, opts, ws.Roots(), stdout, stderr)
+	} else {
+		err = connectTUI(ctx, opts, ws.Roots(), stdin, stdout)
+	}
+	if err != nil {
+		return &exitError{code: 1, err: connectHint(err)}
+	}
+	return nil
+}
+
+// connectPlain runs the host with its log printed as lines.
+func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout, stderr io.Writer) error {
+	if _, err := fmt.Fprintln(stdout, tui.Banner(opts.URL, opts.Name, roots, opts.Mode)); err != nil {
+		return err
+	}
+	opts.OnEvent = tui.Plain(stdout)
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, err := host.New(opts)
+	if err != nil {
+		return err
+	}
+	return h.Run(ctx)
+}
+
+// connectTUI runs the host under the terminal interface; quitting it
+// stops the host.
+func connectTUI(ctx context.Context, opts host.Options, roots []string, stdin io.Reader, stdout io.Writer) error {
+	var h *host.Host
+	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode,
+		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
+	// Send returns at once after the program ended, so a host event can
+	// never block on a closed interface.
+	opts.OnEvent = func(ev host.Event) { p.Send(tui.EventMsg(ev)) }
+	var err error
+	if h, err = host.New(opts); err != nil {
+		return err
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() {
+		err := h.Run(hctx)
+		runErr <- err
+		p.Send(tui.DoneMsg{Err: err})
+	}()
+	_, perr := p.Run()
+	cancel()
+	err = <-runErr
+	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && err == nil {
+		return fmt.Errorf("terminal interface: %w", perr)
+	}
+	return err
+}

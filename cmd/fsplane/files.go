@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/search"
+)
+
+func newFilesCmd() *cobra.Command {
+	var f grepFlags
+	cmd := &cobra.Command{
+		Use:   "files [flags] [PATH...]",
+		Short: "List the files a search would look at (like rg --files)",
+		Long: `Print the path of every file under each PATH (default: the current
+directory) that fsplane grep would search, in path order: ignore files
+are honoured and dot-prefixed names skipped unless --no-ignore / --hidden,
+and -g / -t select files as for grep. The exit status is 0 when a file was
+listed, 1 when none was and 2 on an error.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFiles(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
+	fl.StringArrayVarP(&f.types, "type", "t", nil, "only list files of TYPE (ripgrep type names; repeatable)")
+	fl.BoolVar(&f.hidden, "hidden", false, "list dot-prefixed files and directories too")
+	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
+	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
+	fl.BoolVar(&f.noMessages, "no-messages", false, "do not print errors about unreadable directories")
+	fl.IntVarP(&f.threads, "threads", "j", 0, "number of walking goroutines (default: the number of CPUs)")
+	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
+	return cmd
+}
+
+func runFiles(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args []string) error {
+	opts, err := f.searchOptions()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	tuneRuntime(&opts)
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	listed, errored := false, false
+	paths := args
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
+	for _, p := range paths {
+		root, start, prefix, err := openSearchRoot(p)
+		if err != nil {
+			errored = true
+			if !f.noMessages {
+				w.Flush()
+				fmt.Fprintf(stderr, "fsplane: %s: %s\n", p, errText(err))
+			}
+			continue
+		}
+		st, err := search.Files(ctx, root, start, opts, func(rel string) error {
+			listed = true
+			w.WriteString(joinDisplay(prefix, rel))
+			return w.WriteByte('\n')
+		})
+		root.Close()
+		if err != nil {
+			w.Flush()
+			return &exitError{code: 2, err: grepError(err)}
+		}
+		if st.ErrorCount > 0 {
+			errored = true
+			if !f.noMessages {
+				w.Flush()
+				for _, e := range st.Errors {
+					fmt.Fprintf(stderr, "fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
+				}
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	switch {
+	case errored:
+		return &exitError{code: 2, silent: true, err: errors.New("errors occurred")}
+	case !listed:
+		return &exitError{code: 1, silent: true, err: errors.New("no files")}
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/search"
+)
+
+// grepFlags are the ripgrep flags fsplane grep and fsplane files accept.
+type grepFlags struct {
+	regexps      []string
+	ignoreCase   bool
+	fixed        bool
+	after        int
+	before       int
+	context      int
+	globs        []string
+	types        []string
+	hidden       bool
+	noIgnore     bool
+	maxFilesize  string
+	multiline    bool
+	lineNumber   bool
+	follow       bool
+	noMessages   bool
+	threads      int
+	maxDepth     int
+	multilineAll bool
+}
+
+func newGrepCmd() *cobra.Command {
+	var f grepFlags
+	cmd := &cobra.Command{
+		Use:   "grep [flags] PATTERN [PATH...]",
+		Short: "Search file contents like ripgrep (path:line:content)",
+		Long: `Search the files under each PATH (default: the current directory) for
+lines matching PATTERN, a regular expression (RE2 syntax with ripgrep's
+Unicode \w, \d and \s), and print them as path:line:content.
+
+The flags and defaults are ripgrep's: ignore files (.gitignore, .ignore,
+.git/info/exclude) are honoured and dot-prefixed names skipped unless
+--no-ignore / --hidden; binary files (a NUL byte in the first 8 KiB) are
+skipped; there is no file size limit unless --max-filesize. Output is in
+path order. The exit status is 0 when a line matched, 1 when none did and
+2 on an error (as with rg, an error makes it 2 even when lines matched).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGrep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.regexps, "regexp", "e", nil, "a pattern to search for (repeatable); the first argument is then a PATH")
+	fl.BoolVarP(&f.ignoreCase, "ignore-case", "i", false, "search case-insensitively")
+	fl.BoolVarP(&f.fixed, "fixed-strings", "F", false, "treat the patterns as literal text, not regular expressions")
+	fl.IntVarP(&f.after, "after-context", "A", 0, "show NUM lines after each match")
+	fl.IntVarP(&f.before, "before-context", "B", 0, "show NUM lines before each match")
+	fl.IntVarP(&f.context, "context", "C", 0, "show NUM lines before and after each match")
+	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
+	fl.StringArrayVarP(&f.types, "type", "t", nil, "only search files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
+	fl.BoolVar(&f.hidden, "hidden", false, "search dot-prefixed files and directories too")
+	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
+	fl.StringVar(&f.maxFilesize, "max-filesize", "", "skip files larger than NUM (K, M or G suffix)")
+	fl.BoolVarP(&f.multiline, "multiline", "U", false, "let matches span lines; '.' matches newlines too (rg -U --multiline-dotall)")
+	fl.BoolVar(&f.multilineAll, "multiline-dotall", false, "accepted for ripgrep compatibility: -U always implies it")
+	fl.BoolVarP(&f.lineNumber, "line-number", "n", true, "show line numbers (always on)")
+	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
+	fl.BoolVar(&f.noMessages, "no-messages", false, "do not print errors about unreadable files and directories")
+	fl.IntVarP(&f.threads, "threads", "j", 0, "number of search goroutines (default: the number of CPUs)")
+	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
+	return cmd
+}
+
+// searchOptions builds the engine options from the flags.
+func (f *grepFlags) searchOptions() (search.Options, error) {
+	o := search.Options{
+		CaseInsensitive: f.ignoreCase,
+		FixedStrings:    f.fixed,
+		Multiline:       f.multiline,
+		ContextBefore:   f.before,
+		ContextAfter:    f.after,
+		Globs:           f.globs,
+		Types:           f.types,
+		Hidden:          f.hidden,
+		RespectIgnore:   !f.noIgnore,
+		FollowLinks:     f.follow,
+		Workers:         f.threads,
+		MaxDepth:        f.maxDepth,
+	}
+	if f.context > 0 {
+		if f.before == 0 {
+			o.ContextBefore = f.context
+		}
+		if f.after == 0 {
+			o.ContextAfter = f.context
+		}
+	}
+	if f.maxFilesize != "" {
+		n, err := search.ParseSize(f.maxFilesize)
+		if err != nil {
+			return o, err
+		}
+		o.MaxFileSize = n
+	}
+	return o, nil
+}
+
+func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args []string) error {
+	opts, err := f.searchOptions()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if len(f.regexps) > 0 {
+		opts.Patterns = f.regexps
+	} else {
+		if len(args) == 0 {
+			return &exitError{code: 2, err: errors.New("fsplane grep: no pattern given (usage: fsplane grep [flags] PATTERN [PATH...])")}
+		}
+		opts.Pattern, args = args[0], args[1:]
+	}
+	tuneRuntime(&opts)
+	q, err := search.Compile(opts)
+	if err != nil {
+		return &exitError{code: 2, err: grepError(err)}
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0}
+	matched, errored := false, false
+	paths := args
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
+	for _, p := range paths {
+		root, start, prefix, err := openSearchRoot(p)
+		if err != nil {
+			errored = true
+			if !f.noMessages {
+				w.Flush()
+				fmt.Fprintf(stderr, "fsplane: %s: %s\n", p, errText(err))
+			}
+			continue
+		}
+		st, err := search.Stream(ctx, root, start, q, func(fm *search.FileMatches) []byte {
+			return r.render(fm, joinDisplay(prefix, fm.Path))
+		}, func(_ string, out []byte) error {
+			matched = true
+			if r.context && r.printed {
+				w.WriteString("--\n")
+			}
+			r.printed = true
+			_, err := w.Write(out)
+			return err
+		})
+		root.Close()
+		if err != nil {
+			w.Flush()
+			return &exitError{code: 2, err: fmt.Errorf("fsplane: %s: %w", p, err)}
+		}
+		if st.ErrorCount > 0 {
+			errored = true
+			if !f.noMessages {
+				w.Flush()
+				for _, e := range st.Errors {
+					fmt.Fprintf(stderr, "fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
+				}
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	switch {
+	case errored:
+		return &exitError{code: 2, silent: true, err: errors.New("errors occurred")}
+	case !matched:
+		return &exitError{code: 1, silent: true, err: errors.New("no match")}
+	}
+	return nil
+}
+
+func grepError(err error) error {
+	var ie *search.InvalidError
+	if errors.As(err, &ie) {
+		if ie.Hint != "" {
+			return fmt.Errorf("fsplane grep: %s\nHint: %s", ie.Message, ie.Hint)
+		}
+		return fmt.Errorf("fsplane grep: %s", ie.Message)
+	}
+	return fmt.Errorf("fsplane grep: %w", err)
+}
+
+// errText is an error's text without Go's operation prefixes.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// openSearchRoot opens the root that confines a search of p: p itself
+// when it is a directory, its parent when it is a file. prefix is how
+// result paths are shown: as given, like rg ("" for the current
+// directory when no PATH was given).
+func openSearchRoot(p string) (root *os.Root, start, prefix string, err error) {
+	dir := p
+	if dir == "" {
+		dir = "."
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if fi.IsDir() {
+		root, err = os.OpenRoot(dir)
+		return root, ".", p, err
+	}
+	root, err = os.OpenRoot(filepath.Dir(dir))
+	return root, filepath.Base(dir), p, err
+}
+
+// tuneRuntime sets up this process for one search: one worker per CPU
+// and one P more than workers, so that a worker's read(2) or openat(2)
+// does not get its P retaken by sysmon (which happens when no P is idle,
+// and costs a thread switch per long syscall); and a soft memory limit,
+// so that a search printing a lot of output collects its garbage early.
+// Only the CLI does this: it owns the process.
+func tuneRuntime(opts *search.Options) {
+	if opts.Workers == 0 {
+		opts.Workers = runtime.NumCPU()
+		runtime.GOMAXPROCS(opts.Workers + 1)
+	}
+	debug.SetMemoryLimit(48 << 20)
+}
+
+// joinDisplay joins a PATH as given and a path relative to it.
+func joinDisplay(prefix, rel string) string {
+	switch {
+	case rel == "":
+		return prefix
+	case prefix == "":
+		return rel
+	case strings.HasSuffix(prefix, "/"):
+		return prefix + rel
+	}
+	return prefix + "/" + rel
+}
+
+// grepRenderer formats one file's matches as ripgrep does: path:line:text
+// for matching lines, path-line-text for context lines, "--" between
+// groups of lines that are not adjacent.
+type grepRenderer struct {
+	context bool
+	printed bool // something was written (for "--" between files); emitter goroutine only
+}
+
+// render is called concurrently for different files; it only reads r's
+// immutable fields.
+func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
+	nlines := fm.Len()
+	size := 0
+	for i := 0; i < nlines; i++ {
+		size += len(path) + 16 + len(fm.Line(i).Text)
+	}
+	out := make([]byte, 0, size)
+	last := 0 // last line number printed
+	line := func(n int, sep byte, text []byte) {
+		if r.context && last > 0 && n > last+1 {
+			out = append(out, "--\n"...)
+		}
+		out = append(out, path...)
+		out = append(out, sep)
+		out = strconv.AppendInt(out, int64(n), 10)
+		out = append(out, sep)
+		out = append(out, text...)
+		out = append(out, '\n')
+		last = n
+	}
+	for i := 0; i < nlines; i++ {
+		l := fm.Line(i)
+		for k, b := range l.Before {
+			if n := l.Number - len(l.Before) + k; n > last {
+				line(n, '-', b)
+			}
+		}
+		n := l.Number
+		text := l.Text
+		for {
+			j := indexNL(text)
+			if j < 0 {
+				break
+			}
+			if n > last {
+				line(n, ':', text[:j])
+			}
+			text = text[j+1:]
+			n++
+		}
+		if n > last {
+			line(n, ':', text)
+		}
+		if len(l.After) > 0 {
+			next := int(^uint(0) >> 1)
+			if i+1 < nlines {
+				next = fm.Line(i + 1).Number
+			}
+			for k, a := range l.After {
+				if m := n + 1 + k; m > last && m < next {
+					line(m, '-', a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}

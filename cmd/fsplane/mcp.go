@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/mcpserver"
+	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+type mcpConfig struct {
+	roots    []string
+	stateDir string
+	readOnly bool
+	logLevel string
+}
+
+func newMCPCmd() *cobra.Command {
+	var c mcpConfig
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve fsplane's file tools to an MCP client over stdio",
+		Long: `Serve fsplane's file tools (read, write, edit, patch, grep, glob, list,
+stat, move, delete, undo) to an MCP client over standard input and output.
+Logs go to standard error.
+
+The tools may touch only the --root directories (default: the current
+directory); relative paths start at the first. A client that advertises MCP
+roots narrows this further: the session may use only where its roots and the
+--root directories overlap. With --read-only the writing tools are not
+offered at all, and the engine refuses writes anyway.
+
+Example client configuration:
+
+  {"mcpServers": {"fsplane": {"command": "fsplane", "args": ["mcp", "--root", "/path/to/project"]}}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), c, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cwd, _ := os.Getwd()
+	f := cmd.Flags()
+	f.StringArrayVar(&c.roots, "root", []string{cwd}, "directory the tools may use (repeatable; the first is the base for relative paths)")
+	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane; env FSPLANE_STATE_DIR)")
+	f.BoolVar(&c.readOnly, "read-only", false, "offer only read, grep, glob, list and stat, and refuse every write")
+	f.StringVar(&c.logLevel, "log-level", envOr("FSPLANE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to standard error, never file contents)")
+	return cmd
+}
+
+func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("--log-level %q: use debug, info, warn or error", c.logLevel)}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if os.Getenv("GOGC") == "" {
+		// The live heap is a few MiB while each call allocates a few times
+		// the text it returns (read, then JSON-encoded by the SDK): at the
+		// default GOGC the collector runs on nearly every call, which on a
+		// small machine costs more latency than the memory it saves.
+		debug.SetGCPercent(400)
+	}
+	if c.stateDir == "" {
+		var err error
+		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
+	ws, err := workspace.Open(workspace.Options{Roots: c.roots, StateDir: c.stateDir})
+	if err != nil {
+		return &exitError{code: 1, err: describe(err)}
+	}
+	defer ws.Close()
+	eng := ops.New(ws, ops.Options{ReadOnly: c.readOnly, Logger: log})
+	defer eng.Close()
+	srv := mcpserver.New(eng, mcpserver.Options{ReadOnly: c.readOnly, Version: buildVersion(), Logger: log})
+	log.Info("Serving MCP on stdio", "roots", strings.Join(ws.Roots(), ","), "read_only", c.readOnly,
+		"state_dir", c.stateDir, "version", buildVersion())
+	t := &mcp.IOTransport{Reader: nopCloser{stdin}, Writer: nopWriteCloser{stdout}}
+	err = srv.Run(ctx, t)
+	switch {
+	case err == nil, errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), ctx.Err() != nil:
+		// The client closed its end, or we were told to stop.
+		log.Info("MCP session ended")
+		return nil
+	}
+	return &exitError{code: 1, err: fmt.Errorf("mcp: %w", err)}
+}
+
+// nopCloser and nopWriteCloser let the command's own streams serve as the
+// transport without the transport closing them.
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,178 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// ReadOnlyMessage is the message of every write a read-only host refuses.
+const ReadOnlyMessage = "Writes are disabled on this host. Press F3 to switch to Read&Write."
+
+// Ops lists the operations a host executes, as advertised in hello.
+var Ops = []string{
+	proto.OpRead, proto.OpStat, proto.OpList, proto.OpGrep, proto.OpSearch,
+	proto.OpWrite, proto.OpEdit, proto.OpEditLines, proto.OpInsert, proto.OpPatch, proto.OpUndo,
+}
+
+// call is an operation decoded and ready to run.
+type call struct {
+	dryRun bool // the op writes nothing (a dry run of edit, edit_lines or patch)
+	run    func(context.Context) (any, error)
+}
+
+// bind decodes args into the op's request type, lets fill set the fields
+// the op message owns (path, caller), and binds the engine method.
+func bind[Req, Res any](op *proto.Op, fill func(*Req), dry func(*Req) bool, f func(context.Context, Req) (*Res, error)) (call, error) {
+	var req Req
+	if len(op.Args) > 0 {
+		if err := json.Unmarshal(op.Args, &req); err != nil {
+			return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
+		}
+	}
+	if fill != nil {
+		fill(&req)
+	}
+	c := call{run: func(ctx context.Context) (any, error) {
+		res, err := f(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}}
+	if dry != nil {
+		c.dryRun = dry(&req)
+	}
+	return c, nil
+}
+
+// prepare decodes an op into a call on e. The op's path is authoritative
+// and its caller identifies the agent context for freshness
+// (docs/connector-protocol.md §2, §3).
+func prepare(e *ops.Engine, op *proto.Op) (call, error) {
+	p, caller := op.Path, op.Caller
+	switch op.Op {
+	case proto.OpRead:
+		return bind(op, func(r *ops.ReadRequest) { r.Path, r.Caller = p, caller }, nil, e.Read)
+	case proto.OpStat:
+		return bind(op, func(r *ops.StatRequest) { r.Path = p }, nil, e.Stat)
+	case proto.OpList:
+		return bind(op, func(r *ops.ListRequest) { r.Path = p }, nil, e.List)
+	case proto.OpGrep:
+		return bind(op, func(r *ops.GrepRequest) { r.Path = p }, nil, e.Grep)
+	case proto.OpSearch:
+		return bind(op, func(r *ops.FindRequest) { r.Path = p }, nil, e.Find)
+	case proto.OpWrite:
+		return bind(op, func(r *ops.WriteRequest) { r.Path, r.Caller = p, caller }, nil, e.Write)
+	case proto.OpEdit:
+		return bind(op, func(r *ops.EditRequest) { r.Path, r.Caller = p, caller },
+			func(r *ops.EditRequest) bool { return r.DryRun }, e.Edit)
+	case proto.OpEditLines:
+		return bind(op, func(r *ops.EditLinesRequest) { r.Path, r.Caller = p, caller },
+			func(r *ops.EditLinesRequest) bool { return r.DryRun }, e.EditLines)
+	case proto.OpInsert:
+		return bind(op, func(r *ops.InsertRequest) { r.Path, r.Caller = p, caller }, nil, e.Insert)
+	case proto.OpPatch:
+		return bind(op, func(r *ops.PatchRequest) { r.Path, r.Caller = p, caller },
+			func(r *ops.PatchRequest) bool { return r.DryRun }, e.Patch)
+	case proto.OpUndo:
+		return bind(op, func(r *ops.UndoRequest) { r.Path, r.Caller = p, caller }, nil, e.Undo)
+	}
+	return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "unknown op: %s", op.Op).
+		WithHint("this host executes %v", Ops)
+}
+
+// refused reports whether mode forbids c: a write (not a dry run) on a
+// read-only host.
+func refused(mode proto.Mode, op string, c call) bool {
+	return mode != proto.ReadWrite && proto.WriteOps[op] && !c.dryRun
+}
+
+// execute runs one op under mode and returns its result message, or the
+// error that ended it. It never panics: a panic in an operation becomes an
+// io_error result (and the stack goes to the logger via onPanic).
+func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, onPanic func(any, []byte)) (res *proto.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			onPanic(r, debug.Stack())
+			res, err = nil, fserr.New(fserr.IOError, op.Op, op.Path, "internal error in %s", op.Op)
+		}
+	}()
+	c, err := prepare(e, op)
+	if err != nil {
+		return nil, err
+	}
+	if refused(mode, op.Op, c) {
+		return nil, fserr.New(fserr.ReadOnly, op.Op, op.Path, "%s", ReadOnlyMessage)
+	}
+	if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
+		return nil, err
+	}
+	out, err := c.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fserr.New(fserr.IOError, op.Op, op.Path, "cannot encode the %s result: %v", op.Op, err)
+	}
+	return &proto.Result{OpID: op.OpID, OK: true, Result: b}, nil
+}
+
+// wireError maps an operation's error to the protocol's error object: the
+// stable code, the message and hint written for the caller, and the
+// details (errno, errno_name, retryable, lines). Never the cause's raw
+// text.
+func wireError(op, path string, err error) *proto.Error {
+	e := fserr.From(op, path, err)
+	w := &proto.Error{Code: string(e.Code), Message: e.Message, Hint: e.Hint}
+	d := map[string]any{}
+	if e.Errno != 0 {
+		d["errno"] = int(e.Errno)
+		d["errno_name"] = e.ErrnoName()
+	}
+	if e.Retryable {
+		d["retryable"] = true
+	}
+	if len(e.Lines) > 0 {
+		d["lines"] = e.Lines
+	}
+	if len(d) > 0 {
+		w.Details = d
+	}
+	return w
+}
+
+// Causes of an operation's context ending; ctxResult turns them into
+// OpRecord results.
+var (
+	errCancelled    = errors.New("cancelled by the hub")
+	errTimeout      = errors.New("the operation's timeout passed")
+	errDisconnected = errors.New("the connection to the hub ended")
+)
+
+// ctxResult names why ctx ended an operation that failed, or "" when ctx
+// is still live (the failure is the operation's own). An operation that
+// fails after its context ended is taken to have been ended by it: ops
+// report cancellation in their own words (search cancelled: ...).
+func ctxResult(ctx context.Context, err error) string {
+	if err == nil || ctx.Err() == nil {
+		return ""
+	}
+	switch context.Cause(ctx) {
+	case errCancelled:
+		return ResultCancelled
+	case errTimeout:
+		return ResultTimeout
+	}
+	return ResultDropped
+}
+
+// errString renders a panic value without assuming its type.
+func errString(v any) string { return fmt.Sprint(v) }

@@ -1,0 +1,376 @@
+package host
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsplane/fsplane/internal/connector"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Path is the hub's connector endpoint.
+const Path = "/v2/connector"
+
+// Defaults.
+const (
+	// MaxBackoff caps the wait between reconnection attempts.
+	MaxBackoff = 5 * time.Second
+	// BaseBackoff is the cap of the first wait; it doubles per failure.
+	BaseBackoff = 250 * time.Millisecond
+	// MaxConcurrentOps bounds the operations running at once; more wait.
+	MaxConcurrentOps = 32
+	// WelcomeTimeout is how long the hub has to answer hello.
+	WelcomeTimeout = 10 * time.Second
+	// DialTimeout bounds one connection attempt (TCP, TLS, upgrade).
+	DialTimeout = 15 * time.Second
+	// helloTimeout bounds sending one hello.
+	helloTimeout = 5 * time.Second
+)
+
+// Errors Run returns (wrapped) when retrying cannot help. They end Run
+// only before the first successful connection; later they are retried
+// like any failure, since a hub being redeployed may answer oddly for a
+// while.
+var (
+	// ErrUnauthorized: the hub refused the token (401 or 403). Check the
+	// token (--token, FSPLANE_CONNECTOR_TOKEN) and the hub's
+	// --connector-token.
+	ErrUnauthorized = errors.New("the hub refused the connection")
+	// ErrUntrusted: the hub's TLS certificate could not be verified. Add
+	// the CA that signed it (--ca-file); verification is never skipped.
+	ErrUntrusted = errors.New("the hub's TLS certificate is not trusted")
+	// ErrProtocol: the server is not an fsplane hub of this protocol
+	// version (no WebSocket at /v2/connector, or another subprotocol).
+	ErrProtocol = errors.New("the server does not speak " + proto.Protocol)
+)
+
+// Options configure a Host.
+type Options struct {
+	// URL is the hub: http, https, ws or wss. The path /v2/connector is
+	// appended unless the URL already ends with it, so a hub behind a
+	// reverse proxy under a prefix works too.
+	URL string
+	// Token is sent as "Authorization: Bearer <token>"; "" sends none.
+	Token string
+	// Name is the host's name for the hub (required).
+	Name string
+	// Mode is the initial mode; "" means read_only.
+	Mode proto.Mode
+	// Engine executes the operations on the host's workspace (required).
+	// The host enforces its own mode, so this is a read-write engine.
+	Engine *ops.Engine
+	// TLS configures wss connections; nil means the system's roots. The
+	// host never skips verification: a config with InsecureSkipVerify is
+	// refused.
+	TLS *tls.Config
+	// Limits are the host's own; zero fields take proto.DefaultLimits.
+	Limits proto.Limits
+	// Version is the fsplane version sent in hello.
+	Version string
+	// OnEvent receives events (see Event), one call at a time, in order;
+	// it must return promptly. Nil discards them.
+	OnEvent func(Event)
+	// Logger receives diagnostics (never file contents or the token).
+	// Nil discards.
+	Logger *slog.Logger
+
+	// backoff overrides BaseBackoff and MaxBackoff in tests.
+	backoffBase, backoffMax time.Duration
+}
+
+// Host is one connector host. See the package documentation for its
+// contracts.
+type Host struct {
+	url     string
+	opts    Options
+	client  *http.Client
+	eng     *ops.Engine
+	roots   []string
+	limits  proto.Limits
+	log     *slog.Logger
+	mode    atomic.Pointer[proto.Mode]
+	opSlots chan struct{}
+	opsWG   sync.WaitGroup // op goroutines, waited for before Run returns
+
+	evMu sync.Mutex // serialises OnEvent calls
+
+	helloMu sync.Mutex // serialises hellos; guards live
+	live    *session
+
+	stMu   sync.Mutex
+	status Status
+
+	ran atomic.Bool
+}
+
+// New checks opts and returns a host; Run connects it.
+func New(opts Options) (*Host, error) {
+	u, err := HubURL(opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.Engine == nil:
+		return nil, errors.New("host: an engine is required")
+	case strings.TrimSpace(opts.Name) == "":
+		return nil, errors.New("host: a name is required")
+	case opts.Mode != "" && !opts.Mode.Valid():
+		return nil, fmt.Errorf("host: mode %q: use %s or %s", opts.Mode, proto.ReadOnly, proto.ReadWrite)
+	case opts.TLS != nil && opts.TLS.InsecureSkipVerify:
+		return nil, errors.New("host: TLS verification cannot be turned off")
+	}
+	mode := opts.Mode
+	if mode == "" {
+		mode = proto.ReadOnly
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if opts.TLS != nil {
+		tr.TLSClientConfig = opts.TLS.Clone()
+	}
+	// The upgrade needs HTTP/1.1; never negotiate h2 on a wss connection.
+	tr.ForceAttemptHTTP2 = false
+	tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.backoffBase <= 0 {
+		opts.backoffBase = BaseBackoff
+	}
+	if opts.backoffMax <= 0 {
+		opts.backoffMax = MaxBackoff
+	}
+	h := &Host{
+		url:     u,
+		opts:    opts,
+		client:  &http.Client{Transport: tr},
+		eng:     opts.Engine,
+		roots:   opts.Engine.Workspace().Roots(),
+		limits:  proto.DefaultLimits.Merge(opts.Limits),
+		log:     log.With("component", "connector-host"),
+		opSlots: make(chan struct{}, MaxConcurrentOps),
+	}
+	h.mode.Store(&mode)
+	h.status = Status{State: Connecting, Mode: mode}
+	return h, nil
+}
+
+// HubURL normalises a hub URL: it checks the scheme (http, https, ws,
+// wss) and appends /v2/connector unless the path already ends with it.
+func HubURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("hub URL %q: %v", raw, err)
+	}
+	switch u.Scheme {
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	case "ws", "wss":
+	default:
+		return "", fmt.Errorf("hub URL %q: use http://, https://, ws:// or wss://", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("hub URL %q has no host", raw)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("hub URL %s: credentials in the URL are not supported; use the token", u.Redacted())
+	}
+	if !strings.HasSuffix(u.Path, Path) {
+		u.Path = strings.TrimSuffix(u.Path, "/") + Path
+		u.RawPath = ""
+	}
+	u.Fragment = ""
+	return u.String(), nil
+}
+
+// URL returns the hub's connector URL the host dials.
+func (h *Host) URL() string { return h.url }
+
+// Name returns the host's name.
+func (h *Host) Name() string { return h.opts.Name }
+
+// Roots returns the workspace roots announced in hello.
+func (h *Host) Roots() []string { return append([]string(nil), h.roots...) }
+
+// Mode returns the mode in force.
+func (h *Host) Mode() proto.Mode { return *h.mode.Load() }
+
+// Status returns a snapshot of the connection state.
+func (h *Host) Status() Status {
+	h.stMu.Lock()
+	defer h.stMu.Unlock()
+	s := h.status
+	s.Mode = h.Mode()
+	return s
+}
+
+// SetMode switches the mode. Operations that start from now on obey it;
+// when connected, hello is re-sent at once so the hub sees the change. An
+// error means the mode changed but the hub could not be told (the
+// connection is failing; the next connection's hello carries the mode).
+func (h *Host) SetMode(m proto.Mode) error {
+	if !m.Valid() {
+		return fmt.Errorf("host: mode %q: use %s or %s", m, proto.ReadOnly, proto.ReadWrite)
+	}
+	h.helloMu.Lock()
+	defer h.helloMu.Unlock()
+	old := h.mode.Swap(&m)
+	if *old != m {
+		h.emit(Event{Kind: EventMode, Mode: m})
+		h.log.Info("Mode changed", "mode", m)
+	}
+	if h.live == nil {
+		return nil
+	}
+	return h.sendHelloLocked(h.live)
+}
+
+// hello builds the announcement for the current mode.
+func (h *Host) hello() *proto.Hello {
+	return &proto.Hello{
+		Name:         h.opts.Name,
+		Roots:        h.roots,
+		Mode:         h.Mode(),
+		Capabilities: proto.Capabilities{Ops: Ops, Transfer: 1},
+		Limits:       h.limits,
+		Version:      h.opts.Version,
+	}
+}
+
+// sendHelloLocked sends hello on s; h.helloMu must be held.
+func (h *Host) sendHelloLocked(s *session) error {
+	ctx, cancel := context.WithTimeout(s.ctx, helloTimeout)
+	defer cancel()
+	if err := s.conn.Send(ctx, h.hello()); err != nil {
+		return fmt.Errorf("sending hello: %w", err)
+	}
+	return nil
+}
+
+// emit delivers an event to OnEvent.
+func (h *Host) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if ev.Kind == EventState {
+		ev.Mode = h.Mode()
+		h.stMu.Lock()
+		h.status = Status{State: ev.State, HostID: ev.HostID, Mode: ev.Mode, Err: ev.Err}
+		h.stMu.Unlock()
+	}
+	if h.opts.OnEvent == nil {
+		return
+	}
+	h.evMu.Lock()
+	defer h.evMu.Unlock()
+	h.opts.OnEvent(ev)
+}
+
+// Run connects to the hub and serves it until ctx ends, reconnecting
+// after failures (see the package documentation). It returns nil when ctx
+// ends, or an error wrapping ErrUnauthorized, ErrUntrusted or ErrProtocol
+// when the first connection cannot succeed. Before returning it waits for
+// the operations still running (they are not answered), so the engine may
+// be closed afterwards.
+func (h *Host) Run(ctx context.Context) error {
+	if h.ran.Swap(true) {
+		return errors.New("host: Run called twice")
+	}
+	defer h.opsWG.Wait()
+	stopped := func() error {
+		h.opsWG.Wait() // their records come before "stopped"
+		h.emit(Event{Kind: EventState, State: Stopped})
+		return nil
+	}
+	attempt := 0
+	everConnected := false
+	for {
+		h.emit(Event{Kind: EventState, State: Connecting})
+		welcomed, err := h.connectOnce(ctx)
+		if ctx.Err() != nil {
+			return stopped()
+		}
+		if welcomed {
+			everConnected, attempt = true, 0
+		}
+		if !everConnected && permanent(err) {
+			h.emit(Event{Kind: EventState, State: Failed, Err: err.Error()})
+			return err
+		}
+		wait := backoff(attempt, h.opts.backoffBase, h.opts.backoffMax, randFloat)
+		attempt++
+		h.log.Info("Disconnected; reconnecting", "err", err, "retry_in", wait)
+		h.emit(Event{Kind: EventState, State: Reconnecting, Retry: wait, Err: err.Error()})
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return stopped()
+		case <-t.C:
+		}
+	}
+}
+
+func permanent(err error) bool {
+	return errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || errors.Is(err, ErrProtocol)
+}
+
+// connectOnce runs one connection: dial, hello, welcome, serve. It reports
+// whether the hub welcomed the host, and why the connection ended.
+func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
+	ws, err := h.dial(ctx)
+	if err != nil {
+		return false, err
+	}
+	conn := connector.New(ws, h.limits)
+	s := newSession(ctx, h, conn)
+	defer s.end()
+	conn.OnAbort(s.onAbort)
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- conn.Run(s.ctx, s.handle) }()
+
+	h.helloMu.Lock()
+	h.live = s
+	err = h.sendHelloLocked(s)
+	h.helloMu.Unlock()
+	if err != nil {
+		conn.Close()
+		<-runErr
+		return false, err
+	}
+
+	timer := time.NewTimer(WelcomeTimeout)
+	defer timer.Stop()
+	welcome := s.welcomed
+	for {
+		select {
+		case <-welcome:
+			welcomed, welcome = true, nil // a nil channel never fires again
+			timer.Stop()
+			h.emit(Event{Kind: EventState, State: Connected, HostID: s.HostID()})
+			h.log.Info("Connected", "host_id", s.HostID())
+		case <-timer.C:
+			conn.Close()
+			<-runErr
+			return false, fmt.Errorf("the hub sent no welcome within %s of hello", WelcomeTimeout)
+		case err := <-runErr:
+			if err == nil || ctx.Err() != nil {
+				err = errors.New("connection closed")
+			}
+			return welcomed, fmt.Errorf("connection lost: %w", err)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package host
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+)
+
+// dial opens the WebSocket, authenticating with the token and requesting
+// the protocol's subprotocol, and classifies failures.
+func (h *Host) dial(ctx context.Context) (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	hdr := http.Header{}
+	if h.opts.Token != "" {
+		hdr.Set("Authorization", "Bearer "+h.opts.Token)
+	}
+	ws, resp, err := websocket.Dial(ctx, h.url, &websocket.DialOptions{
+		HTTPClient:   h.client,
+		HTTPHeader:   hdr,
+		Subprotocols: []string{proto.Protocol},
+	})
+	if err != nil {
+		return nil, dialError(resp, err)
+	}
+	if ws.Subprotocol() != proto.Protocol {
+		_ = ws.Close(websocket.StatusProtocolError, "subprotocol "+proto.Protocol+" required")
+		return nil, fmt.Errorf("%w: the server accepted the WebSocket without subprotocol %s", ErrProtocol, proto.Protocol)
+	}
+	return ws, nil
+}
+
+// dialError explains a failed dial: the HTTP status and the first line of
+// the hub's answer when the upgrade was refused, else the network or TLS
+// error.
+func dialError(resp *http.Response, err error) error {
+	var (
+		unknownCA *x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+	)
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return fmt.Errorf("%w: %v", ErrUntrusted, certReason(err))
+	}
+	if resp == nil {
+		return fmt.Errorf("cannot reach the hub: %v", err)
+	}
+	why := ""
+	if resp.Body != nil {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		why = firstLine(string(b))
+	}
+	what := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	if why != "" {
+		what += ": " + why
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("%w (%s)", ErrUnauthorized, what)
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusOK, http.StatusUpgradeRequired, http.StatusBadRequest:
+		return fmt.Errorf("%w (%s)", ErrProtocol, what)
+	}
+	return fmt.Errorf("the hub refused the connection (%s)", what)
+}
+
+// certReason is the x509 part of a TLS error, without the dial wrapping.
+func certReason(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "tls: "); i >= 0 {
+		return msg[i:]
+	}
+	if i := strings.Index(msg, "x509: "); i >= 0 {
+		return msg[i:]
+	}
+	return msg
+}
+
+// firstLine returns s's first non-empty line, printable and at most 200
+// characters: it comes from the network and goes to a terminal.
+func firstLine(s string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		return Printable(l, 200)
+	}
+	return ""
+}
+
+// Printable makes text from the hub safe to show on a terminal: control
+// characters (escape sequences included) become '?', and it is cut to max
+// runes (0 means no limit).
+func Printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if max > 0 && n == max {
+			b.WriteString("…")
+			break
+		}
+		if !unicode.IsPrint(r) && r != ' ' {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// session is one live connection: its context (cancelled when it ends,
+// which drops the operations in flight), its Conn and its operations.
+type session struct {
+	h        *Host
+	conn     *connector.Conn
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	welcomed chan struct{} // closed at the first welcome
+
+	mu       sync.Mutex
+	hostID   string
+	inflight map[string]context.CancelCauseFunc
+}
+
+func newSession(parent context.Context, h *Host, conn *connector.Conn) *session {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &session{h: h, conn: conn, ctx: ctx, cancel: cancel, welcomed: make(chan struct{}),
+		inflight: map[string]context.CancelCauseFunc{}}
+}
+
+// HostID returns the id the hub assigned, once welcomed.
+func (s *session) HostID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hostID
+}
+
+// end closes the connection and drops its operations.
+func (s *session) end() {
+	s.h.helloMu.Lock()
+	if s.h.live == s {
+		s.h.live = nil
+	}
+	s.h.helloMu.Unlock()
+	s.cancel(errDisconnected)
+	s.conn.Close()
+}
+
+// handle receives each message Conn.Run reads, on Run's goroutine; it
+// never blocks on an operation.
+func (s *session) handle(msg any) {
+	h := s.h
+	switch m := msg.(type) {
+	case *proto.Welcome:
+		s.mu.Lock()
+		first := s.hostID == ""
+		if first {
+			s.hostID = Printable(m.HostID, 100)
+		}
+		s.mu.Unlock()
+		if first {
+			s.conn.Negotiate(m.Limits)
+			close(s.welcomed)
+		}
+	case *proto.Op:
+		s.startOp(m)
+	case *proto.Cancel:
+		s.mu.Lock()
+		cancel := s.inflight[m.OpID]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel(errCancelled)
+		}
+	case *proto.TransferAbort:
+		h.emit(Event{Kind: EventNotice, Message: "the hub aborted a transfer" + opSuffix(m.OpID) + ": " + Printable(m.Reason, 200)})
+	case *proto.ErrorMsg:
+		h.log.Warn("Error from the hub", "code", m.Code, "message", m.Message)
+		h.emit(Event{Kind: EventNotice, Message: "hub error " + Printable(m.Code, 50) + ": " + Printable(m.Message, 200)})
+	case *proto.Hello, *proto.Result, *proto.TransferStart, *proto.TransferEnd:
+		// Not for a host (transfers are reassembled by Conn).
+		h.log.Warn("Unexpected message from the hub", "type", fmt.Sprintf("%T", m))
+	}
+}
+
+// onAbort learns of inbound transfers this side aborted (an op too large,
+// corrupt or idle): the op never arrives, so there is nothing to answer.
+func (s *session) onAbort(a proto.TransferAbort) {
+	s.h.emit(Event{Kind: EventNotice, Message: "aborted a transfer from the hub" + opSuffix(a.OpID) + ": " + Printable(a.Reason, 200)})
+}
+
+func opSuffix(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (op " + Printable(id, 64) + ")"
+}
+
+// startOp registers op and runs it on its own goroutine.
+func (s *session) startOp(op *proto.Op) {
+	h := s.h
+	start := time.Now()
+	s.mu.Lock()
+	if _, dup := s.inflight[op.OpID]; dup {
+		s.mu.Unlock()
+		h.opsWG.Go(func() {
+			err := fmt.Errorf("duplicate op_id %q: an operation with this id is running", op.OpID)
+			s.answer(op, start, nil, &proto.Error{Code: "bad_request", Message: err.Error()}, "bad_request")
+		})
+		return
+	}
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.inflight[op.OpID] = cancel
+	s.mu.Unlock()
+	// A timeout too large for a time.Duration is no timeout.
+	if op.TimeoutMS > 0 && op.TimeoutMS <= math.MaxInt64/int64(time.Millisecond) {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, time.Duration(op.TimeoutMS)*time.Millisecond, errTimeout)
+		prev := cancel
+		cancel = func(cause error) { stop(); prev(cause) }
+	}
+	h.opsWG.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.inflight, op.OpID)
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		select {
+		case h.opSlots <- struct{}{}:
+			defer func() { <-h.opSlots }()
+		case <-ctx.Done():
+			s.record(op, start, ctxResult(ctx, ctx.Err()), false)
+			return
+		}
+		res, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
+			h.log.Error("Operation panicked", "op", op.Op, "panic", errString(v), "stack", string(stack))
+		})
+		if err != nil {
+			if why := ctxResult(ctx, err); why != "" {
+				s.record(op, start, why, false)
+				return
+			}
+			e := wireError(op.Op, op.Path, err)
+			s.answer(op, start, nil, e, e.Code)
+			return
+		}
+		s.answer(op, start, res, nil, ResultOK)
+	})
+}
+
+// answer sends op's result (res, or a failure with e) and records it.
+func (s *session) answer(op *proto.Op, start time.Time, res *proto.Result, e *proto.Error, result string) {
+	if res == nil {
+		res = &proto.Result{OpID: op.OpID, Error: e}
+	}
+	err := s.conn.Send(s.ctx, res)
+	if err != nil {
+		s.h.log.Info("Result not delivered", "op", op.Op, "op_id", op.OpID, "err", err)
+		if s.ctx.Err() == nil && errors.Is(err, connector.ErrTooLarge) {
+			// A result too large even for a transfer: say so instead.
+			e := &proto.Error{Code: "too_large", Message: fmt.Sprintf("the %s result cannot be sent: %v", op.Op, err)}
+			err = s.conn.Send(s.ctx, &proto.Result{OpID: op.OpID, Error: e})
+			result = e.Code
+		}
+	}
+	s.record(op, start, result, err == nil)
+}
+
+// record emits op's log record.
+func (s *session) record(op *proto.Op, start time.Time, result string, delivered bool) {
+	s.h.emit(Event{Kind: EventOp, Time: start, Op: &OpRecord{
+		ID: op.OpID, Op: op.Op, Path: op.Path, Result: result, Duration: time.Since(start), Delivered: delivered,
+	}})
+}

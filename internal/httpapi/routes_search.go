@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// searchRoutes registers content search (grep, v1 search) and find by
+// name (v2 search, v1 find and glob).
+func (s *Server) searchRoutes() {
+	s.handle(route{Method: "POST", Path: "/v2/fs/grep", Summary: "Search file contents (regex or literal), as ripgrep", Tag: "v2",
+		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), Statuses: []int{400, 403, 404}}, s.grep(v2))
+	s.handle(route{Method: "GET", Path: "/v2/fs/search", Summary: "Find files by name or path glob (cap 10,000)", Tag: "v2",
+		Query: typeOf[client.FindQuery](), Data: typeOf[client.FindResult](), Statuses: []int{400, 403, 404}}, s.v2Find)
+	if s.opts.Surface == "v2" {
+		return
+	}
+	s.handle(route{Method: "POST", Path: "/v1/file/grep", Summary: "Search file contents", Tag: "v1",
+		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult]()}, s.grep(v1))
+	s.handle(route{Method: "POST", Path: "/v1/file/search", Summary: "Search one file (0-based line numbers)", Tag: "v1",
+		Body: typeOf[client.V1SearchRequest](), Data: typeOf[client.SearchResult]()},
+		bodyRoute(v1, "search", func(b *client.V1SearchRequest) string { return b.File },
+			func(r *http.Request, b *client.V1SearchRequest) (any, error) {
+				res, err := s.eng.Search(r.Context(), ops.FileSearchRequest{File: b.File, Regex: b.Regex})
+				if err != nil {
+					return nil, err
+				}
+				return client.SearchResult{File: res.File, Matches: nonNil(res.Matches), LineNumbers: nonNil(res.LineNumbers)}, nil
+			}))
+	s.handle(route{Method: "POST", Path: "/v1/file/find", Summary: "Find files by name", Tag: "v1",
+		Body: typeOf[client.V1FindRequest](), Data: typeOf[client.FindResult]()},
+		bodyRoute(v1, "find", func(b *client.V1FindRequest) string { return b.Path },
+			func(r *http.Request, b *client.V1FindRequest) (any, error) {
+				return s.find(r, b.Path, b.Glob)
+			}))
+	s.handle(route{Method: "POST", Path: "/v1/file/glob", Summary: "List paths matching a glob, with metadata (cap 5,000)", Tag: "v1",
+		Body: typeOf[client.GlobRequest](), Data: typeOf[client.GlobResult]()},
+		bodyRoute(v1, "glob", func(b *client.GlobRequest) string { return b.Path }, s.glob))
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (s *Server) grep(p plane) http.HandlerFunc {
+	return bodyRoute(p, "grep", func(b *client.GrepRequest) string { return b.Path },
+		func(r *http.Request, b *client.GrepRequest) (any, error) {
+			eng, err := s.engineFor(r)
+			if err != nil {
+				return nil, err
+			}
+			req := ops.GrepRequest{Path: b.Path, Pattern: b.Pattern, Include: b.Include, Exclude: b.Exclude,
+				CaseInsensitive: b.CaseInsensitive, FixedStrings: b.FixedStrings, ContextBefore: b.ContextBefore,
+				ContextAfter: b.ContextAfter, MaxFileSize: b.MaxFileSize, Multiline: b.Multiline, Offset: b.Offset,
+				Type: b.Type, Recursive: b.Recursive, RespectGitignore: b.RespectGitignore, IncludeHidden: b.IncludeHidden}
+			if b.MaxResults != nil {
+				req.MaxResults = *b.MaxResults
+			}
+			res, err := eng.Grep(r.Context(), req)
+			if err != nil {
+				return nil, err
+			}
+			out := client.GrepResult{Path: res.Path, Pattern: res.Pattern, Matches: make([]client.GrepMatch, len(res.Matches)),
+				MatchCount: res.MatchCount, Truncated: res.Truncated, FilesSearched: res.FilesSearched,
+				FilesMatched: res.FilesMatched, FilesSkippedSize: res.FilesSkippedSize}
+			for i, m := range res.Matches {
+				out.Matches[i] = client.GrepMatch{File: m.File, LineNumber: m.LineNumber, LineContent: m.LineContent,
+					ContextBefore: m.ContextBefore, ContextAfter: m.ContextAfter}
+			}
+			return out, nil
+		})
+}
+
+func (s *Server) v2Find(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	path, pattern := q.str("path", true), q.str("pattern", true)
+	q.str("user", false)
+	if q.errs != nil {
+		invalid(w, q.errs)
+		return
+	}
+	res, err := s.find(r, path, pattern)
+	if err != nil {
+		fail(w, v2, "search", path, err)
+		return
+	}
+	ok(w, "Operation successful", res)
+}
+
+func (s *Server) find(r *http.Request, path, pattern string) (*client.FindResult, error) {
+	eng, err := s.engineFor(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := eng.Find(r.Context(), ops.FindRequest{Path: path, Pattern: pattern})
+	if err != nil {
+		return nil, err
+	}
+	return &client.FindResult{Path: res.Path, Files: nonNil(res.Files), Truncated: res.Truncated}, nil
+}
+
+func (s *Server) glob(r *http.Request, b *client.GlobRequest) (any, error) {
+	req := ops.GlobRequest{Path: b.Path, Pattern: b.Pattern, Exclude: b.Exclude, IncludeHidden: b.IncludeHidden,
+		FilesOnly: b.FilesOnly, IncludeMetadata: b.IncludeMetadata, SortBy: b.SortBy, SortDesc: b.SortDesc}
+	if b.MaxResults != nil {
+		req.MaxResults = *b.MaxResults
+	}
+	res, err := s.eng.Glob(r.Context(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := client.GlobResult{Path: res.Path, Pattern: res.Pattern, Files: make([]client.GlobFileInfo, len(res.Files)),
+		TotalCount: res.TotalCount, Truncated: res.Truncated}
+	for i, f := range res.Files {
+		gf := client.GlobFileInfo{Path: f.Path, Name: f.Name, IsDirectory: f.IsDirectory, Size: f.Size}
+		if f.ModifiedTime != nil {
+			gf.ModifiedTime = isoTime(*f.ModifiedTime)
+		}
+		out.Files[i] = gf
+	}
+	return out, nil
+}

@@ -1,0 +1,35 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+type deleteArgs struct {
+	Path      string `json:"path" jsonschema:"the file, link (never its target) or empty directory to delete"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"also delete a non-empty directory and everything in it"`
+}
+
+type deleteResult struct {
+	Path  string `json:"path" jsonschema:"absolute path of what was deleted"`
+	IsDir bool   `json:"is_dir,omitempty"`
+}
+
+func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResult, error) {
+	p, err := c.Path("delete", in.Path)
+	if err != nil {
+		return "", deleteResult{}, err
+	}
+	r, err := c.srv.eng.Delete(ctx, ops.DeleteRequest{Path: p, Recursive: in.Recursive, Caller: c.Caller})
+	if err != nil {
+		return "", deleteResult{}, err
+	}
+	out := deleteResult{Path: r.Path, IsDir: r.IsDirectory}
+	name := c.display(r.Path)
+	if r.IsDirectory {
+		return fmt.Sprintf("Deleted directory %s (undo cannot restore directories)", name), out, nil
+	}
+	return fmt.Sprintf("Deleted %s; undo %s restores it", name, name), out, nil
+}

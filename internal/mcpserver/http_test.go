@@ -1,0 +1,154 @@
+package mcpserver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// TestHTTPHandler drives the /mcp handler over a real HTTP listener with
+// the go-sdk's streamable client: two sessions, each its own caller.
+func TestHTTPHandler(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	eng := ops.New(ws, ops.Options{})
+	t.Cleanup(func() { eng.Close() })
+	srv := New(eng, Options{Version: "test"})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	t.Cleanup(hs.Close) // after the sessions' cleanups: their streams must end first
+
+	changed := make(chan struct{}, 4)
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		})
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	a, b := connect(), connect()
+	if a.ID() == "" || a.ID() == b.ID() {
+		t.Fatalf("session IDs %q %q", a.ID(), b.ID())
+	}
+	if v := a.InitializeResult().ProtocolVersion; v >= statelessProtocol {
+		t.Fatalf("negotiated %s: sessions are needed", v)
+	}
+	if n := len(listTools(t, a)); n != 11 {
+		t.Fatalf("%d tools", n)
+	}
+	edit := args("path", "f.txt", "edits", []any{map[string]any{"from": 1, "to": 1, "content": "ONE"}})
+
+	if r := callOn(t, a, "read", args("path", "f.txt")); r.err || !strings.Contains(r.text, "     1\tone\n") {
+		t.Fatal(r.text)
+	}
+	if r := callOn(t, a, "edit", edit); r.err {
+		t.Fatal(r.text)
+	}
+	// Session b never read the file.
+	wantFail(t, callOn(t, b, "edit", edit), "edit", "must_read")
+	if _, ok := eng.Tracker().Seen("mcp:"+a.ID(), root+"/f.txt"); !ok {
+		t.Fatal("the HTTP session ID is not the caller")
+	}
+	wantContains(t, callOn(t, b, "grep", args("pattern", "ONE")).text, "f.txt:1:ONE")
+
+	// Tools added at runtime reach HTTP sessions too.
+	type noArgs struct{}
+	AddTool(srv, &mcp.Tool{Name: "ping_host", Description: "test"}, func(context.Context, *Call, noArgs) (string, any, error) {
+		return "pong", nil, nil
+	})
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed over HTTP")
+	}
+	if r := callOn(t, b, "ping_host", nil); r.text != "pong" {
+		t.Fatal(r.text)
+	}
+
+	// DNS rebinding: a loopback server refuses a foreign Host header.
+	req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(`{}`))
+	req.Host = "evil.example"
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign Host: %d", res.StatusCode)
+	}
+}
+
+// TestNewHTTPHandler is the one-call constructor the daemon mounts.
+func TestNewHTTPHandler(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"a.txt": "a\n"})
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	eng := ops.New(ws, ops.Options{ReadOnly: true})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", NewHTTPHandler(eng, Options{ReadOnly: true}))
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if n := len(listTools(t, cs)); n != 5 {
+		t.Fatalf("read-only lists %d tools", n)
+	}
+	wantContains(t, callOn(t, cs, "read", args("path", "a.txt")).text, "     1\ta\n")
+}
+
+// TestCloseEndsHTTPStreams: Close lets http.Server.Shutdown finish while
+// clients hold their standalone SSE streams open.
+func TestCloseEndsHTTPStreams(t *testing.T) {
+	t.Parallel()
+	ws, err := workspace.Open(workspace.Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	srv := New(ops.New(ws, ops.Options{}), Options{})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	listTools(t, cs)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := hs.Config.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	hs.Close()
+}

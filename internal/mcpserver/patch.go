@@ -1,0 +1,119 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsplane/fsplane/edit/patch"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// patchDiffMax caps the unified diff shown in a patch result.
+const patchDiffMax = 128 << 10
+
+type patchArgs struct {
+	Patch  string `json:"patch" jsonschema:"a Codex patch (*** Begin Patch … *** End Patch, any number of files), or with path: the hunks for that one file (@@ anchors, ' '/'-'/'+' lines; the envelope is optional)"`
+	Path   string `json:"path,omitempty" jsonschema:"the one file the patch changes (Agent Zero patch_text form); omit for a Codex patch, which names its files"`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema:"check the patch and show its diff without writing anything"`
+}
+
+type patchFile struct {
+	Path        string `json:"path" jsonschema:"the path as the patch wrote it (a move's destination)"`
+	Action      string `json:"action" jsonschema:"A created, M modified (or moved), D deleted"`
+	Version     string `json:"version,omitempty" jsonschema:"the file's new version (absent when deleted or on a dry run)"`
+	PrevVersion string `json:"prev_version,omitempty" jsonschema:"the file's version before the patch (absent when created)"`
+}
+
+type patchResult struct {
+	Files   []patchFile `json:"files" jsonschema:"one entry per file whose state changed"`
+	DryRun  bool        `json:"dry_run" jsonschema:"nothing was written"`
+	Notices []string    `json:"notices,omitempty" jsonschema:"e.g. a file changed since your last read"`
+}
+
+func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult, error) {
+	const op = "patch"
+	text, path := in.Patch, in.Path
+	var err error
+	if path != "" {
+		if path, err = c.Path(op, path); err != nil {
+			return "", patchResult{}, err
+		}
+	} else if text, err = c.patchPaths(op, text); err != nil {
+		return "", patchResult{}, err
+	}
+	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, Caller: c.Caller})
+	if err != nil {
+		return "", patchResult{}, err
+	}
+	out := patchResult{Files: make([]patchFile, 0, len(r.Files)), DryRun: r.DryRun, Notices: r.Notices}
+	var b strings.Builder
+	if r.DryRun {
+		b.WriteString("Dry run: nothing was written. The patch applies cleanly and would change:\n")
+	} else {
+		b.WriteString("Success. Updated the following files:\n")
+	}
+	for _, f := range r.Files {
+		name := f.Path
+		if in.Path != "" {
+			name = c.display(f.Abs)
+		}
+		out.Files = append(out.Files, patchFile{Path: name, Action: f.Action, Version: f.Version, PrevVersion: f.PrevVersion})
+		b.WriteString(f.Action)
+		b.WriteByte(' ')
+		b.WriteString(name)
+		if f.Version != "" {
+			b.WriteString("  (version ")
+			b.WriteString(f.Version)
+			b.WriteByte(')')
+		}
+		b.WriteByte('\n')
+	}
+	for _, n := range r.Notices {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
+	}
+	if r.Diff != "" {
+		b.WriteString("\n")
+		b.WriteString(capText(r.Diff, patchDiffMax, "diff"))
+	}
+	return b.String(), out, nil
+}
+
+// patchPaths checks the files a Codex patch names against the session's
+// roots. When the session's first root is not the workspace's, relative
+// paths would resolve differently in ops, so the patch is rewritten with
+// absolute paths. A patch that does not parse is passed on unchanged for
+// ops to report.
+func (c *Call) patchPaths(op, text string) (string, error) {
+	c.sess.mu.Lock()
+	restricted := c.sess.restricted
+	c.sess.mu.Unlock()
+	if !restricted {
+		return text, nil
+	}
+	p, err := patch.Parse(text)
+	if err != nil {
+		return text, nil
+	}
+	rewrite := false
+	for i := range p.Files {
+		f := &p.Files[i]
+		for _, name := range []*string{&f.Path, &f.MoveTo} {
+			if *name == "" {
+				continue
+			}
+			abs, err := c.Path(op, *name)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(*name) {
+				*name, rewrite = abs, true
+			}
+		}
+	}
+	if !rewrite || c.base() == c.srv.eng.Workspace().Roots()[0] {
+		return text, nil
+	}
+	return patch.Format(p), nil
+}

@@ -1,0 +1,240 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Search caps: what one call shows a model.
+const (
+	grepDefaultResults = 100
+	grepMaxResults     = 2000
+	grepMaxLineBytes   = 1000 // longer lines (minified files) are cut
+	grepMaxContext     = 20
+	searchMaxBytes     = 256 << 10
+	globMaxResults     = 1000
+)
+
+type grepArgs struct {
+	Pattern         string `json:"pattern" jsonschema:"RE2 regular expression (Go syntax), or literal text with fixed_strings"`
+	Path            string `json:"path,omitempty" jsonschema:"directory (or one file) to search; default the first root"`
+	Glob            string `json:"glob,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts; a leading ! excludes instead"`
+	Type            string `json:"type,omitempty" jsonschema:"only files of this ripgrep type: go, py, js, ts, rust, java, c, cpp, md…"`
+	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"match regardless of case"`
+	FixedStrings    bool   `json:"fixed_strings,omitempty" jsonschema:"treat pattern as literal text, not a regular expression"`
+	Context         int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each match (at most 20)"`
+	MaxResults      int    `json:"max_results,omitempty" jsonschema:"most matches to return; default 100, at most 2000"`
+}
+
+type grepMatch struct {
+	Path   string   `json:"path" jsonschema:"relative to the first root when inside it, else absolute"`
+	Line   int      `json:"line" jsonschema:"1-based line number"`
+	Text   string   `json:"text" jsonschema:"the matching line"`
+	Before []string `json:"before,omitempty"`
+	After  []string `json:"after,omitempty"`
+}
+
+type grepResult struct {
+	Matches       []grepMatch `json:"matches"`
+	Truncated     bool        `json:"truncated" jsonschema:"more matches exist than were returned"`
+	FilesSearched int         `json:"files_searched"`
+	FilesMatched  int         `json:"files_matched"`
+	FilesSkipped  int         `json:"files_skipped_size,omitempty" jsonschema:"files over 1 MiB, not searched (name one as path to search it)"`
+}
+
+func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, error) {
+	const op = "grep"
+	switch {
+	case in.Context < 0 || in.Context > grepMaxContext:
+		return "", grepResult{}, fserr.New(fserr.BadRequest, op, in.Path, "context must be between 0 and %d (got %d)", grepMaxContext, in.Context)
+	case in.MaxResults < 0:
+		return "", grepResult{}, fserr.New(fserr.BadRequest, op, in.Path, "max_results must not be negative (got %d)", in.MaxResults)
+	}
+	limit := in.MaxResults
+	if limit == 0 {
+		limit = grepDefaultResults
+	}
+	limit = min(limit, grepMaxResults)
+	dir := in.Path
+	if dir == "" {
+		dir = c.base()
+	}
+	p, err := c.Path(op, dir)
+	if err != nil {
+		return "", grepResult{}, err
+	}
+	req := ops.GrepRequest{
+		Path: p, Pattern: in.Pattern, Type: in.Type, CaseInsensitive: in.CaseInsensitive, FixedStrings: in.FixedStrings,
+		ContextBefore: in.Context, ContextAfter: in.Context, MaxResults: limit, RespectGitignore: true,
+	}
+	if g := in.Glob; g != "" {
+		if rest, ok := strings.CutPrefix(g, "!"); ok {
+			req.Exclude = []string{rest}
+		} else {
+			req.Include = []string{g}
+		}
+	}
+	r, err := c.srv.eng.Grep(ctx, req)
+	if err == nil && r.FilesSearched == 0 && r.FilesSkippedSize == 1 {
+		// The path named one file, too large for a tree search's size
+		// cap: search it anyway, it is what the caller asked for.
+		req.MaxFileSize = "0"
+		r, err = c.srv.eng.Grep(ctx, req)
+	}
+	if err != nil {
+		return "", grepResult{}, err
+	}
+	out := grepResult{Matches: make([]grepMatch, 0, len(r.Matches)), Truncated: r.Truncated,
+		FilesSearched: r.FilesSearched, FilesMatched: r.FilesMatched, FilesSkipped: r.FilesSkippedSize}
+	var body strings.Builder
+	prevFile, prevLine := "", 0
+	shown := 0
+	for i, m := range r.Matches {
+		name := c.display(m.File)
+		out.Matches = append(out.Matches, grepMatch{Path: name, Line: m.LineNumber, Text: m.LineContent,
+			Before: m.ContextBefore, After: m.ContextAfter})
+		if body.Len() >= searchMaxBytes {
+			continue
+		}
+		shown++
+		fresh := name != prevFile // nothing of this file printed yet
+		first := m.LineNumber - len(m.ContextBefore)
+		if in.Context > 0 && prevFile != "" && (fresh || first > prevLine+1) {
+			body.WriteString("--\n")
+		}
+		for k, l := range m.ContextBefore {
+			if n := first + k; fresh || n > prevLine {
+				grepLine(&body, name, '-', n, l)
+			}
+		}
+		last := m.LineNumber
+		// A multiline match's text holds every line it touches.
+		for k, l := range strings.Split(m.LineContent, "\n") {
+			if last = m.LineNumber + k; fresh || last > prevLine {
+				grepLine(&body, name, ':', last, l)
+			}
+		}
+		next := int(^uint(0) >> 1) // the next match's line in this file
+		if i+1 < len(r.Matches) && r.Matches[i+1].File == m.File {
+			next = r.Matches[i+1].LineNumber
+		}
+		printed := last
+		for k, l := range m.ContextAfter {
+			n := last + 1 + k
+			if n >= next {
+				break
+			}
+			grepLine(&body, name, '-', n, l)
+			printed = n
+		}
+		prevFile, prevLine = name, printed
+	}
+
+	var b strings.Builder
+	b.Grow(body.Len() + 256)
+	where := c.display(r.Path)
+	if len(r.Matches) == 0 {
+		fmt.Fprintf(&b, "No matches for %s in %s (%s searched).\n", strconv.Quote(in.Pattern), where, plural(r.FilesSearched, "file", "files"))
+	} else {
+		fmt.Fprintf(&b, "%s in %s under %s (%s searched):\n", plural(len(r.Matches), "match", "matches"),
+			plural(r.FilesMatched, "file", "files"), where, plural(r.FilesSearched, "file", "files"))
+	}
+	b.WriteString(body.String())
+	if shown < len(r.Matches) {
+		fmt.Fprintf(&b, "[Output cut at 256 KiB: %d more matches not shown. Narrow the search with path, glob or type.]\n", len(r.Matches)-shown)
+	}
+	if r.Truncated {
+		fmt.Fprintf(&b, "[More matches exist beyond these %d: narrow the search, or raise max_results (at most %d).]\n", len(r.Matches), grepMaxResults)
+	}
+	if r.FilesSkippedSize > 0 {
+		fmt.Fprintf(&b, "[%s over 1 MiB not searched; pass one as path to search it.]\n", plural(r.FilesSkippedSize, "file", "files"))
+	}
+	return b.String(), out, nil
+}
+
+// grepLine writes one line of grep output, ripgrep style: path:N:text
+// for a match, path-N-text for context.
+func grepLine(b *strings.Builder, path string, sep byte, n int, text string) {
+	b.WriteString(path)
+	b.WriteByte(sep)
+	b.WriteString(strconv.Itoa(n))
+	b.WriteByte(sep)
+	if len(text) > grepMaxLineBytes {
+		b.WriteString(cutUTF8(text, grepMaxLineBytes))
+		fmt.Fprintf(b, " … [line cut, %d bytes]", len(text))
+	} else {
+		b.WriteString(text)
+	}
+	b.WriteByte('\n')
+}
+
+type globArgs struct {
+	Pattern string `json:"pattern" jsonschema:"a glob: without / it matches names at any depth (*_test.go); with / paths relative to path (src/**/*.ts); ** spans directories, {a,b} alternatives"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search; default the first root"`
+}
+
+type globEntry struct {
+	Path  string `json:"path" jsonschema:"relative to the first root when inside it, else absolute"`
+	IsDir bool   `json:"is_dir,omitempty"`
+}
+
+type globResult struct {
+	Entries   []globEntry `json:"entries"`
+	Truncated bool        `json:"truncated" jsonschema:"more entries matched than the 1000 returned"`
+}
+
+func globFiles(ctx context.Context, c *Call, in globArgs) (string, globResult, error) {
+	const op = "glob"
+	dir := in.Path
+	if dir == "" {
+		dir = c.base()
+	}
+	p, err := c.Path(op, dir)
+	if err != nil {
+		return "", globResult{}, err
+	}
+	pattern := in.Pattern
+	if pattern != "" && !strings.Contains(pattern, "/") && !strings.HasPrefix(pattern, "**") {
+		pattern = "**/" + pattern // a name, at any depth (as ripgrep's -g)
+	}
+	// Dot-prefixed names are skipped unless the pattern asks for one.
+	hidden := strings.HasPrefix(in.Pattern, ".") || strings.Contains(in.Pattern, "/.")
+	r, err := c.srv.eng.Glob(ctx, ops.GlobRequest{
+		Path: p, Pattern: pattern, FilesOnly: new(false), IncludeMetadata: new(false),
+		MaxResults: globMaxResults, RespectGitignore: true, IncludeHidden: hidden,
+	})
+	if err != nil {
+		return "", globResult{}, err
+	}
+	out := globResult{Entries: make([]globEntry, 0, len(r.Files)), Truncated: r.Truncated}
+	var b strings.Builder
+	b.Grow(len(r.Files) * 48)
+	where := c.display(r.Path)
+	if len(r.Files) == 0 {
+		fmt.Fprintf(&b, "No files match %s under %s.\n", strconv.Quote(in.Pattern), where)
+	} else {
+		verb := "match"
+		if len(r.Files) == 1 {
+			verb = "matches"
+		}
+		fmt.Fprintf(&b, "%s %s %s under %s:\n", plural(len(r.Files), "entry", "entries"), verb, strconv.Quote(in.Pattern), where)
+	}
+	for _, f := range r.Files {
+		name := c.display(f.Path)
+		out.Entries = append(out.Entries, globEntry{Path: name, IsDir: f.IsDirectory})
+		b.WriteString(name)
+		if f.IsDirectory {
+			b.WriteByte('/')
+		}
+		b.WriteByte('\n')
+	}
+	if r.Truncated {
+		fmt.Fprintf(&b, "[Truncated at %d entries: use a narrower pattern or path.]\n", globMaxResults)
+	}
+	return b.String(), out, nil
+}

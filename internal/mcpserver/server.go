@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Options configure a Server. The zero value serves every tool, read and
+// write, under the name "fsplane".
+type Options struct {
+	// ReadOnly leaves the mutating tools (write, edit, patch, move, delete,
+	// undo) out of tools/list altogether. Pair it with an engine opened
+	// with ops.Options{ReadOnly: true}, which refuses writes whatever the
+	// front does.
+	ReadOnly bool
+	// Name and Version identify the server in the initialize result;
+	// defaults "fsplane" and "dev".
+	Name, Version string
+	// IgnoreClientRoots serves the whole allowed set even to clients that
+	// advertise roots.
+	IgnoreClientRoots bool
+	// Logger receives the SDK's and the server's logs (never file
+	// contents). Nil discards.
+	Logger *slog.Logger
+}
+
+// Server is an MCP server over one ops engine. Create it with New, then
+// serve it with Run (one connection, e.g. stdio) or HTTPHandler (many
+// sessions over streamable HTTP). It is safe for concurrent use.
+type Server struct {
+	eng  *ops.Engine
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+}
+
+// rootsTimeout bounds the roots/list request a tool call may wait for.
+const rootsTimeout = 10 * time.Second
+
+// New returns a server whose tools run on eng. The server does not own
+// eng: the caller closes its workspace after the server's last use.
+func New(eng *ops.Engine, opts Options) *Server {
+	if opts.Name == "" {
+		opts.Name = "fsplane"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{eng: eng, opts: opts, log: log.With("component", "mcp"), sessions: map[*mcp.ServerSession]*session{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "fsplane file tools", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: instructions(opts.ReadOnly),
+			Logger:       opts.Logger,
+			// Tools only: no logging capability, and tools/list_changed
+			// advertised even before the first tool is added.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			//lint:ignore SA1019 roots are honoured on the protocol versions served (see roots.go)
+			RootsListChangedHandler:   s.rootsChanged,
+			SupportedProtocolVersions: sessionProtocolVersions(),
+		})
+	s.mcp.AddReceivingMiddleware(errorMeta)
+	s.addLocalTools()
+	return s
+}
+
+// statelessProtocol is the first MCP version without sessions (SEP-2575)
+// and with roots deprecated (SEP-2577).
+const statelessProtocol = "2026-07-28"
+
+// sessionProtocolVersions are the protocol versions the server speaks: the
+// ones with sessions. fsplane's MCP front is stateful by design — a
+// session's reads are what let it edit by line numbers (DESIGN.md §5), and
+// its roots narrow what it may touch — and from 2026-07-28 on every HTTP
+// request is a session of its own. Clients that prefer 2026-07-28 fall
+// back to the initialize handshake, which every SDK keeps.
+func sessionProtocolVersions() []string {
+	var vs []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < statelessProtocol {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// MCP returns the underlying go-sdk server, e.g. to connect a transport
+// directly (tests use mcp.NewInMemoryTransports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Engine returns the engine the local tools run on.
+func (s *Server) Engine() *ops.Engine { return s.eng }
+
+// Run serves one connection (e.g. &mcp.StdioTransport{}) until the client
+// disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// Close ends every connected session (their open streams included), so
+// an http.Server's Shutdown need not wait for long-lived MCP streams. The
+// server stays usable: clients may connect again.
+func (s *Server) Close() error {
+	var sessions []*mcp.ServerSession
+	for ss := range s.mcp.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	var first error
+	for _, ss := range sessions {
+		if err := ss.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// HTTPOptions configure HTTPHandler. The zero value is the default.
+type HTTPOptions struct {
+	// SessionTimeout closes sessions idle for this long (and forgets their
+	// read state); 0 means 30 minutes, negative means never.
+	SessionTimeout time.Duration
+}
+
+// HTTPHandler serves MCP's streamable HTTP transport (stateful: each
+// session has an Mcp-Session-Id, which is its freshness caller). Mount it
+// at /mcp behind the same authentication as the rest of the API; the
+// handler itself checks none. It rejects requests that reach a loopback
+// address with a non-loopback Host header (DNS rebinding).
+func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
+	timeout := opts.SessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = 30 * time.Minute
+	case timeout < 0:
+		timeout = 0
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.opts.Logger})
+}
+
+// NewHTTPHandler is New(eng, opts).HTTPHandler(HTTPOptions{}): the /mcp
+// handler for a daemon that adds no tools of its own.
+func NewHTTPHandler(eng *ops.Engine, opts Options) http.Handler {
+	return New(eng, opts).HTTPHandler(HTTPOptions{})
+}

@@ -1,0 +1,52 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+type undoArgs struct {
+	Path string `json:"path" jsonschema:"the file whose last change to revert"`
+}
+
+type undoFileResult struct {
+	Path    string `json:"path" jsonschema:"absolute"`
+	Undone  string `json:"undone" jsonschema:"the operation reverted (write, edit, patch, move, delete…)"`
+	Deleted bool   `json:"deleted,omitempty" jsonschema:"the reverted change had created the file, so it was removed"`
+	Version string `json:"version,omitempty" jsonschema:"the restored content's version"`
+}
+
+type undoResult struct {
+	undoFileResult
+	Also []undoFileResult `json:"also,omitempty" jsonschema:"other files the same undo reverted (a move's other side)"`
+}
+
+func undoFile(ctx context.Context, c *Call, in undoArgs) (string, undoResult, error) {
+	p, err := c.Path("undo", in.Path)
+	if err != nil {
+		return "", undoResult{}, err
+	}
+	r, err := c.srv.eng.Undo(ctx, ops.UndoRequest{Path: p, Caller: c.Caller})
+	if err != nil {
+		return "", undoResult{}, err
+	}
+	var b strings.Builder
+	out := undoResult{undoFileResult: c.undone(&b, r)}
+	for i := range r.Also {
+		out.Also = append(out.Also, c.undone(&b, &r.Also[i]))
+	}
+	return b.String(), out, nil
+}
+
+func (c *Call) undone(b *strings.Builder, r *ops.UndoResult) undoFileResult {
+	name := c.display(r.Path)
+	if r.Deleted {
+		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
+	} else {
+		fmt.Fprintf(b, "Undid the %s of %s: restored version %s.\n", r.Op, name, r.Version)
+	}
+	return undoFileResult{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version}
+}

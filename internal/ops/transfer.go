@@ -1,0 +1,154 @@
+package ops
+
+import (
+	"context"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/transfer"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// versionCacheSize bounds the download ETag cache (entries).
+const versionCacheSize = 4096
+
+// UploadRequest streams a file's whole content (upload).
+type UploadRequest struct {
+	// Path is the target file. When it names an existing directory, the
+	// file goes into it under FileName.
+	Path     string
+	FileName string // the client's file name (multipart filename); may be empty
+	Body     io.Reader
+	// User owns the file when the upload creates it; "" means the
+	// engine's DefaultUser.
+	User   string
+	Caller string
+}
+
+// UploadResult describes a stored upload.
+type UploadResult struct {
+	Path         string // absolute
+	Size         int64
+	Version      string
+	Created      bool
+	UndoRecorded bool
+}
+
+// Upload streams req.Body into a file atomically (workspace.WriteStream):
+// memory use does not depend on the size, and a failed or cancelled upload
+// leaves neither a part file nor a changed target. The target's directory
+// must exist (not_found); a full disk is no_space_left.
+func (e *Engine) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
+	const op = "upload"
+	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	owner, err := e.owner(op, req.Path, req.User)
+	if err != nil {
+		return nil, err
+	}
+	target := req.Path
+	if name := path.Base(strings.ReplaceAll(req.FileName, "\\", "/")); name != "" && name != "." && name != "/" && name != ".." {
+		if info, err := e.ws.Stat(target); err == nil && info.IsDir {
+			target = filepath.Join(target, name)
+		}
+	}
+	res, err := e.ws.WriteStream(ctx, target, req.Body, workspace.StreamOptions{Op: op, Owner: owner})
+	if err != nil {
+		return nil, fserr.From(op, target, err)
+	}
+	e.fresh.Saw(req.Caller, res.Path.Abs, res.Version)
+	e.log.Info("Upload", "path", res.Path.Abs, "bytes", res.Size, "created", res.Created)
+	return &UploadResult{Path: res.Path.Abs, Size: res.Size, Version: res.Version, Created: res.Created, UndoRecorded: res.UndoRecorded}, nil
+}
+
+// OpenDownload opens a regular file for a download and pins its state:
+// the returned Source serves it (transfer.Source.Serve) with its version
+// as the ETag, and the caller closes it. Versions of unchanged files are
+// cached, so a large file is hashed once.
+func (e *Engine) OpenDownload(_ context.Context, p string) (*transfer.Source, error) {
+	const op = "download"
+	f, info, err := e.ws.Open(p)
+	if err != nil {
+		return nil, fserr.From(op, p, err)
+	}
+	ino := info.Path
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fserr.FromOS(op, p, err)
+	}
+	same := func() bool {
+		cur, err := e.ws.Stat(p)
+		if err != nil || !cur.Exists || cur.Path.Abs != ino.Abs {
+			return false
+		}
+		g, err := os.Lstat(cur.Path.Abs)
+		return err == nil && os.SameFile(g, fi)
+	}
+	return transfer.Open(f, info.Path.Abs, e.versions, same)
+}
+
+// TreeRequest extracts a tar archive into a directory.
+type TreeRequest struct {
+	Path   string // the destination: absent (created whole) or a directory (merged into)
+	Body   io.Reader
+	User   string          // owns what is created; "" means the engine's DefaultUser
+	Limits transfer.Limits // zero: transfer.DefaultLimits
+}
+
+// TreeResult describes an extracted archive.
+type TreeResult struct {
+	Path    string // absolute
+	Entries int
+	Mode    string // workspace.TreeRename or workspace.TreeMerge
+}
+
+// PutTree extracts the tar archive req.Body at req.Path: staged beside
+// (or inside) the destination, checked member by member (no "..",
+// absolute names, links out of the root or device nodes; within the
+// limits), then renamed into place or merged entry by entry, each file
+// atomically. On any error nothing of the archive remains.
+func (e *Engine) PutTree(_ context.Context, req TreeRequest) (*TreeResult, error) {
+	const op = "tree"
+	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	owner, err := e.owner(op, req.Path, req.User)
+	if err != nil {
+		return nil, err
+	}
+	lim := req.Limits
+	if lim == (transfer.Limits{}) {
+		lim = transfer.DefaultLimits
+	}
+	tw, err := e.ws.CreateTree(req.Path, owner)
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	defer tw.Abort()
+	if _, err := transfer.Extract(req.Body, tw, lim); err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	res, err := tw.Commit()
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
+	}
+	e.log.Info("PutTree", "path", res.Path.Abs, "entries", res.Entries, "mode", res.Mode)
+	return &TreeResult{Path: res.Path.Abs, Entries: res.Entries, Mode: res.Mode}, nil
+}
+
+// GetTree writes the directory p to w as a tar archive and returns the
+// bytes written; an error with nothing written can still be reported to
+// the client (see transfer.WriteTree).
+func (e *Engine) GetTree(_ context.Context, p string, w io.Writer) (int64, error) {
+	n, err := transfer.WriteTree(w, e.ws, p)
+	if err != nil {
+		return n, fserr.From("tree", p, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,74 @@
+// Package search is fsplane's file search: a parallel, confined directory
+// walker with its own gitignore matcher, a grep engine (a literal
+// prefilter from regexp/syntax in front of the standard regexp), and
+// glob/find by name. It knows nothing of HTTP or of fsplane's error codes;
+// internal/ops adapts it to AIO's requests.
+//
+// # Confinement
+//
+// Every search runs inside an *os.Root and a start path relative to it.
+// Directories are read and files opened one path component at a time,
+// relative to the directory's own descriptor and with O_NOFOLLOW (see
+// fs_linux.go), so no name can lead out of the tree. A symbolic link is
+// resolved through the os.Root: one that stays inside the root is
+// followed for a file (the file is searched under the link's name) and,
+// with FollowLinks, for a directory, with loop protection (a directory
+// that is its own ancestor is reported and skipped); one that leaves the
+// root, or dangles, is skipped silently. Nothing above the root is read,
+// not even ignore files.
+//
+// # Walking
+//
+// A bounded pool of workers (Options.Workers, default GOMAXPROCS) reads
+// directories and searches files. Names starting with '.' are skipped
+// unless Hidden is set (the start itself is always searched), ".git" is
+// always skipped, and with RespectIgnore the ignore files are honoured the
+// way git and ripgrep do: .gitignore, .ignore and .git/info/exclude in
+// every directory (and in the start's ancestors up to the root), last
+// matching line wins, "!" re-includes, a trailing "/" matches directories
+// only, a "/" elsewhere anchors to the file's directory, "**" matches any
+// number of directories, "[...]" classes, "\" escapes. An ignored
+// directory is not entered, so nothing below it can be re-included (as in
+// git). Across files, .ignore beats .gitignore beats .git/info/exclude,
+// and within a kind the deepest directory decides; .gitignore files above
+// a directory holding ".git" do not apply inside it. Unlike ripgrep,
+// .gitignore applies outside git repositories too (rg --no-require-git).
+// The matcher is tested against `git check-ignore`.
+//
+// # Order
+//
+// Results are reported in path order whatever the parallelism: depth
+// first, a directory's entries sorted by name byte-wise ("a/b" before
+// "a-c", as rg --sort path), a directory before its contents. Workers
+// take work in roughly that order, and results done ahead of their turn
+// wait, within a memory bound (maxHeld), for the emission to catch up.
+//
+// # Grep
+//
+// A pattern is an RE2 regular expression (Go's regexp syntax) with
+// ripgrep's line semantics: ^ and $ match at line boundaries, a match
+// never spans lines (a pattern with a literal "\n" is refused) unless
+// Multiline is set, which also lets '.' match '\n' (rg -U
+// --multiline-dotall). \w, \d and \s are Unicode, as in ripgrep; \b is
+// ASCII (Go has no Unicode word boundary), and bytes that are not UTF-8
+// match as U+FFFD. Before running the regexp, the engine looks for a
+// literal every match must contain (required literals, inner literals,
+// alternations of up to 32 literals, case-folded literals for (?i)),
+// finding it with memchr on its rarest byte, and runs the regexp on the
+// lines that contain it only; when the literal is the whole pattern the
+// regexp is not run at all. Without a literal the regexp runs over the
+// whole buffer. A file with a NUL byte in its first 8 KiB is binary and
+// skipped; a NUL further on ends the search of that file (at the line
+// before it). Files up to 256 KiB are read whole into a reused buffer,
+// larger ones in chunks with the unfinished line (and the context lines)
+// carried over; multiline search reads a file whole (up to 256 MiB).
+// Files over MaxFileSize are skipped and counted.
+//
+// # Concurrency
+//
+// A *Query is immutable and can serve any number of concurrent searches.
+// Stream calls collect on worker goroutines, concurrently for different
+// files, and emit on one goroutine at a time (never concurrently), in
+// path order. Searches stop early when the context is cancelled or emit
+// returns an error; every descriptor is closed before they return.
+package search

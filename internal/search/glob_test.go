@@ -1,0 +1,187 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func globTree(t *testing.T) string {
+	t.Helper()
+	return makeTree(t, map[string]string{
+		"main.go":             "package main\n",
+		"README.md":           "# r\n",
+		"src/a.go":            "aaaa",
+		"src/b.ts":            "b",
+		"src/c.tsx":           "cc",
+		"src/deep/d.go":       "d",
+		"src/deep/e_test.go":  "e",
+		"vendor/v.go":         "v",
+		".github/ci.yml":      "ci",
+		"src/.hidden/h.go":    "h",
+		"docs/":               "",
+		"docs/guide/intro.md": "i",
+	})
+}
+
+func globPaths(t *testing.T, dir string, opts GlobOptions) []string {
+	t.Helper()
+	res, err := Glob(context.Background(), openRoot(t, dir), ".", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range res.Entries {
+		p := e.Path
+		if e.IsDir {
+			p += "/"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func TestGlob(t *testing.T) {
+	t.Parallel()
+	dir := globTree(t)
+	tests := []struct {
+		name string
+		opts GlobOptions
+		want []string
+	}{
+		{"all go", GlobOptions{Pattern: "**/*.go", FilesOnly: true},
+			[]string{"main.go", "src/a.go", "src/deep/d.go", "src/deep/e_test.go", "vendor/v.go"}},
+		{"top level", GlobOptions{Pattern: "*.go", FilesOnly: true}, []string{"main.go"}},
+		{"literal base", GlobOptions{Pattern: "src/deep/*", FilesOnly: true}, []string{"src/deep/d.go", "src/deep/e_test.go"}},
+		{"braces", GlobOptions{Pattern: "src/*.{ts,tsx}", FilesOnly: true}, []string{"src/b.ts", "src/c.tsx"}},
+		{"dirs too", GlobOptions{Pattern: "src/**"}, []string{"src/", "src/a.go", "src/b.ts", "src/c.tsx", "src/deep/", "src/deep/d.go", "src/deep/e_test.go"}},
+		{"hidden", GlobOptions{Pattern: "**/*.go", FilesOnly: true, IncludeHidden: true},
+			[]string{"main.go", "src/.hidden/h.go", "src/a.go", "src/deep/d.go", "src/deep/e_test.go", "vendor/v.go"}},
+		{"hidden literal base", GlobOptions{Pattern: ".github/*.yml", FilesOnly: true}, []string{".github/ci.yml"}},
+		{"exclude", GlobOptions{Pattern: "**/*.go", FilesOnly: true, Exclude: []string{"vendor/**", "*_test.go"}},
+			[]string{"main.go", "src/a.go", "src/deep/d.go"}},
+		{"exclude dir name", GlobOptions{Pattern: "**/*.go", FilesOnly: true, Exclude: []string{"deep"}},
+			[]string{"main.go", "src/a.go", "vendor/v.go"}},
+		{"missing base", GlobOptions{Pattern: "nope/**/*.go"}, []string{}},
+		{"cap", GlobOptions{Pattern: "**/*.go", FilesOnly: true, MaxResults: 2}, []string{"main.go", "src/a.go"}},
+		{"sort by name desc", GlobOptions{Pattern: "src/*", FilesOnly: true, SortBy: "name", SortDesc: true},
+			[]string{"src/c.tsx", "src/b.ts", "src/a.go"}},
+		{"sort by size", GlobOptions{Pattern: "src/*", FilesOnly: true, SortBy: "size", Metadata: true},
+			[]string{"src/b.ts", "src/c.tsx", "src/a.go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, globPaths(t, dir, tt.opts)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGlobTruncatedAndMetadata(t *testing.T) {
+	t.Parallel()
+	dir := globTree(t)
+	mt := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "src/a.go"), mt, mt)
+	res, err := Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: "src/a.go", Metadata: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []GlobEntry{{Path: "src/a.go", Name: "a.go", Size: 4, ModTime: mt}}
+	if diff := cmp.Diff(want, res.Entries, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" || res.Truncated {
+		t.Errorf("truncated=%v (-want +got):\n%s", res.Truncated, diff)
+	}
+	res, err = Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: "**", MaxResults: 3})
+	if err != nil || len(res.Entries) != 3 || !res.Truncated {
+		t.Errorf("cap: %d entries, truncated %v, err %v", len(res.Entries), res.Truncated, err)
+	}
+}
+
+func TestGlobErrors(t *testing.T) {
+	t.Parallel()
+	dir := globTree(t)
+	for _, opts := range []GlobOptions{{Pattern: ""}, {Pattern: "/abs/*"}, {Pattern: "[unclosed"}, {Pattern: "../*"},
+		{Pattern: "*", SortBy: "color"}, {Pattern: "*", Exclude: []string{"{x"}}} {
+		_, err := Glob(context.Background(), openRoot(t, dir), ".", opts)
+		var ie *InvalidError
+		if !errors.As(err, &ie) {
+			t.Errorf("Glob(%+v) = %v, want InvalidError", opts, err)
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	t.Parallel()
+	dir := globTree(t)
+	tests := []struct {
+		opts FindOptions
+		want []string
+	}{
+		{FindOptions{Pattern: "*.go"}, []string{"main.go", "src/a.go", "src/deep/d.go", "src/deep/e_test.go", "vendor/v.go"}},
+		{FindOptions{Pattern: "deep"}, []string{"src/deep"}},
+		{FindOptions{Pattern: "*.md", Hidden: true}, []string{"README.md", "docs/guide/intro.md"}},
+		{FindOptions{Pattern: "src/**/*.go"}, []string{"src/a.go", "src/deep/d.go", "src/deep/e_test.go"}},
+		{FindOptions{Pattern: "*", MaxResults: 2}, []string{"README.md", "docs"}},
+	}
+	for _, tt := range tests {
+		res, err := Find(context.Background(), openRoot(t, dir), ".", tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, e := range res.Entries {
+			got = append(got, e.Path)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%+v (-want +got):\n%s", tt.opts, diff)
+		}
+	}
+}
+
+func TestPrunerAndComparePaths(t *testing.T) {
+	t.Parallel()
+	p := newPruner("src/*/x/*.go")
+	for dir, want := range map[string]bool{"src": true, "src/a": true, "src/a/x": true, "src/a/y": false, "lib": false, "src/a/x/z": false} {
+		if got := p.canDescend(dir); got != want {
+			t.Errorf("canDescend(%q) = %v", dir, got)
+		}
+	}
+	if !newPruner("a/**/b").canDescend("a/q/r/s") || newPruner("a/**/b").canDescend("b") {
+		t.Error("** pruning")
+	}
+	if comparePaths("a/b", "a-c") >= 0 || comparePaths("a", "a/b") >= 0 || comparePaths("b", "a/z") <= 0 {
+		t.Error("comparePaths order")
+	}
+}
+
+func TestSizeAndTypes(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]int64{"1M": 1 << 20, "500K": 500 << 10, "4096": 4096, "2MiB": 2 << 20, " 1g ": 1 << 30, "10kb": 10 << 10, "0": 0} {
+		if got, err := ParseSize(s); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "M", "-1", "1.5M", "1T", "iB", "12iB"} {
+		if _, err := ParseSize(s); err == nil {
+			t.Errorf("ParseSize(%q) accepted", s)
+		}
+	}
+	if n := len(TypeNames()); n < 30 {
+		t.Errorf("%d types, want at least 30", n)
+	}
+	for typ, name := range map[string]string{"go": "x.go", "py": "x.pyi", "js": "x.mjs", "python": "x.py", "make": "Makefile", "c": "x.h", "cpp": "x.cpp", "rust": "lib.rs", "ts": "a.tsx"} {
+		f, err := newTypeFilter([]string{typ})
+		if err != nil || !f.match(name) {
+			t.Errorf("type %s does not match %s (%v)", typ, name, err)
+		}
+	}
+	if f, _ := newTypeFilter([]string{"go"}); f.match("x.py") {
+		t.Error("go matches x.py")
+	}
+}

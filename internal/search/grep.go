@@ -1,0 +1,582 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+)
+
+// FileMatches is the matches of one file, handed to Stream's collect
+// function. The lines it gives alias buffers that are reused once collect
+// returns: copy what must outlive the call.
+type FileMatches struct {
+	// Path is relative to the search start, slash-separated; "" when the
+	// start itself is the file.
+	Path string
+	// Truncated is set when the file had more matches than the per-file
+	// limit (Options.Offset + Options.MaxResults + 1) and the rest were
+	// not looked for.
+	Truncated bool
+	s         *searchState
+}
+
+// Len is the number of matches.
+func (fm *FileMatches) Len() int { return len(fm.s.hits) }
+
+// Line returns match i (0 <= i < Len()), in line order. Matches are not
+// materialised as a slice: a file can have millions.
+func (fm *FileMatches) Line(i int) LineMatch {
+	s := fm.s
+	h := &s.hits[i]
+	text := s.text()
+	lm := LineMatch{Number: h.line, Text: text[h.off:h.end:h.end]}
+	if h.bHi > h.bLo {
+		lm.Before = s.ctxLines(text, h.bLo, h.bHi)
+	}
+	if h.aHi > h.aLo {
+		lm.After = s.ctxLines(text, h.aLo, h.aHi)
+	}
+	return lm
+}
+
+// LineMatch is one matching line (or, in multiline mode, one match and
+// the lines it touches).
+type LineMatch struct {
+	Number int    // 1-based line number of the (first) line
+	Text   []byte // the line(s), without the final line terminator
+	Before [][]byte
+	After  [][]byte
+}
+
+// Stats count what a search looked at, over the files up to the point the
+// search stopped (all files, unless MaxResults cut it short), so they are
+// deterministic.
+type Stats struct {
+	FilesSearched      int // text files searched
+	FilesMatched       int // files with at least one match
+	FilesSkippedSize   int // larger than MaxFileSize
+	FilesSkippedBinary int // a NUL byte in the first 8 KiB
+	// Errors are the first problems with single paths (unreadable files,
+	// directories); ErrorCount counts them all. They do not stop a search.
+	Errors     []PathError
+	ErrorCount int
+}
+
+// PathError is a problem with one path of a search.
+type PathError struct {
+	Path string // relative to the start
+	Err  error
+}
+
+func (e PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// ErrStop can be returned by an emit function to end a search early
+// without an error.
+var ErrStop = errors.New("search stopped")
+
+const (
+	binaryProbe = 8 << 10   // NUL in this prefix: binary, skipped
+	wholeMax    = 4 << 20   // files up to this size are read whole
+	chunkSize   = 1 << 20   // larger ones are searched in chunks of this size
+	multiMax    = 256 << 20 // multiline search reads the whole file: its cap
+)
+
+type fileStatus uint8
+
+const (
+	statusNone fileStatus = iota
+	statusSearched
+	statusBinary
+	statusTooLarge
+	statusFailed
+)
+
+type fileOutcome[T any] struct {
+	status    fileStatus
+	matches   int
+	truncated bool
+	err       error
+	v         T
+	held      int64 // approximate memory of v: the matched text
+}
+
+// Stream searches the tree at start (a directory or a file, relative to
+// root; "." is the root) with q. collect runs concurrently on worker
+// goroutines, once for each file with a match, and turns its matches into
+// a T; emit runs once per such file, one call at a time (never
+// concurrently), in path order (see walkTree), with the file's path
+// relative to start. An error
+// returned by emit ends the search; ErrStop ends it without an error.
+// Nothing outside root is read: symbolic links that leave it are
+// skipped.
+func Stream[T any](ctx context.Context, root *os.Root, start string, q *Query,
+	collect func(*FileMatches) T, emit func(path string, v T) error) (Stats, error) {
+	return stream(ctx, root, start, q, 0, collect, emit)
+}
+
+// stream is Stream with a per-file match limit (0: none).
+func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, limit int,
+	collect func(*FileMatches) T, emit func(path string, v T) error) (Stats, error) {
+	var st Stats
+	wo := q.walkOptions(true)
+	wo.heldBytes = func(r any) int64 { return r.(*fileOutcome[T]).held }
+	process := func(f *fileRef, local *any) fileOutcome[T] {
+		s, _ := (*local).(*searchState)
+		if s == nil {
+			s = newSearchState(q)
+			s.call = ctx
+			*local = s
+		}
+		var out fileOutcome[T]
+		fh, err := f.open()
+		if err != nil {
+			if !isVanished(err) {
+				out.status, out.err = statusFailed, err
+			}
+			return out
+		}
+		if f.file == nil {
+			defer fh.close()
+		}
+		out.status, out.err = s.searchFile(fh, limit)
+		if len(s.hits) > 0 {
+			fm := s.matches(f.Rel)
+			out.matches, out.truncated = fm.Len(), fm.Truncated
+			out.v = collect(fm)
+			for _, h := range s.hits {
+				out.held += int64(h.end-h.off+len(f.Rel)) + 48
+			}
+		}
+		return out
+	}
+	errs, nErr, err := walkTree(ctx, root, start, wo, process, func(n *node[fileOutcome[T]]) error {
+		o := &n.res
+		switch o.status {
+		case statusSearched:
+			st.FilesSearched++
+		case statusBinary:
+			st.FilesSkippedBinary++
+		case statusTooLarge:
+			st.FilesSkippedSize++
+		case statusFailed:
+			st.ErrorCount++
+			if len(st.Errors) < maxWalkErrors {
+				st.Errors = append(st.Errors, PathError{Path: n.rel, Err: o.err})
+			}
+		}
+		if o.matches == 0 {
+			return nil
+		}
+		st.FilesMatched++
+		return emit(n.rel, o.v)
+	})
+	for _, e := range errs {
+		if len(st.Errors) < maxWalkErrors {
+			st.Errors = append(st.Errors, PathError{Path: e.Rel, Err: e.Err})
+		}
+	}
+	st.ErrorCount += nErr
+	if errors.Is(err, ErrStop) {
+		err = nil
+	}
+	return st, err
+}
+
+// span is a byte range of the text store (the file buffer, or the arena
+// for chunked files).
+type span struct{ off, end int }
+
+// hitRec is one match: its first line's number and its text in the
+// store. Kept small: a file can have millions.
+type hitRec struct {
+	line     int
+	off, end int
+	bLo, bHi int32 // context before: ctx[bLo:bHi]
+	aLo, aHi int32 // context after
+}
+
+// searchState is one worker's reusable buffers. Not safe for concurrent
+// use; Stream keeps them in a sync.Pool.
+type searchState struct {
+	call      context.Context // the search's; checked between chunks of large files
+	q         *Query
+	m         *matcher
+	find      finder
+	buf       []byte
+	arena     []byte
+	copy      bool // hits are copied to the arena (chunked files)
+	hits      []hitRec
+	ctx       []span
+	lines     []LineMatch
+	ctxB      [][]byte
+	starts    []int
+	truncated bool
+
+	// line counting: the line number of the line that starts at cntPos
+	cntPos, cntLine int
+}
+
+func newSearchState(q *Query) *searchState {
+	s := &searchState{q: q, m: q.m}
+	if q.m.lits != nil {
+		s.find = newFinder(q.m.lits)
+	}
+	return s
+}
+
+// searchFile reads and searches one open file, leaving the hits in s.
+//
+// Small files are read whole with one read(2): the file is not fstat'ed
+// and a read that returns less than asked for is taken as the end of the
+// file, as it is for regular files on local file systems (a file that
+// grows meanwhile is searched as it was). Files larger than the buffer
+// are searched in chunks; in multiline mode they are read whole.
+func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
+	s.hits, s.ctx, s.arena, s.truncated = s.hits[:0], s.ctx[:0], s.arena[:0], false
+	// Do not keep the buffer of an unusually large file in the pool.
+	if cap(s.buf) > 4*chunkSize {
+		s.buf = nil
+	}
+	if cap(s.arena) > 4*chunkSize {
+		s.arena = nil
+	}
+	s.grow(chunkSize)
+	n, eof, err := fill(fh, s.buf, 0)
+	if err != nil {
+		return statusFailed, err
+	}
+	if bytes.IndexByte(s.buf[:min(n, binaryProbe)], 0) >= 0 {
+		return statusBinary, nil
+	}
+	maxSize := s.q.opts.MaxFileSize
+	if s.m.multiline && !eof {
+		// Multiline matches may span any distance: read it all.
+		for !eof {
+			if int64(n) > multiMax || (maxSize > 0 && int64(n) > maxSize) {
+				return statusTooLarge, nil
+			}
+			nb := make([]byte, 2*len(s.buf))
+			copy(nb, s.buf[:n])
+			s.buf = nb
+			if n, eof, err = fill(fh, s.buf, n); err != nil {
+				return statusFailed, err
+			}
+		}
+	}
+	if maxSize > 0 && int64(n) > maxSize {
+		return statusTooLarge, nil
+	}
+	if !eof {
+		if maxSize > 0 {
+			// Large file: ask its size rather than find out by reading
+			// (a search that stops early would never find out).
+			if size, _, _, err := fh.stat(); err == nil && size > maxSize {
+				return statusTooLarge, nil
+			}
+		}
+		return s.searchChunked(fh, n, limit)
+	}
+	buf := s.buf[:n]
+	if n > binaryProbe {
+		// A NUL further on: stop before its line, as ripgrep stops
+		// searching a file at the first NUL.
+		if i := bytes.IndexByte(buf[binaryProbe:], 0); i >= 0 {
+			buf = buf[:bytes.LastIndexByte(buf[:binaryProbe+i], '\n')+1]
+		}
+	}
+	s.copy = false
+	s.cntPos, s.cntLine = 0, 1
+	if s.find != nil {
+		s.find.reset()
+	}
+	if s.m.multiline {
+		s.scanMulti(buf, limit)
+	} else {
+		s.scanLines(buf, 0, len(buf), len(buf), limit)
+	}
+	return statusSearched, nil
+}
+
+// fill reads into buf[n:] until it is full or the file ends; a short
+// read counts as the end (see searchFile).
+func fill(fh fileHandle, buf []byte, n int) (int, bool, error) {
+	for n < len(buf) {
+		k, err := fh.read(buf[n:])
+		if err != nil {
+			return n, true, err
+		}
+		want := len(buf) - n
+		n += k
+		if k < want {
+			return n, true, nil
+		}
+	}
+	return n, false, nil
+}
+
+// grow makes s.buf at least n bytes long, keeping nothing.
+func (s *searchState) grow(n int) {
+	if cap(s.buf) < n {
+		s.buf = make([]byte, n)
+	}
+	s.buf = s.buf[:cap(s.buf)]
+}
+
+// searchChunked searches a file larger than the buffer, which holds its
+// first n bytes, carrying the unfinished last line (and the context lines
+// the next chunk needs) from one chunk to the next. Hits are copied to the
+// arena.
+func (s *searchState) searchChunked(fh fileHandle, n int, limit int) (fileStatus, error) {
+	s.copy = true
+	s.cntPos, s.cntLine = 0, 1
+	before, after := s.q.opts.ContextBefore, s.q.opts.ContextAfter
+	maxSize := s.q.opts.MaxFileSize
+	total := int64(n) // bytes read so far
+	from := 0         // where the unsearched part starts
+	eof := false
+	scanned := 0 // bytes of the buffer already checked for NUL
+	for {
+		// Stop at a NUL (after the first 8 KiB, which were checked).
+		if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
+			n = bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1
+			eof = true
+		}
+		scanned = n
+		end := n
+		if !eof {
+			// Search whole lines only, and leave `after` complete lines
+			// behind them so their context is in the buffer.
+			end = from
+			if i := bytes.LastIndexByte(s.buf[from:n], '\n'); i >= 0 {
+				end = from + i + 1
+				for k := 0; k < after && end > from; k++ {
+					end = from + bytes.LastIndexByte(s.buf[from:end-1], '\n') + 1
+				}
+			}
+		}
+		if end > from || eof {
+			if s.find != nil {
+				s.find.reset()
+			}
+			if !s.scanLines(s.buf[:n], from, end, n, limit) || eof {
+				break
+			}
+			// Carry over `before` lines before end, and everything after.
+			keep := end
+			for k := 0; k < before && keep > 0; k++ {
+				keep = bytes.LastIndexByte(s.buf[:keep-1], '\n') + 1
+			}
+			s.lineAt(s.buf, end)
+			copy(s.buf, s.buf[keep:n])
+			n -= keep
+			scanned -= keep
+			from = end - keep
+			s.cntPos = from
+		}
+		if n == len(s.buf) {
+			// Not one whole line (plus context) fits: grow the buffer.
+			nb := make([]byte, 2*len(s.buf))
+			copy(nb, s.buf[:n])
+			s.buf = nb
+		}
+		if s.call != nil && s.call.Err() != nil {
+			return statusNone, nil
+		}
+		m, e, err := fill(fh, s.buf, n)
+		if err != nil {
+			return statusFailed, err
+		}
+		total += int64(m - n)
+		n, eof = m, e
+		if maxSize > 0 && total > maxSize {
+			s.hits, s.ctx, s.truncated = s.hits[:0], s.ctx[:0], false
+			return statusTooLarge, nil
+		}
+	}
+	return statusSearched, nil
+}
+
+// lineAt returns the 1-based number of the line starting at pos, counting
+// forward from the last position asked about.
+func (s *searchState) lineAt(buf []byte, pos int) int {
+	s.cntLine += bytes.Count(buf[s.cntPos:pos], []byte{'\n'})
+	s.cntPos = pos
+	return s.cntLine
+}
+
+// scanLines finds the matching lines that start in buf[from:end] (end is
+// at a line start or the end of the data); context may reach up to
+// buf[:dataEnd]. It returns false when the per-file limit was reached.
+func (s *searchState) scanLines(buf []byte, from, end, dataEnd, limit int) bool {
+	m := s.m
+	pos := from
+	if s.find != nil {
+		hay := buf[:end]
+		for pos < end {
+			c := s.find.find(hay, pos)
+			if c < 0 {
+				break
+			}
+			ls := bytes.LastIndexByte(buf[pos:c], '\n') + 1 + pos
+			le := end
+			if i := bytes.IndexByte(buf[c:end], '\n'); i >= 0 {
+				le = c + i
+			}
+			if m.win != nil && !m.win.ok(buf, c, len(m.lits.lits[0]), ls, le) {
+				// Not this occurrence; another one in the line may do.
+				c = s.find.find(hay[:le], c+1)
+				for c >= 0 && !m.win.ok(buf, c, len(m.lits.lits[0]), ls, le) {
+					c = s.find.find(hay[:le], c+1)
+				}
+				if c < 0 {
+					pos = le + 1
+					continue
+				}
+			}
+			if m.exact || m.regexpFor(buf[ls:le]).Match(buf[ls:le]) {
+				if !s.hit(buf, ls, le, dataEnd, limit) {
+					return false
+				}
+			}
+			pos = le + 1
+		}
+		return true
+	}
+	// No literal: run the regexp over the rest of the buffer, then check
+	// the line it found on its own (a match can run into the next line
+	// through \s or [^x]).
+	re := m.regexpFor(buf[from:end])
+	for pos < end {
+		loc := re.FindIndex(buf[pos:end])
+		if loc == nil {
+			break
+		}
+		st, en := pos+loc[0], pos+loc[1]
+		if st >= end && (end == 0 || buf[end-1] == '\n') {
+			break // an empty match after the last line terminator
+		}
+		ls := bytes.LastIndexByte(buf[pos:st], '\n') + 1 + pos
+		le := end
+		if i := bytes.IndexByte(buf[st:end], '\n'); i >= 0 {
+			le = st + i
+		}
+		if en <= le || re.Match(buf[ls:le]) {
+			if !s.hit(buf, ls, le, dataEnd, limit) {
+				return false
+			}
+		}
+		pos = le + 1
+	}
+	return true
+}
+
+// scanMulti finds matches in a whole file, which may span lines.
+func (s *searchState) scanMulti(buf []byte, limit int) {
+	if s.find != nil && s.find.find(buf, 0) < 0 {
+		return
+	}
+	re := s.m.regexpFor(buf)
+	lastLine := -1
+	// FindAllIndex, not FindIndex on a subslice: it keeps the context
+	// that ^, $ and \b see at the previous match's end.
+	for _, loc := range re.FindAllIndex(buf, -1) {
+		st, en := loc[0], loc[1]
+		if st >= len(buf) && (len(buf) == 0 || buf[len(buf)-1] == '\n') {
+			break
+		}
+		ls := bytes.LastIndexByte(buf[:st], '\n') + 1
+		last := st
+		if en > st {
+			last = en - 1
+		}
+		le := len(buf)
+		if i := bytes.IndexByte(buf[last:], '\n'); i >= 0 {
+			le = last + i
+		}
+		line := s.lineAt(buf, ls)
+		if line == lastLine {
+			// Another match starting on the same line: widen that hit.
+			if h := &s.hits[len(s.hits)-1]; le > h.end {
+				h.end = le
+			}
+			continue
+		}
+		if !s.hit(buf, ls, le, len(buf), limit) {
+			return
+		}
+		lastLine = line
+	}
+}
+
+// hit records the line(s) buf[ls:le] (ls at a line start) and its
+// context. It returns false when the per-file limit has been reached.
+func (s *searchState) hit(buf []byte, ls, le, dataEnd, limit int) bool {
+	if limit > 0 && len(s.hits) >= limit {
+		s.truncated = true
+		return false
+	}
+	t := s.store(buf, ls, le)
+	h := hitRec{line: s.lineAt(buf, ls), off: t.off, end: t.end}
+	if b := s.q.opts.ContextBefore; b > 0 {
+		h.bLo = int32(len(s.ctx))
+		starts := s.starts[:0]
+		p := ls
+		for k := 0; k < b && p > 0; k++ {
+			p = bytes.LastIndexByte(buf[:p-1], '\n') + 1
+			starts = append(starts, p)
+		}
+		for k := len(starts) - 1; k >= 0; k-- {
+			st := starts[k]
+			en := st + bytes.IndexByte(buf[st:], '\n')
+			s.ctx = append(s.ctx, s.store(buf, st, en))
+		}
+		h.bHi = int32(len(s.ctx))
+		s.starts = starts
+	}
+	if a := s.q.opts.ContextAfter; a > 0 {
+		h.aLo = int32(len(s.ctx))
+		p := le + 1
+		for k := 0; k < a && p < dataEnd; k++ {
+			en := dataEnd
+			if i := bytes.IndexByte(buf[p:dataEnd], '\n'); i >= 0 {
+				en = p + i
+			}
+			s.ctx = append(s.ctx, s.store(buf, p, en))
+			p = en + 1
+		}
+		h.aHi = int32(len(s.ctx))
+	}
+	s.hits = append(s.hits, h)
+	return true
+}
+
+func (s *searchState) store(buf []byte, from, to int) span {
+	if !s.copy {
+		return span{from, to}
+	}
+	off := len(s.arena)
+	s.arena = append(s.arena, buf[from:to]...)
+	return span{off, len(s.arena)}
+}
+
+// text is the store the hits' spans refer to.
+func (s *searchState) text() []byte {
+	if s.copy {
+		return s.arena
+	}
+	return s.buf
+}
+
+func (s *searchState) ctxLines(text []byte, lo, hi int32) [][]byte {
+	out := make([][]byte, 0, hi-lo)
+	for _, c := range s.ctx[lo:hi] {
+		out = append(out, text[c.off:c.end:c.end])
+	}
+	return out
+}
+
+// matches wraps the hits for collect.
+func (s *searchState) matches(rel string) *FileMatches {
+	return &FileMatches{Path: rel, Truncated: s.truncated, s: s}
+}

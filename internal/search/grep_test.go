@@ -1,0 +1,284 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestGrep(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{
+		"a.go":        "package a\n\nfunc HandleThing() {}\nvar x = ErrNotExist\n// errnotexist in a comment\n",
+		"b.py":        "def handler():\n    return ERRNOTEXIST\n",
+		"c.txt":       "alpha beta\nγάμμα δέλτα\nword_1 spaced\n\tindented\n",
+		"crlf.txt":    "one\r\ntwo\r\n",
+		"bin.dat":     "needle\x00binary\n",
+		"noeol.txt":   "last line needle",
+		"sub/d.go":    "package sub\nfunc OtherHandler(w int) {}\n",
+		"multi.txt":   "start\nmiddle\nend\nstart again\n",
+		"kelvin.txt":  "\u212aelvin\n",
+		".hidden.txt": "needle\n",
+	})
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"literal", Options{Pattern: "ErrNotExist"}, []string{"a.go:4:var x = ErrNotExist"}},
+		{"case-insensitive", Options{Pattern: "errnotexist", CaseInsensitive: true}, []string{
+			"a.go:4:var x = ErrNotExist", "a.go:5:// errnotexist in a comment", "b.py:2:    return ERRNOTEXIST"}},
+		{"regex with literal", Options{Pattern: `\w+Handler\(`}, []string{"sub/d.go:2:func OtherHandler(w int) {}"}},
+		{"alternation", Options{Pattern: `HandleThing|handler`}, []string{"a.go:3:func HandleThing() {}", "b.py:1:def handler():"}},
+		{"anchors", Options{Pattern: `^package \w+$`}, []string{"a.go:1:package a", "sub/d.go:1:package sub"}},
+		{"no literal", Options{Pattern: `^\s+\w`}, []string{"b.py:2:    return ERRNOTEXIST", "c.txt:4:\tindented"}},
+		{"empty lines", Options{Pattern: `^$`}, []string{"a.go:2:"}},
+		{"unicode class", Options{Pattern: `\p{Greek}+`}, []string{"c.txt:2:γάμμα δέλτα"}},
+		{"unicode word", Options{Pattern: `^\w+ \w+$`}, []string{"a.go:1:package a", "c.txt:1:alpha beta", "c.txt:2:γάμμα δέλτα",
+			"c.txt:3:word_1 spaced", "multi.txt:4:start again", "sub/d.go:1:package sub"}},
+		{"word boundary", Options{Pattern: `\bbeta\b`}, []string{"c.txt:1:alpha beta"}},
+		{"fixed strings", Options{Pattern: "(w int)", FixedStrings: true}, []string{"sub/d.go:2:func OtherHandler(w int) {}"}},
+		{"crlf", Options{Pattern: "two$"}, nil},
+		{"crlf content", Options{Pattern: "two"}, []string{"crlf.txt:2:two"}},
+		{"no final newline", Options{Pattern: "needle"}, []string{"noeol.txt:1:last line needle"}},
+		{"hidden", Options{Pattern: "needle", Hidden: true}, []string{".hidden.txt:1:needle", "noeol.txt:1:last line needle"}},
+		{"kelvin folds to k", Options{Pattern: "kelvin", CaseInsensitive: true}, []string{"kelvin.txt:1:\u212aelvin"}},
+		{"type", Options{Pattern: "ErrNotExist", CaseInsensitive: true, Types: []string{"py"}}, []string{"b.py:2:    return ERRNOTEXIST"}},
+		{"include", Options{Pattern: "package", Include: []string{"sub/*"}}, []string{"sub/d.go:1:package sub"}},
+		{"exclude", Options{Pattern: "package", Exclude: []string{"sub"}}, []string{"a.go:1:package a"}},
+		{"several patterns", Options{Patterns: []string{"alpha", "indented"}}, []string{"c.txt:1:alpha beta", "c.txt:4:\tindented"}},
+		{"multiline", Options{Pattern: `start.*?end`, Multiline: true}, []string{"multi.txt:1:start\nmiddle\nend"}},
+		{"multiline line anchors", Options{Pattern: `^middle\nend$`, Multiline: true}, []string{"multi.txt:2:middle\nend"}},
+		{"depth 1", Options{Pattern: "Handler", MaxDepth: 1}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, _ := grepLines(t, dir, ".", tt.opts)
+			if diff := cmp.Diff(tt.want, got, cmp.Transformer("nil", func(s []string) []string {
+				if len(s) == 0 {
+					return nil
+				}
+				return s
+			})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGrepStats(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{
+		"a.txt":   "x\n",
+		"b.txt":   "y\n",
+		"big.txt": strings.Repeat("x\n", 2000),
+		"bin":     "x\x00",
+	})
+	_, res := grepLines(t, dir, ".", Options{Pattern: "x", MaxFileSize: 1000})
+	want := Stats{FilesSearched: 2, FilesMatched: 1, FilesSkippedSize: 1, FilesSkippedBinary: 1}
+	if diff := cmp.Diff(want, res.Stats); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestGrepPaging(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	var all []string
+	for f := range 5 {
+		var b strings.Builder
+		for l := 1; l <= 30; l++ {
+			fmt.Fprintf(&b, "hit %d\n", l)
+			all = append(all, fmt.Sprintf("f%d.txt:%d:hit %d", f, l, l))
+		}
+		files[fmt.Sprintf("f%d.txt", f)] = b.String()
+	}
+	dir := makeTree(t, files)
+	tests := []struct {
+		offset, max   int
+		want          []string
+		wantTruncated bool
+	}{
+		{0, 0, all, false},
+		{0, 10, all[:10], true},
+		{25, 10, all[25:35], true},
+		{140, 10, all[140:], false},
+		{145, 10, all[145:], false},
+		{150, 10, nil, false},
+		{0, 150, all, false},
+		{0, 149, all[:149], true},
+	}
+	for _, tt := range tests {
+		got, res := grepLines(t, dir, ".", Options{Pattern: "hit", Offset: tt.offset, MaxResults: tt.max, Workers: 3})
+		if len(got) == 0 {
+			got = nil
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || res.Truncated != tt.wantTruncated {
+			t.Errorf("offset %d max %d: truncated %v (want %v) (-want +got):\n%s", tt.offset, tt.max, res.Truncated, tt.wantTruncated, diff)
+		}
+	}
+}
+
+func TestGrepContext(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{"f.txt": "1\n2\nhit 3\n4\nhit 5\n6\n7\n8\nhit 9\n"})
+	q, err := Compile(Options{Pattern: "hit", ContextBefore: 2, ContextAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Grep(context.Background(), openRoot(t, dir), ".", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Match{
+		{Path: "f.txt", LineNumber: 3, LineContent: "hit 3", ContextBefore: []string{"1", "2"}, ContextAfter: []string{"4"}},
+		{Path: "f.txt", LineNumber: 5, LineContent: "hit 5", ContextBefore: []string{"hit 3", "4"}, ContextAfter: []string{"6"}},
+		{Path: "f.txt", LineNumber: 9, LineContent: "hit 9", ContextBefore: []string{"7", "8"}},
+	}
+	if diff := cmp.Diff(want, res.Matches); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGrepChunked checks that files larger than the read buffer give the
+// same matches, line numbers and context as the whole-buffer path,
+// including lines longer than the buffer and matches at chunk borders.
+func TestGrepChunked(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	var want []string
+	line := 0
+	add := func(s string, hit bool) {
+		line++
+		b.WriteString(s)
+		b.WriteByte('\n')
+		if hit {
+			want = append(want, fmt.Sprintf("big.txt:%d:%s", line, s))
+		}
+	}
+	for i := 0; b.Len() < 3*chunkSize; i++ {
+		switch {
+		case i%997 == 0:
+			add(fmt.Sprintf("needle %d", i), true)
+		case i == 5000:
+			add("needle "+strings.Repeat("z", 2*chunkSize), true) // longer than the buffer
+		default:
+			add(fmt.Sprintf("filler line %d %s", i, strings.Repeat("y", i%120)), false)
+		}
+	}
+	add("needle at the end", true)
+	dir := makeTree(t, map[string]string{"big.txt": b.String()})
+	for _, pat := range []string{"needle", "^needle", `needl[e]`} {
+		got, _ := grepLines(t, dir, ".", Options{Pattern: pat})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", pat, diff)
+		}
+	}
+	// Context across chunk borders equals the context from lines.
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	q, _ := Compile(Options{Pattern: "needle", ContextBefore: 3, ContextAfter: 2})
+	res, err := Grep(context.Background(), openRoot(t, dir), ".", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Matches {
+		n := m.LineNumber - 1
+		wantB := lines[max(0, n-3):n]
+		wantA := lines[n+1 : min(len(lines), n+3)]
+		if diff := cmp.Diff(wantB, m.ContextBefore, cmpEmpty); diff != "" {
+			t.Errorf("line %d before (-want +got):\n%s", m.LineNumber, diff)
+		}
+		if diff := cmp.Diff(wantA, m.ContextAfter, cmpEmpty); diff != "" {
+			t.Errorf("line %d after (-want +got):\n%s", m.LineNumber, diff)
+		}
+	}
+	// The size limit applies to chunked files too.
+	_, res2 := grepLines(t, dir, ".", Options{Pattern: "needle", MaxFileSize: chunkSize * 2})
+	if res2.FilesSkippedSize != 1 || len(res2.Matches) != 0 {
+		t.Errorf("size limit: %+v", res2.Stats)
+	}
+}
+
+var cmpEmpty = cmp.Transformer("empty", func(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
+func TestGrepLateNUL(t *testing.T) {
+	t.Parallel()
+	content := "match 1\n" + strings.Repeat("x\n", 5000) + "match 2 \x00\nmatch 3\n"
+	dir := makeTree(t, map[string]string{"f": content, "g": content + strings.Repeat("y\n", chunkSize)})
+	got, _ := grepLines(t, dir, ".", Options{Pattern: "match"})
+	if diff := cmp.Diff([]string{"f:1:match 1", "g:1:match 1"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestGrepSingleFile(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{"d/.f.txt": "a\nneedle\n"})
+	got, _ := grepLines(t, dir, "d/.f.txt", Options{Pattern: "needle"})
+	if diff := cmp.Diff([]string{":2:needle"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts  Options
+		field string
+	}{
+		{Options{Pattern: "(unclosed"}, "pattern"},
+		{Options{Pattern: `a\nb`}, "pattern"},
+		{Options{Pattern: "x", Types: []string{"nosuchtype"}}, "type"},
+		{Options{Pattern: "x", ContextBefore: -1}, "context_before"},
+		{Options{Pattern: "x", Offset: -1}, "offset"},
+		{Options{Pattern: "x", Include: []string{" "}}, "include"},
+	}
+	for _, tt := range tests {
+		_, err := Compile(tt.opts)
+		var ie *InvalidError
+		if !errors.As(err, &ie) || ie.Field != tt.field {
+			t.Errorf("Compile(%+v) = %v, want an InvalidError for %s", tt.opts, err, tt.field)
+		}
+	}
+	if _, err := Compile(Options{Pattern: `a\nb`, Multiline: true}); err != nil {
+		t.Errorf("multiline literal newline: %v", err)
+	}
+}
+
+func TestGrepCancel(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("d%d/f.txt", i)] = "x\n"
+	}
+	dir := makeTree(t, files)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	q, _ := Compile(Options{Pattern: "x"})
+	if _, err := Grep(ctx, openRoot(t, dir), ".", q); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestGrepMissingStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	q, _ := Compile(Options{Pattern: "x"})
+	_, err := Grep(context.Background(), openRoot(t, dir), "nope", q)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %v, want not exist", err)
+	}
+	_ = filepath.Join
+}

@@ -1,0 +1,167 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFilesFiltering(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{
+		"a.go":               "",
+		"a-b.go":             "",
+		"a/b.go":             "",
+		"a/z.txt":            "",
+		".hidden/x.go":       "",
+		".dot.go":            "",
+		".git/config":        "",
+		".gitignore":         "*.log\nbuild/\n!keep.log\n",
+		"x.log":              "",
+		"keep.log":           "",
+		"build/out.go":       "",
+		"sub/.ignore":        "secret.go\n",
+		"sub/secret.go":      "",
+		"sub/public.go":      "",
+		"sub/deep/secret.go": "",
+		"empty/":             "",
+	})
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"defaults", Options{RespectIgnore: true},
+			[]string{"a/b.go", "a/z.txt", "a-b.go", "a.go", "keep.log", "sub/public.go"}},
+		{"hidden", Options{RespectIgnore: true, Hidden: true},
+			[]string{".dot.go", ".gitignore", ".hidden/x.go", "a/b.go", "a/z.txt", "a-b.go", "a.go", "keep.log", "sub/.ignore", "sub/public.go"}},
+		{"no ignore", Options{},
+			[]string{"a/b.go", "a/z.txt", "a-b.go", "a.go", "build/out.go", "keep.log", "sub/deep/secret.go", "sub/public.go", "sub/secret.go", "x.log"}},
+		{"glob include", Options{Globs: []string{"*.go"}},
+			[]string{"a/b.go", "a-b.go", "a.go", "build/out.go", "sub/deep/secret.go", "sub/public.go", "sub/secret.go"}},
+		{"glob exclude dir", Options{Globs: []string{"*.go", "!sub/"}},
+			[]string{"a/b.go", "a-b.go", "a.go", "build/out.go"}},
+		{"anchored glob", Options{Globs: []string{"/a.go", "a/*"}},
+			[]string{"a/b.go", "a/z.txt", "a.go"}},
+		{"include and exclude", Options{Include: []string{"*.go"}, Exclude: []string{"secret.go"}},
+			[]string{"a/b.go", "a-b.go", "a.go", "build/out.go", "sub/public.go"}},
+		{"type", Options{Types: []string{"txt"}}, []string{"a/z.txt"}},
+		{"depth", Options{MaxDepth: 1}, []string{"a-b.go", "a.go", "keep.log", "x.log"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, workers := range []int{1, 4} {
+				tt.opts.Workers = workers
+				if diff := cmp.Diff(tt.want, listFiles(t, dir, ".", tt.opts)); diff != "" {
+					t.Errorf("workers=%d (-want +got):\n%s", workers, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestFilesParentIgnoreAndSkipDirs(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{
+		".gitignore":         "*.tmp\n/sub/only-top.go\n",
+		"sub/a.go":           "",
+		"sub/b.tmp":          "",
+		"sub/only-top.go":    "",
+		"sub/state/journal":  "",
+		"sub/inner/only.tmp": "",
+	})
+	got := listFiles(t, dir, "sub", Options{RespectIgnore: true, SkipDirs: []string{"sub/state"}})
+	if diff := cmp.Diff([]string{"a.go"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestWalkSymlinks(t *testing.T) {
+	t.Parallel()
+	outside := makeTree(t, map[string]string{"secret.txt": "needle outside\n", "d/f.txt": "needle outside dir\n"})
+	dir := makeTree(t, map[string]string{
+		"real/f.txt":        "needle\n",
+		"link-in.txt":       "->real/f.txt",
+		"link-out.txt":      "->" + filepath.Join(outside, "secret.txt"),
+		"link-rel-out.txt":  "->../../../../../../../" + filepath.Join(outside, "secret.txt"),
+		"linkdir":           "->real",
+		"linkdir-out":       "->" + filepath.Join(outside, "d"),
+		"dangling.txt":      "->nowhere",
+		"real/loop":         "->..",
+		"real/sub/deep.txt": "needle deep\n",
+	})
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"no follow", Options{}, []string{"link-in.txt", "real/f.txt", "real/sub/deep.txt"}},
+		{"follow", Options{FollowLinks: true}, []string{
+			"link-in.txt",
+			"linkdir/f.txt", "linkdir/sub/deep.txt",
+			"real/f.txt", "real/sub/deep.txt",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, listFiles(t, dir, ".", tt.opts)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			lines, _ := grepLines(t, dir, ".", Options{Pattern: "needle", FollowLinks: tt.opts.FollowLinks})
+			for _, l := range lines {
+				if l == "link-out.txt:1:needle outside" || l == "linkdir-out/f.txt:1:needle outside dir" {
+					t.Errorf("read outside the root: %s", l)
+				}
+			}
+		})
+	}
+}
+
+func TestWalkDeterministicOrder(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for _, d := range []string{"a", "a-b", "a.b", "b", "a/x", "a/x-y", "c/d/e"} {
+		for _, f := range []string{"1", "2", "10", "a", "B"} {
+			files[d+"/"+f] = "hit\n"
+		}
+	}
+	dir := makeTree(t, files)
+	want := listFiles(t, dir, ".", Options{Workers: 1})
+	for i := range 20 {
+		got := listFiles(t, dir, ".", Options{Workers: 1 + i%5})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("order changed (-want +got):\n%s", diff)
+		}
+		lines, _ := grepLines(t, dir, ".", Options{Pattern: "hit", Workers: 1 + i%5})
+		if len(lines) != len(want) {
+			t.Fatalf("grep found %d, want %d", len(lines), len(want))
+		}
+		for k, l := range lines {
+			if l != want[k]+":1:hit" {
+				t.Fatalf("grep line %d = %q, want %q", k, l, want[k]+":1:hit")
+			}
+		}
+	}
+	// Path order is component-wise: a/... before a-b.
+	if want[0] != "a/1" || want[len(want)-1] != "c/d/e/a" {
+		t.Errorf("unexpected order: %v", want)
+	}
+}
+
+func TestWalkUnreadableDir(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root reads everything")
+	}
+	dir := makeTree(t, map[string]string{"ok/a.txt": "x\n", "locked/b.txt": "x\n"})
+	os.Chmod(filepath.Join(dir, "locked"), 0)
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "locked"), 0o755) })
+	st, err := Files(t.Context(), openRoot(t, dir), ".", Options{}, func(string) error { return nil })
+	if err != nil || st.ErrorCount != 1 {
+		t.Errorf("ErrorCount = %d, err = %v; want 1 error", st.ErrorCount, err)
+	}
+}

@@ -1,0 +1,313 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// Policy is a download's change_policy.
+type Policy string
+
+// The change policies.
+const (
+	// Ignore serves whatever the file holds while it is read, with the
+	// zero-copy path.
+	Ignore Policy = "ignore"
+	// Abort pins the file at open and refuses (409) or cuts the transfer
+	// when it changes before or during it.
+	Abort Policy = "abort"
+)
+
+// ParsePolicy parses a change_policy value; "" is Ignore.
+func ParsePolicy(s string) (Policy, bool) {
+	switch Policy(s) {
+	case "", Ignore:
+		return Ignore, true
+	case Abort:
+		return Abort, true
+	}
+	return "", false
+}
+
+// fileKey identifies a file's state: a change of content changes the
+// ctime (and usually mtime and size); a replacement changes the inode.
+type fileKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+func keyOf(fi fs.FileInfo) fileKey {
+	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		k.dev, k.ino = uint64(st.Dev), uint64(st.Ino)
+		k.ctime = time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)).UnixNano()
+	}
+	return k
+}
+
+// racyMargin is how much older than the start of hashing a file's ctime
+// must be for its version to be cached. Timestamps advance in coarse
+// ticks (a few ms); a change made in the tick the hash started could keep
+// the same ctime, so such files are hashed again next time (git's "racy
+// index" rule).
+const racyMargin = 50 * time.Millisecond
+
+// VersionCache remembers content versions by file identity (device,
+// inode, size, mtime, ctime), so a large file is hashed once, not at every
+// download. It is safe for concurrent use.
+type VersionCache struct {
+	mu    sync.Mutex
+	m     map[fileKey]string
+	order []fileKey // ring, for eviction
+	next  int
+}
+
+// NewVersionCache returns a cache of at most size entries.
+func NewVersionCache(size int) *VersionCache {
+	return &VersionCache{m: make(map[fileKey]string, size), order: make([]fileKey, size)}
+}
+
+// version returns f's content version and whether f stayed unchanged
+// while it was hashed (false: the version may not describe the content).
+func (c *VersionCache) version(f *os.File, fi fs.FileInfo) (string, bool, error) {
+	k := keyOf(fi)
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v, true, nil
+	}
+	start := time.Now()
+	v, _, err := workspace.VersionOf(io.NewSectionReader(f, 0, fi.Size()))
+	if err != nil {
+		return "", false, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	if keyOf(after) != k {
+		return v, false, nil
+	}
+	if start.Sub(time.Unix(0, k.ctime)) > racyMargin && len(c.order) > 0 {
+		c.mu.Lock()
+		if _, dup := c.m[k]; !dup {
+			delete(c.m, c.order[c.next])
+			c.order[c.next] = k
+			c.next = (c.next + 1) % len(c.order)
+			c.m[k] = v
+		}
+		c.mu.Unlock()
+	}
+	return v, true, nil
+}
+
+// Source is an opened file about to be downloaded.
+type Source struct {
+	file    *os.File
+	info    fs.FileInfo
+	path    string
+	key     fileKey
+	version string // "" when the file changed while it was hashed
+	stable  bool
+	// same reports whether the path still names the opened file.
+	same func() bool
+	// afterPin runs once the file is pinned (tests).
+	afterPin func()
+}
+
+// Open pins f, a regular file the caller opened at path (absolute, for
+// names and messages), and computes its version through cache. same, when
+// not nil, tells whether the path still names the same file (an atomic
+// replacement is a change for Abort). The Source owns f.
+func Open(f *os.File, path string, cache *VersionCache, same func() bool) (*Source, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fserr.FromOS("download", path, err)
+	}
+	v, stable, err := cache.version(f, fi)
+	if err != nil {
+		f.Close()
+		return nil, fserr.FromOS("download", path, err)
+	}
+	s := &Source{file: f, info: fi, path: path, key: keyOf(fi), version: v, stable: stable, same: same}
+	if !stable {
+		s.version = ""
+	}
+	return s, nil
+}
+
+// Version returns the content version served as the ETag ("" when the
+// file changed while it was hashed).
+func (s *Source) Version() string { return s.version }
+
+// Size returns the size pinned at open.
+func (s *Source) Size() int64 { return s.info.Size() }
+
+// Close closes the file.
+func (s *Source) Close() error { return s.file.Close() }
+
+// ErrChanged says that, under change_policy=abort, the file changed
+// before or during the transfer.
+func changedErr(path string) *fserr.Error {
+	return fserr.New(fserr.Conflict, "download", path, "File changed before or during download when change_policy=abort").
+		WithHint("download again; pass change_policy=ignore to accept a file that is being written")
+}
+
+// Serve answers r (GET or HEAD) with the file's bytes through
+// http.ServeContent: a strong ETag (the content version), Last-Modified,
+// a single Range (206; 416 when unsatisfiable), If-Range, If-Match,
+// If-None-Match.
+//
+// With Ignore, ServeContent gets the *os.File itself, so the body goes
+// out through sendfile(2) when w allows it (plain TCP, no wrapper hiding
+// io.ReaderFrom). With Abort, every read is checked against the state
+// pinned at open (fstat after each read, the path every few
+// milliseconds) and a whole-file transfer is hashed as it goes; its last
+// bytes are released only when the hash equals the pinned version. A
+// change found before the headers is returned as a conflict (409) with
+// started false; a change found later cuts the connection short of
+// Content-Length, so the client cannot take the body for complete, and
+// is returned with started true. Serve writes nothing when it returns
+// started false.
+func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (started bool, err error) {
+	if s.afterPin != nil {
+		s.afterPin()
+	}
+	h := w.Header()
+	if policy == Abort {
+		fi, err := s.file.Stat()
+		if err != nil || keyOf(fi) != s.key || !s.stable || (s.same != nil && !s.same()) {
+			return false, changedErr(s.path)
+		}
+	}
+	h.Set("Content-Type", "application/octet-stream")
+	if s.version != "" {
+		h.Set("ETag", `"`+s.version+`"`)
+	}
+	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(s.path)}); cd != "" {
+		h.Set("Content-Disposition", cd)
+	}
+	var content io.ReadSeeker = s.file
+	var g *guard
+	if policy == Abort {
+		g = &guard{src: s, h: xxh3.New128()}
+		content = g
+	} else if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return false, fserr.FromOS("download", s.path, err)
+	}
+	http.ServeContent(w, r, filepath.Base(s.path), s.info.ModTime(), content)
+	if g != nil && g.err != nil {
+		return true, g.err
+	}
+	return true, nil
+}
+
+// guard is the Abort policy's reader: a view of the pinned file that
+// fails as soon as the file is seen to change.
+type guard struct {
+	src      *Source
+	off      int64
+	hashing  bool // reading the whole file from offset 0, in order
+	h        *xxh3.Hasher128
+	lastPath time.Time
+	err      error
+}
+
+func (g *guard) Seek(offset int64, whence int) (int64, error) {
+	size := g.src.info.Size()
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += g.off
+	case io.SeekEnd:
+		offset += size
+	default:
+		return 0, errors.New("transfer: invalid whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("transfer: negative position")
+	}
+	g.off = offset
+	g.hashing = offset == 0
+	g.h.Reset()
+	return offset, nil
+}
+
+func (g *guard) fail() (int, error) {
+	g.err = changedErr(g.src.path)
+	return 0, g.err
+}
+
+func (g *guard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	size := g.src.info.Size()
+	if g.off >= size {
+		return 0, io.EOF
+	}
+	if rest := size - g.off; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := g.src.file.ReadAt(p, g.off)
+	if err == io.EOF && n == len(p) {
+		err = nil
+	}
+	if err != nil {
+		if err == io.EOF {
+			return g.fail() // shorter than pinned: truncated meanwhile
+		}
+		g.err = fmt.Errorf("reading %s: %w", g.src.path, err)
+		return 0, g.err
+	}
+	// Released only after a check that follows the read: a write that
+	// began before the check changes the ctime.
+	fi, serr := g.src.file.Stat()
+	if serr != nil || keyOf(fi) != g.src.key {
+		return g.fail()
+	}
+	end := g.off + int64(n)
+	if g.hashing {
+		_, _ = g.h.Write(p[:n])
+		if end == size {
+			b := g.h.Sum128().Bytes()
+			if hexString(b[:]) != g.src.version || (g.src.same != nil && !g.src.same()) {
+				return g.fail()
+			}
+		}
+	}
+	if now := time.Now(); g.src.same != nil && now.Sub(g.lastPath) > 5*time.Millisecond {
+		g.lastPath = now
+		if !g.src.same() {
+			return g.fail()
+		}
+	}
+	g.off = end
+	return n, nil
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
+	}
+	return string(out)
+}

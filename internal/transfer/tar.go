@@ -1,0 +1,246 @@
+package transfer
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+// Limits bound an extracted archive.
+type Limits struct {
+	MaxBytes   int64 // request body and extracted file content, each
+	MaxEntries int   // members, directories included
+}
+
+// DefaultLimits are AIO's: 4 GiB and 100,000 entries.
+var DefaultLimits = Limits{MaxBytes: 4 << 30, MaxEntries: 100_000}
+
+// TreeSink receives the members of an archive; *workspace.TreeWriter is
+// one. Names are clean, relative and free of "..".
+type TreeSink interface {
+	Dir(name string, perm fs.FileMode) error
+	File(name string, perm fs.FileMode, r io.Reader) (int64, error)
+	Symlink(name, target string) error
+	Link(name, target string) error
+}
+
+// MemberName checks a tar member name and returns it cleaned and
+// slash-relative ("." for the top). Absolute names, ".." components, NUL
+// bytes and empty names are refused: tar's own "strip the leading /"
+// habit is not followed, because an archive that names absolute paths was
+// not made for this destination.
+func MemberName(name string) (string, error) {
+	switch {
+	case name == "":
+		return "", errors.New("empty member name")
+	case strings.IndexByte(name, 0) >= 0:
+		return "", errors.New("member name contains a NUL byte")
+	case strings.HasPrefix(name, "/"):
+		return "", fmt.Errorf("member %q has an absolute name", name)
+	}
+	for _, c := range strings.Split(name, "/") {
+		if c == ".." {
+			return "", fmt.Errorf("member %q climbs out of the tree with ..", name)
+		}
+	}
+	return path.Clean(name), nil
+}
+
+// sourceReader remembers the first error of the request body, so a cut
+// or oversized body is told apart from a failing write.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// Extract reads an uncompressed tar archive from r into sink and returns
+// the number of members it extracted (global headers aside). It stops at
+// the first problem: a bad member name, a device node or FIFO, a hard
+// link to something that is not an earlier file, an archive over lim
+// (too_large, 413), a compressed or malformed archive (bad_request). The
+// caller discards the sink's work on error.
+func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
+	src := &sourceReader{r: r}
+	br := bufio.NewReaderSize(src, 64<<10)
+	if magic, _ := br.Peek(6); bytes.HasPrefix(magic, []byte{0x1f, 0x8b}) || bytes.HasPrefix(magic, []byte{'B', 'Z', 'h'}) ||
+		bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		return 0, invalidArchive("the archive is compressed; send an uncompressed tar")
+	}
+	tr := tar.NewReader(br)
+	var total int64
+	entries := 0
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return entries, nil
+		}
+		if err != nil {
+			return entries, readErr(src, err, lim)
+		}
+		if hdr.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		name, err := MemberName(hdr.Name)
+		if err != nil {
+			return entries, invalidArchive("%v", err)
+		}
+		if entries++; entries > lim.MaxEntries {
+			return entries, tooLarge(fmt.Sprintf("the archive has more than %d entries", lim.MaxEntries))
+		}
+		perm := fs.FileMode(hdr.Mode) & fs.ModePerm
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			err = sink.Dir(name, perm)
+		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+			if name == "." {
+				return entries, invalidArchive("member %q is a file named like the tree's top", hdr.Name)
+			}
+			if hdr.Size < 0 {
+				return entries, invalidArchive("member %q has a negative size", hdr.Name)
+			}
+			if total += hdr.Size; total > lim.MaxBytes {
+				return entries, tooLarge(fmt.Sprintf("the archive's files add up to more than %d bytes", lim.MaxBytes))
+			}
+			member := &sourceReader{r: tr}
+			_, err = sink.File(name, perm, member)
+			if src.err != nil {
+				return entries, readErr(src, src.err, lim)
+			}
+			if member.err != nil {
+				return entries, invalidArchive("member %q is truncated: %v", hdr.Name, member.err)
+			}
+		case tar.TypeSymlink:
+			err = sink.Symlink(name, hdr.Linkname)
+		case tar.TypeLink:
+			target, terr := MemberName(hdr.Linkname)
+			if terr != nil {
+				return entries, invalidArchive("hard link %q: %v", hdr.Name, terr)
+			}
+			err = sink.Link(name, target)
+		case tar.TypeChar, tar.TypeBlock:
+			return entries, invalidArchive("member %q is a device node; device nodes are not extracted", hdr.Name)
+		case tar.TypeFifo:
+			return entries, invalidArchive("member %q is a FIFO; FIFOs are not extracted", hdr.Name)
+		default:
+			return entries, invalidArchive("member %q has the unsupported type %q", hdr.Name, hdr.Typeflag)
+		}
+		if err != nil {
+			return entries, err
+		}
+	}
+}
+
+func invalidArchive(format string, args ...any) *fserr.Error {
+	return fserr.New(fserr.BadRequest, "tree", "", "invalid tar archive: "+format, args...).
+		WithHint("send an uncompressed tar of regular files, directories and links inside the tree")
+}
+
+func tooLarge(msg string) *fserr.Error {
+	return fserr.New(fserr.TooLarge, "tree", "", "%s", msg).
+		WithHint("split the tree into several archives (limits: %d bytes, %d entries)", DefaultLimits.MaxBytes, DefaultLimits.MaxEntries)
+}
+
+// readErr classifies an error met while reading the archive.
+func readErr(src *sourceReader, err error, lim Limits) error {
+	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok || src.err != nil {
+		if ok || errors.As(src.err, &mbe) {
+			return tooLarge(fmt.Sprintf("the request body exceeds %d bytes", lim.MaxBytes))
+		}
+		e := fserr.New(fserr.BadRequest, "tree", "", "the archive could not be read: the request body ended early or failed")
+		e.Err = src.err
+		return e
+	}
+	return invalidArchive("%v", err)
+}
+
+// WriteTree writes the directory p as a tar archive to w: directories
+// (with a trailing slash), regular files and symbolic links, names
+// relative to p, permission bits and modification times; sockets,
+// FIFOs and devices are skipped, hard links become separate files. A file
+// that shrinks while it is archived fails the stream (the archive would
+// lie); one that grows is archived at its size when its header was
+// written. The walk checks p before anything is written, so an error
+// with nothing written (see the returned count) can still be reported.
+func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, err error) {
+	cw := &countWriter{w: w}
+	tw := tar.NewWriter(cw)
+	buf := make([]byte, 256<<10)
+	_, err = ws.WalkTree(p, func(e workspace.TreeEntry, open func() (*os.File, error)) error {
+		if e.Name == "." {
+			return nil
+		}
+		hdr := &tar.Header{Name: e.Name, Mode: int64(e.Info.Mode().Perm()), ModTime: e.Info.ModTime(), Format: tar.FormatPAX}
+		switch m := e.Info.Mode(); {
+		case m.IsDir():
+			hdr.Typeflag, hdr.Name = tar.TypeDir, e.Name+"/"
+		case m&fs.ModeSymlink != 0:
+			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
+		case m.IsRegular():
+			return writeFile(tw, hdr, open, buf)
+		default:
+			return nil
+		}
+		return tw.WriteHeader(hdr)
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	return cw.n, err
+}
+
+func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), buf []byte) error {
+	f, err := open()
+	if err != nil {
+		if fserr.Is(err, fserr.NotFound) {
+			return nil // removed while we walked
+		}
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	hdr.Typeflag, hdr.Size = tar.TypeReg, fi.Size()
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	n, err := io.CopyBuffer(tw, io.LimitReader(f, hdr.Size), buf)
+	if err != nil {
+		return err
+	}
+	if n != hdr.Size {
+		return fmt.Errorf("%s shrank while it was archived", hdr.Name)
+	}
+	return nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,289 @@
+// Package tui is the terminal interface of fsplane connect: a bubbletea
+// model showing the hub, the connection state, the host's name, roots and
+// mode, and a scrolling log of every operation the hub ran. F3 toggles
+// Read-only and Read&Write (re-announcing the mode to the hub); q or
+// ctrl-c quits. Line and Plain render the same log as text for --no-tui.
+//
+// # Concurrency
+//
+// Model is a value, as bubbletea wants: Update returns the next model and
+// is called on the program's goroutine only. Host events reach it as
+// EventMsg through tea.Program.Send, which is safe from any goroutine (the
+// host's OnEvent). Options.SetMode runs in a tea.Cmd, off the UI loop, so
+// a slow network never freezes the screen.
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/fsplane/fsplane/internal/connector/host"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+)
+
+// Options configure a Model.
+type Options struct {
+	HubURL string
+	Name   string
+	Roots  []string
+	Mode   proto.Mode // initial; "" is read_only
+	// SetMode switches the host's mode and re-announces it (host.SetMode).
+	// It is called in a command when the person presses F3.
+	SetMode func(proto.Mode) error
+	// MaxLog bounds the log kept for scrolling; 0 means 1000 lines.
+	MaxLog int
+	// Renderer styles the view; nil is lipgloss's default (stdout).
+	Renderer *lipgloss.Renderer
+}
+
+// EventMsg delivers a host event to the model.
+type EventMsg host.Event
+
+// DoneMsg tells the model the host stopped (Err when it failed); the
+// model shows it and quits.
+type DoneMsg struct{ Err error }
+
+// modeSetMsg reports the outcome of SetMode after F3.
+type modeSetMsg struct {
+	mode proto.Mode
+	err  error
+}
+
+// Model is the connect TUI's state.
+type Model struct {
+	opts   Options
+	st     styles
+	state  host.State
+	hostID string
+	retry  string
+	err    string
+	mode   proto.Mode
+	log    []string
+	width  int
+	height int
+	scroll int // lines scrolled back from the newest
+	done   bool
+}
+
+type styles struct {
+	title, label, value, ok, warn, bad, dim, rule, ro, rw, key lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	return styles{
+		title: r.NewStyle().Bold(true),
+		label: r.NewStyle().Faint(true),
+		value: r.NewStyle(),
+		ok:    r.NewStyle().Foreground(lipgloss.Color("2")),
+		warn:  r.NewStyle().Foreground(lipgloss.Color("3")),
+		bad:   r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		dim:   r.NewStyle().Faint(true),
+		rule:  r.NewStyle().Faint(true),
+		ro:    r.NewStyle().Reverse(true).Bold(true),
+		rw:    r.NewStyle().Background(lipgloss.Color("1")).Foreground(lipgloss.Color("15")).Bold(true),
+		key:   r.NewStyle().Bold(true),
+	}
+}
+
+// New returns the model for a host about to connect.
+func New(o Options) Model {
+	if o.MaxLog <= 0 {
+		o.MaxLog = 1000
+	}
+	if o.Mode == "" {
+		o.Mode = proto.ReadOnly
+	}
+	r := o.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	return Model{opts: o, st: newStyles(r), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
+}
+
+// Mode returns the mode the model shows.
+func (m Model) Mode() proto.Mode { return m.mode }
+
+// Log returns the log lines kept.
+func (m Model) Log() []string { return append([]string(nil), m.log...) }
+
+// Init implements tea.Model.
+func (m Model) Init() tea.Cmd { return nil }
+
+// Update implements tea.Model.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		m.scroll = min(m.scroll, m.maxScroll())
+	case tea.KeyMsg:
+		return m.key(msg)
+	case EventMsg:
+		m.event(host.Event(msg))
+	case modeSetMsg:
+		if msg.err != nil {
+			m.add(fmt.Sprintf("could not announce %s to the hub: %s", ModeLabel(msg.mode), host.Printable(msg.err.Error(), 300)))
+		}
+	case DoneMsg:
+		m.done = true
+		if msg.Err != nil {
+			m.state, m.err = host.Failed, msg.Err.Error()
+		}
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	page := max(m.logHeight()-1, 1)
+	switch k.String() {
+	case "q", "ctrl+c":
+		return m, tea.Quit
+	case "f3":
+		next := proto.ReadWrite
+		if m.mode == proto.ReadWrite {
+			next = proto.ReadOnly
+		}
+		m.mode = next // the footer flips now; the host's EventMode confirms
+		set := m.opts.SetMode
+		if set == nil {
+			return m, nil
+		}
+		return m, func() tea.Msg { return modeSetMsg{mode: next, err: set(next)} }
+	case "up", "k":
+		m.scroll++
+	case "down", "j":
+		m.scroll--
+	case "pgup", "b":
+		m.scroll += page
+	case "pgdown", " ", "f":
+		m.scroll -= page
+	case "home", "g":
+		m.scroll = m.maxScroll()
+	case "end", "G":
+		m.scroll = 0
+	}
+	m.scroll = max(0, min(m.scroll, m.maxScroll()))
+	return m, nil
+}
+
+func (m *Model) event(ev host.Event) {
+	switch ev.Kind {
+	case host.EventState:
+		m.state, m.hostID, m.err, m.retry = ev.State, ev.HostID, ev.Err, ""
+		if ev.State == host.Reconnecting {
+			m.retry = Duration(ev.Retry)
+		}
+		if ev.Mode != "" {
+			m.mode = ev.Mode
+		}
+	case host.EventMode:
+		m.mode = ev.Mode
+	}
+	if l, ok := Line(ev); ok {
+		m.add(l)
+	}
+}
+
+// add appends a log line, keeping a scrolled-back view where it is.
+func (m *Model) add(l string) {
+	m.log = append(m.log, l)
+	if m.scroll > 0 {
+		m.scroll++
+	}
+	if over := len(m.log) - m.opts.MaxLog; over > 0 {
+		m.log = append(m.log[:0:0], m.log[over:]...)
+	}
+	m.scroll = min(m.scroll, m.maxScroll())
+}
+
+// header returns the lines above the log.
+func (m Model) header() []string {
+	s := m.st
+	row := func(label, value string) string {
+		return s.label.Render(fmt.Sprintf(" %-6s", label)) + " " + value
+	}
+	lines := []string{s.title.Render(" fsplane connect"), row("Hub", s.value.Render(m.opts.HubURL)), row("State", m.stateText())}
+	lines = append(lines, row("Host", s.value.Render(m.opts.Name)))
+	roots := m.opts.Roots
+	const shown = 3
+	for i, r := range roots {
+		label := ""
+		if i == 0 {
+			label = "Roots"
+		}
+		if i == shown && len(roots) > shown+1 {
+			lines = append(lines, row(label, s.dim.Render(fmt.Sprintf("… and %d more", len(roots)-shown))))
+			break
+		}
+		lines = append(lines, row(label, s.value.Render(r)))
+	}
+	return lines
+}
+
+func (m Model) stateText() string {
+	s := m.st
+	switch m.state {
+	case host.Connected:
+		return s.ok.Render("connected as " + host.Printable(m.hostID, 100))
+	case host.Reconnecting:
+		t := "reconnecting in " + m.retry
+		if m.err != "" {
+			t += " — " + host.Printable(m.err, 200)
+		}
+		return s.warn.Render(t)
+	case host.Failed:
+		return s.bad.Render("error: " + host.Printable(m.err, 200))
+	case host.Stopped:
+		return s.dim.Render("stopped")
+	}
+	return s.warn.Render("connecting…")
+}
+
+func (m Model) footer() string {
+	s := m.st
+	mode := s.ro.Render(" " + ModeLabel(m.mode) + " ")
+	if m.mode == proto.ReadWrite {
+		mode = s.rw.Render(" " + ModeLabel(m.mode) + " ")
+	}
+	help := "  " + s.key.Render("F3") + s.dim.Render(" toggle") + "  " + s.key.Render("↑↓") + s.dim.Render(" scroll") + "  " + s.key.Render("q") + s.dim.Render(" quit")
+	if m.scroll > 0 {
+		help += s.warn.Render(fmt.Sprintf("  (%d newer below; End follows)", m.scroll))
+	}
+	return mode + help
+}
+
+// logHeight is the number of log rows that fit between header and footer.
+func (m Model) logHeight() int {
+	return max(m.height-len(m.header())-3, 1) // two rules and the footer
+}
+
+func (m Model) maxScroll() int { return max(len(m.log)-m.logHeight(), 0) }
+
+// View implements tea.Model.
+func (m Model) View() string {
+	w := m.width
+	var b strings.Builder
+	for _, l := range m.header() {
+		b.WriteString(ansi.Truncate(l, w, "…") + "\n")
+	}
+	rule := m.st.rule.Render(strings.Repeat("─", w))
+	b.WriteString(rule + "\n")
+	h := m.logHeight()
+	end := len(m.log) - m.scroll
+	start := max(end-h, 0)
+	rows := 0
+	for _, l := range m.log[start:end] {
+		b.WriteString(ansi.Truncate(l, w, "…") + "\n")
+		rows++
+	}
+	for ; rows < h; rows++ {
+		b.WriteString("\n")
+	}
+	b.WriteString(rule + "\n")
+	b.WriteString(ansi.Truncate(m.footer(), w, "…"))
+	return b.String()
+}

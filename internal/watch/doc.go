@@ -1,0 +1,42 @@
+// Package watch reports file changes under directory trees to many
+// watchers through one inotify instance.
+//
+// A Registry owns the inotify instance (created with the first watcher)
+// and every Watcher. A watcher watches a directory (recursively or not)
+// or a single file. Recursion is ours: each directory gets its own
+// inotify watch, added during a walk at creation and whenever a directory
+// appears (created or moved in), in which case the new directory is
+// scanned right after its watch lands, so files made before that are
+// reported as created. Excluded directories are never watched. Watches
+// are shared: a directory watched by several watchers holds one inotify
+// watch, released with its last watcher.
+//
+// Kernel events become five types: create, write (IN_MODIFY), remove,
+// rename and chmod (IN_ATTRIB). A move within the watched trees is one
+// rename event (path = new path, old_path = old path, also when only
+// the new name passes the filters), paired by the
+// inotify cookie; a move out of a watcher's tree is a remove for it, a
+// move in a create. Each watcher debounces per path: an event waits
+// Debounce in its watcher's queue, and later events of the same type for
+// the same path, with no other event for that path in between, fold into
+// it; events leave the queue in the order they arrived. Then each gets
+// the next sequence number of its watcher (monotonic, never reused) and
+// the file's current size, mtime and inode, and goes into the watcher's
+// ring of the last RingSize events.
+//
+// Nothing is lost silently: when the kernel queue overflows, when a new
+// directory cannot be watched (the max_user_watches budget), or when a
+// reader's cursor falls behind the ring, the next poll reports overflow,
+// which means "events were dropped; rescan the tree". Overflow markers
+// take a sequence number of their own, so a cursor moves past them.
+//
+// Limits: at most MaxWatchers distinct watchers (a watcher created again
+// with an identical config is shared and gains a subscriber), and the
+// inotify watches of this process stay under 95% of
+// fs.inotify.max_user_watches: a watcher that would need more fails at
+// creation with a message that says how to proceed.
+//
+// The daemon's own writes go through the file system like anyone else's,
+// so watchers see them too. The package works on Linux; elsewhere
+// creating a watcher fails as unavailable.
+package watch

@@ -1,0 +1,33 @@
+//go:build !linux
+
+package watch
+
+import "errors"
+
+type inotify struct{}
+
+func newInotify() (*inotify, error) {
+	return nil, &Error{Kind: Unavailable, Message: "file watching needs Linux (inotify)"}
+}
+
+func (*inotify) add(string) (int32, error) { return 0, errors.ErrUnsupported }
+func (*inotify) remove(int32)              {}
+func (*inotify) read([]byte) (int, error)  { return 0, errors.ErrUnsupported }
+func (*inotify) close() error              { return nil }
+
+type kernelEvent struct {
+	wd     int32
+	mask   uint32
+	cookie uint32
+	name   string
+}
+
+const (
+	inCreate, inModify, inAttrib, inDelete, inDeleteSelf   = 1, 2, 4, 8, 16
+	inMovedFrom, inMovedTo, inIgnored, inIsDir, inOverflow = 32, 64, 128, 256, 512
+	maxEvent                                               = 272
+)
+
+func parseEvents([]byte, func(kernelEvent)) {}
+func isNoSpace(error) bool                  { return false }
+func maxUserWatches() int                   { return 0 }

@@ -1,0 +1,389 @@
+package watch
+
+import (
+	"context"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Event is one change reported to a watcher.
+type Event struct {
+	Seq          int64
+	Type         string // Create, Write, Remove, Rename or Chmod
+	Path         string // absolute; a rename's new path
+	RelativePath string // below the watched directory (the file's name for a file watcher)
+	OldPath      string // a rename's old path
+	IsDir        bool
+	Time         time.Time // when the first event folded into this one happened
+	// Stat describes the file when the event left the debounce queue;
+	// nil when it was gone by then (always for Remove).
+	Stat *FileStat
+}
+
+// FileStat is a file's state at an event.
+type FileStat struct {
+	ModTime time.Time
+	Size    int64
+	Inode   uint64
+}
+
+// PollResult is a page of events.
+type PollResult struct {
+	Events []Event
+	// Cursor is the sequence number to pass to the next poll: the last
+	// one this poll consumed (events and overflow markers).
+	Cursor int64
+	// Overflow says events after the given cursor were dropped (kernel
+	// queue overflow, an unwatchable new directory, or ring wrap): rescan.
+	Overflow bool
+}
+
+// Info describes a watcher.
+type Info struct {
+	ID          string
+	Path        string
+	Recursive   bool
+	Status      string // "active" or "stopped"
+	Subscribers int
+	EventCount  int64 // events emitted since creation
+	LatestSeq   int64
+	Created     time.Time
+}
+
+// rawEvent is an event on its way into a watcher.
+type rawEvent struct {
+	typ     string
+	path    string
+	oldPath string
+	isDir   bool
+	at      time.Time
+}
+
+type pending struct {
+	rawEvent
+	rel string
+}
+
+// Watcher is one watcher. Its methods are safe for concurrent use.
+type Watcher struct {
+	id      string
+	cfg     Config
+	root    string // the watched directory (a file watcher's parent)
+	file    bool   // cfg.Path is a file
+	hidden  bool   // an internal watcher (Wait): not listed, not shared
+	created time.Time
+	reg     *Registry
+
+	// Guarded by reg.mu.
+	dirs        map[*dirWatch]struct{}
+	subscribers int
+
+	mu       sync.Mutex
+	ring     []Event // circular
+	start    int     // index of the oldest entry
+	count    int
+	seq      int64
+	emitted  int64
+	queue    []*pending          // debounce queue, oldest first
+	lastPath map[string]*pending // latest queued event per path
+	timer    *time.Timer
+	notify   chan struct{} // closed and replaced when entries arrive
+	stopped  bool
+}
+
+func newWatcher(reg *Registry, id string, cfg Config, file, hidden bool) *Watcher {
+	w := &Watcher{id: id, cfg: cfg, root: cfg.Path, file: file, hidden: hidden, created: time.Now(), reg: reg,
+		dirs: map[*dirWatch]struct{}{}, subscribers: 1, ring: make([]Event, reg.opts.RingSize),
+		lastPath: map[string]*pending{}, notify: make(chan struct{})}
+	if file {
+		w.root = path.Dir(cfg.Path)
+	}
+	return w
+}
+
+// ID returns the watcher's id.
+func (w *Watcher) ID() string { return w.id }
+
+// Config returns the watcher's configuration, defaults applied.
+func (w *Watcher) Config() Config { return w.cfg }
+
+// LatestSeq returns the sequence number of the newest entry.
+func (w *Watcher) LatestSeq() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// wantsDir reports whether dir (absolute) is a directory this watcher
+// watches.
+func (w *Watcher) wantsDir(dir string) bool {
+	if w.file {
+		return dir == w.root
+	}
+	rel, ok := within(dir, w.root)
+	switch {
+	case !ok:
+		return false
+	case rel == ".":
+		return true
+	case !w.cfg.Recursive:
+		return false
+	}
+	return !w.cfg.excluded(rel)
+}
+
+// covers reports whether an event on p (absolute) concerns this watcher
+// and returns its relative path.
+func (w *Watcher) covers(p string) (string, bool) {
+	if w.file {
+		return path.Base(p), p == w.cfg.Path
+	}
+	rel, ok := within(p, w.root)
+	if !ok || rel == "." {
+		return "", false
+	}
+	if !w.cfg.Recursive && path.Dir(rel) != "." {
+		return "", false
+	}
+	if w.cfg.excluded(rel) || !w.cfg.included(rel) {
+		return "", false
+	}
+	return rel, true
+}
+
+// inTree reports whether p lies where the watcher looks, filters aside.
+func (w *Watcher) inTree(p string) bool {
+	if w.file {
+		return path.Dir(p) == w.root
+	}
+	rel, ok := within(p, w.root)
+	return ok && rel != "." && (w.cfg.Recursive || path.Dir(rel) == ".")
+}
+
+// offer queues ev if it concerns the watcher.
+func (w *Watcher) offer(ev rawEvent) {
+	rel, ok := w.covers(ev.path)
+	if !ok {
+		return
+	}
+	w.enqueue(ev, rel)
+}
+
+func (w *Watcher) enqueue(ev rawEvent, rel string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if last := w.lastPath[ev.path]; last != nil && last.typ == ev.typ && ev.typ != Rename {
+		last.isDir = ev.isDir
+		return // folded into the queued event
+	}
+	p := &pending{rawEvent: ev, rel: rel}
+	w.queue = append(w.queue, p)
+	w.lastPath[ev.path] = p
+	if len(w.queue) > len(w.ring) {
+		// A burst larger than the ring: emit the oldest now rather than
+		// hold more than the ring could keep anyway.
+		w.flushLocked(time.Now(), true)
+	}
+	w.armLocked()
+}
+
+// armLocked makes sure the timer fires when the oldest queued event is due.
+func (w *Watcher) armLocked() {
+	if len(w.queue) == 0 || w.timer != nil {
+		return
+	}
+	due := time.Until(w.queue[0].at.Add(w.cfg.Debounce))
+	w.timer = time.AfterFunc(max(due, 0), w.onTimer)
+}
+
+func (w *Watcher) onTimer() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if w.stopped {
+		return
+	}
+	w.flushLocked(time.Now(), false)
+	w.armLocked()
+}
+
+// flushLocked moves due events (all of them with force, down to the ring
+// size) from the queue to the ring.
+func (w *Watcher) flushLocked(now time.Time, force bool) {
+	n := 0
+	for n < len(w.queue) {
+		p := w.queue[n]
+		overfull := force && len(w.queue)-n > len(w.ring)
+		if !overfull && p.at.Add(w.cfg.Debounce).After(now) {
+			break
+		}
+		n++
+		if w.lastPath[p.path] == p {
+			delete(w.lastPath, p.path)
+		}
+		w.appendLocked(w.eventOf(p))
+	}
+	if n > 0 {
+		clear(w.queue[:n])
+		w.queue = w.queue[n:]
+		w.broadcastLocked()
+	}
+}
+
+func (w *Watcher) eventOf(p *pending) Event {
+	ev := Event{Type: p.typ, Path: p.path, RelativePath: p.rel, OldPath: p.oldPath, IsDir: p.isDir, Time: p.at}
+	if p.typ != Remove {
+		if fi, err := os.Lstat(p.path); err == nil {
+			st := &FileStat{ModTime: fi.ModTime(), Size: fi.Size()}
+			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+				st.Inode = uint64(sys.Ino)
+			}
+			ev.Stat = st
+			ev.IsDir = fi.IsDir()
+		}
+	}
+	return ev
+}
+
+func (w *Watcher) appendLocked(ev Event) {
+	w.seq++
+	ev.Seq = w.seq
+	if ev.Type != overflow {
+		w.emitted++
+	}
+	if w.count < len(w.ring) {
+		w.ring[(w.start+w.count)%len(w.ring)] = ev
+		w.count++
+		return
+	}
+	w.ring[w.start] = ev
+	w.start = (w.start + 1) % len(w.ring)
+}
+
+func (w *Watcher) broadcastLocked() {
+	close(w.notify)
+	w.notify = make(chan struct{})
+}
+
+// markOverflow records that events were lost at this point: what was
+// queued before goes out first, then a marker.
+func (w *Watcher) markOverflow() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.flushAllLocked()
+	w.appendLocked(Event{Type: overflow, Time: time.Now()})
+	w.broadcastLocked()
+}
+
+func (w *Watcher) flushAllLocked() {
+	for _, p := range w.queue {
+		w.appendLocked(w.eventOf(p))
+	}
+	clear(w.queue)
+	w.queue = w.queue[:0]
+	clear(w.lastPath)
+}
+
+// stop ends the watcher: queued events are emitted, waiters wake up.
+func (w *Watcher) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.flushAllLocked()
+	w.stopped = true
+	w.broadcastLocked()
+}
+
+// Stopped reports whether the watcher was stopped (released, its root
+// removed, or the registry closed).
+func (w *Watcher) Stopped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopped
+}
+
+// collectLocked returns the events after cursor, at most limit.
+func (w *Watcher) collectLocked(cursor int64, limit int) PollResult {
+	res := PollResult{Cursor: cursor, Events: []Event{}}
+	oldest := w.seq - int64(w.count) + 1
+	if w.count > 0 && cursor < oldest-1 {
+		res.Overflow = true
+	}
+	if cursor >= w.seq {
+		return res
+	}
+	skip := 0
+	if cursor >= oldest {
+		skip = int(cursor - oldest + 1)
+	}
+	for i := skip; i < w.count && len(res.Events) < limit; i++ {
+		ev := w.ring[(w.start+i)%len(w.ring)]
+		res.Cursor = ev.Seq
+		if ev.Type == overflow {
+			res.Overflow = true
+			continue
+		}
+		res.Events = append(res.Events, ev)
+	}
+	return res
+}
+
+// Poll returns the events with a sequence number above cursor, at most
+// limit of them. With a timeout it waits until there is at least one
+// event (or an overflow) to return, the timeout passes, the watcher
+// stops or ctx ends; a zero timeout returns at once. cursor 0 replays
+// the ring.
+func (w *Watcher) Poll(ctx context.Context, cursor int64, limit int, timeout time.Duration) PollResult {
+	if limit <= 0 {
+		limit = 1
+	}
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		w.mu.Lock()
+		res := w.collectLocked(cursor, limit)
+		ch, stopped := w.notify, w.stopped
+		w.mu.Unlock()
+		if len(res.Events) > 0 || res.Overflow || timeout <= 0 || stopped {
+			return res
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return res
+		case <-ctx.Done():
+			return res
+		}
+	}
+}
+
+// info describes the watcher; the caller holds reg.mu.
+func (w *Watcher) info() Info {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	status := "active"
+	if w.stopped {
+		status = "stopped"
+	}
+	return Info{ID: w.id, Path: w.cfg.Path, Recursive: w.cfg.Recursive && !w.file, Status: status,
+		Subscribers: w.subscribers, EventCount: w.emitted, LatestSeq: w.seq, Created: w.created}
+}

@@ -1,0 +1,545 @@
+package workspace
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// Directory trees as streams: WalkTree reads one (for a tar), CreateTree
+// writes one (from a tar). Both go through the root's *os.Root and never
+// follow a symbolic link inside the tree.
+
+// TreeEntry is one entry of a tree being read.
+type TreeEntry struct {
+	// Name is the slash-separated path below the tree's top; "." is the
+	// top itself.
+	Name string
+	Info fs.FileInfo // from Lstat: links are described, not followed
+	Link string      // a symbolic link's target
+}
+
+// WalkTree calls fn for the directory p and everything below it, each
+// directory before its entries, entries sorted by name. For a regular
+// file, open opens it for reading (the caller closes it); for anything
+// else open is nil. The state directory is skipped. An error from fn
+// stops the walk and is returned as is. p missing is not_found, p not a
+// directory is invalid_target.
+func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.File, error)) error) (Path, error) {
+	const op = "tree"
+	if err := w.checkOpen(op, p); err != nil {
+		return Path{}, err
+	}
+	r, err := w.resolve(op, p)
+	if err != nil {
+		return Path{}, err
+	}
+	fi, err := lstatEntry(r)
+	switch {
+	case err != nil:
+		return r.Path, osErr(op, p, err)
+	case fi == nil:
+		return r.Path, notFound(op, p)
+	case !fi.IsDir():
+		return r.Path, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).WithHint("use download for a single file")
+	}
+	root := r.r.root
+	var walk func(rel, name string, fi fs.FileInfo) error
+	walk = func(rel, name string, fi fs.FileInfo) error {
+		e := TreeEntry{Name: name, Info: fi}
+		var open func() (*os.File, error)
+		switch {
+		case fi.Mode().IsRegular():
+			open = func() (*os.File, error) {
+				f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					return nil, osErr(op, filepath.Join(r.r.path, rel), err)
+				}
+				return f, nil
+			}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, err := root.Readlink(rel)
+			if err != nil {
+				return osErr(op, filepath.Join(r.r.path, rel), err)
+			}
+			e.Link = t
+		}
+		if err := fn(e, open); err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return nil
+		}
+		names, err := readNames(root, rel)
+		if err != nil {
+			if gone(err) {
+				return nil // removed while we walked
+			}
+			return osErr(op, filepath.Join(r.r.path, rel), err)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			crel := path.Join(rel, n)
+			cfi, err := root.Lstat(crel)
+			if gone(err) {
+				continue
+			}
+			if err != nil {
+				return osErr(op, filepath.Join(r.r.path, crel), err)
+			}
+			if cfi.IsDir() && w.isStateDir(r.r, crel) {
+				continue
+			}
+			if err := walk(crel, path.Join(name, n), cfi); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.Path, walk(r.Rel, ".", fi)
+}
+
+// Tree extraction modes.
+const (
+	// TreeRename: the destination was absent; the staged tree was renamed
+	// into place whole.
+	TreeRename = "rename"
+	// TreeMerge: the destination was a directory; the staged tree was
+	// merged into it entry by entry.
+	TreeMerge = "merge"
+)
+
+// TreeWriter builds a directory tree in a staging directory and then
+// installs it (Commit) or discards it (Abort). Entry names are
+// slash-separated paths below the tree's top, without "..", absolute
+// parts or NUL bytes; every parent of an entry must be a directory of the
+// tree (never a link). A TreeWriter is not safe for concurrent use.
+type TreeWriter struct {
+	w       *Workspace
+	op      string
+	d       *resolved
+	root    *os.Root
+	stage   string // staging directory, relative to the root
+	mode    string
+	owner   *Owner
+	kinds   map[string]fs.FileMode // staged entries: name → type bits (0 for regular files)
+	perms   map[string]fs.FileMode // directory permissions, applied at Commit
+	entries int
+	closed  bool
+}
+
+// TreeResult reports a committed tree.
+type TreeResult struct {
+	Path    Path
+	Entries int    // entries written (directories, files and links; the top not counted)
+	Mode    string // TreeRename or TreeMerge
+}
+
+// CreateTree starts writing a tree at p. When p does not exist the tree
+// is staged beside it (".<name>.fsplane-<id>.tmp") and Commit renames it
+// into place (TreeRename); p's parent must exist (not_found). When p is a
+// directory the tree is staged inside it (".fsplane-tree-<id>.tmp") and
+// Commit merges it (TreeMerge). Anything else at p is invalid_target.
+// Everything created is given to owner (nil: the process's account).
+func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
+	const op = "tree"
+	if err := w.checkOpen(op, p); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(op, p, owner); err != nil {
+		return nil, err
+	}
+	d, err := w.resolve(op, p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := lstatEntry(d)
+	if err != nil {
+		return nil, osErr(op, p, err)
+	}
+	t := &TreeWriter{w: w, op: op, d: d, root: d.r.root, owner: owner,
+		kinds: map[string]fs.FileMode{".": fs.ModeDir}, perms: map[string]fs.FileMode{}}
+	switch {
+	case fi == nil:
+		if err := checkParentDir(op, p, t.root, path.Dir(d.Rel)); err != nil {
+			return nil, err
+		}
+		t.mode, t.stage = TreeRename, siblingName(d.Rel, randomTag(), "tmp")
+	case fi.IsDir():
+		if w.inState(d) {
+			return nil, fserr.New(fserr.OutsideRoot, op, p, "%s holds fsplane's state directory", p)
+		}
+		t.mode, t.stage = TreeMerge, path.Join(d.Rel, ".fsplane-tree-"+randomTag()+".tmp")
+	default:
+		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s exists and is not a directory", p).
+			WithHint("name a new path or an existing directory")
+	}
+	if err := t.root.Mkdir(t.stage, 0o700); err != nil {
+		return nil, osErr(op, p, err)
+	}
+	return t, nil
+}
+
+// Mode returns TreeRename or TreeMerge.
+func (t *TreeWriter) Mode() string { return t.mode }
+
+// Path returns the tree's destination.
+func (t *TreeWriter) Path() Path { return t.d.Path }
+
+func (t *TreeWriter) badEntry(name, format string, args ...any) *fserr.Error {
+	return fserr.New(fserr.BadRequest, t.op, t.d.Given, "invalid tree entry %q: "+format, append([]any{name}, args...)...)
+}
+
+// check validates an entry name and makes its parent directories.
+func (t *TreeWriter) check(name string) (string, error) {
+	if t.closed {
+		return "", fserr.New(fserr.BadRequest, t.op, t.d.Given, "the tree is already committed or aborted")
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 || path.IsAbs(name) || path.Clean(name) != name ||
+		name == ".." || strings.HasPrefix(name, "../") {
+		return "", t.badEntry(name, "names must be relative, clean and stay inside the tree")
+	}
+	for _, dir := range parentDirs(name) {
+		switch k, ok := t.kinds[dir]; {
+		case !ok:
+			if err := t.mkdir(dir, 0o755); err != nil {
+				return "", err
+			}
+		case k != fs.ModeDir:
+			return "", t.badEntry(name, "its parent %s is not a directory in the tree", dir)
+		}
+	}
+	return path.Join(t.stage, name), nil
+}
+
+func (t *TreeWriter) mkdir(name string, perm fs.FileMode) error {
+	rel := path.Join(t.stage, name)
+	if err := t.root.Mkdir(rel, 0o700); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	if err := chownNew(t.root, rel, t.owner); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	t.kinds[name] = fs.ModeDir
+	t.perms[name] = perm
+	t.entries++
+	return nil
+}
+
+// replace removes a staged entry that a later entry of the same name
+// overrides (as tar does); a directory cannot be overridden.
+func (t *TreeWriter) replace(name, rel string) error {
+	k, ok := t.kinds[name]
+	switch {
+	case !ok:
+		return nil
+	case k == fs.ModeDir:
+		return t.badEntry(name, "it names a directory already in the tree")
+	}
+	if err := t.root.Remove(rel); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	delete(t.kinds, name)
+	t.entries--
+	return nil
+}
+
+// Dir adds a directory with permission perm (applied at Commit, so a
+// read-only directory can still be filled). "." sets the top's
+// permission. A directory that is already in the tree just takes perm.
+func (t *TreeWriter) Dir(name string, perm fs.FileMode) error {
+	if name == "." {
+		t.perms["."] = perm & fs.ModePerm
+		return nil
+	}
+	if _, err := t.check(name); err != nil {
+		return err
+	}
+	switch k, ok := t.kinds[name]; {
+	case ok && k == fs.ModeDir:
+		t.perms[name] = perm & fs.ModePerm
+		return nil
+	case ok:
+		return t.badEntry(name, "it names a file already in the tree")
+	}
+	return t.mkdir(name, perm&fs.ModePerm)
+}
+
+// File adds a regular file with permission perm and the content src
+// yields, and returns its size.
+func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, error) {
+	rel, err := t.check(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := t.replace(name, rel); err != nil {
+		return 0, err
+	}
+	f, err := t.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, osErr(t.op, t.d.Given, err)
+	}
+	bp := streamBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(onlyWriter{f}, src, *bp)
+	streamBufs.Put(bp)
+	if err == nil && t.owner != nil {
+		err = f.Chown(t.owner.UID, t.owner.GID)
+	}
+	if err == nil {
+		err = f.Chmod(perm & fs.ModePerm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = t.root.Remove(rel)
+		return 0, osErr(t.op, t.d.Given, err)
+	}
+	t.kinds[name] = 0
+	t.entries++
+	return n, nil
+}
+
+// onlyWriter hides *os.File's ReadFrom, which would copy through a small
+// buffer of its own instead of ours.
+type onlyWriter struct{ io.Writer }
+
+// Symlink adds a symbolic link. Its target must stay inside the
+// workspace root from where the link will end up (outside_root
+// otherwise).
+func (t *TreeWriter) Symlink(name, target string) error {
+	rel, err := t.check(name)
+	if err != nil {
+		return err
+	}
+	if !t.linkStays(name, target) {
+		return fserr.New(fserr.OutsideRoot, t.op, t.d.Given,
+			"tree entry %q is a symbolic link to %s, which leads outside the workspace root %s", name, target, t.d.r.path).
+			WithHint("remove the link from the archive or make it relative inside the tree")
+	}
+	if err := t.replace(name, rel); err != nil {
+		return err
+	}
+	if err := t.root.Symlink(target, rel); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	if err := chownNew(t.root, rel, t.owner); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	t.kinds[name] = fs.ModeSymlink
+	t.entries++
+	return nil
+}
+
+// linkStays reports whether target, read from the link's final place,
+// stays inside the root.
+func (t *TreeWriter) linkStays(name, target string) bool {
+	if target == "" || strings.IndexByte(target, 0) >= 0 {
+		return false
+	}
+	if path.IsAbs(target) {
+		c := path.Clean(target)
+		_, in := within(c, t.d.r.path)
+		_, inReal := within(c, t.d.r.real)
+		return in || inReal
+	}
+	j := path.Join(path.Dir(path.Join(t.d.Rel, name)), target)
+	return j != ".." && !strings.HasPrefix(j, "../")
+}
+
+// Link adds a hard link to target, a regular file added earlier.
+func (t *TreeWriter) Link(name, target string) error {
+	rel, err := t.check(name)
+	if err != nil {
+		return err
+	}
+	if k, ok := t.kinds[target]; !ok || k != 0 || target == name {
+		return t.badEntry(name, "it is a hard link to %q, which is not a regular file earlier in the tree", target)
+	}
+	if err := t.replace(name, rel); err != nil {
+		return err
+	}
+	if err := t.root.Link(path.Join(t.stage, target), rel); err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	t.kinds[name] = 0
+	t.entries++
+	return nil
+}
+
+// Abort discards the staged tree. It is idempotent and safe after Commit.
+func (t *TreeWriter) Abort() {
+	if t.closed {
+		return
+	}
+	t.closed = true
+	_ = t.root.RemoveAll(t.stage)
+}
+
+// Commit installs the tree: it applies the directories' permissions,
+// flushes the file system once (syncfs), then renames the staged tree
+// into place (TreeRename, failing with already_exists if the destination
+// appeared meanwhile) or merges it: every entry is checked against the
+// destination first (a directory cannot replace a file or the reverse:
+// invalid_target, nothing changed), then each file and link is renamed
+// over its destination, which is atomic per file, and new directories are
+// renamed in whole. Merged changes are not recorded in undo. On error
+// the staging directory is removed.
+func (t *TreeWriter) Commit() (TreeResult, error) {
+	if t.closed {
+		return TreeResult{}, fserr.New(fserr.BadRequest, t.op, t.d.Given, "the tree is already committed or aborted")
+	}
+	defer t.Abort()
+	res := TreeResult{Path: t.d.Path, Entries: t.entries, Mode: t.mode}
+	if err := t.applyPerms(); err != nil {
+		return res, err
+	}
+	if err := t.flush(); err != nil {
+		return res, err
+	}
+	given := t.d.Given
+	err := t.w.locked(t.op, given, func() error {
+		if t.mode == TreeRename {
+			fi, err := lstatEntry(t.d)
+			if err != nil {
+				return osErr(t.op, given, err)
+			}
+			if fi != nil {
+				return fserr.New(fserr.AlreadyExists, t.op, given, "%s was created while the tree was extracted", given).
+					WithHint("send the archive again to merge it into the directory")
+			}
+			if err := t.root.Rename(t.stage, t.d.Rel); err != nil {
+				return osErr(t.op, given, err)
+			}
+			t.closed = true
+			return syncDir(t.root, path.Dir(t.d.Rel))
+		}
+		return t.merge()
+	})
+	if err != nil {
+		return res, fserr.From(t.op, given, err)
+	}
+	return res, nil
+}
+
+func (t *TreeWriter) applyPerms() error {
+	names := make([]string, 0, len(t.perms))
+	for n := range t.perms {
+		names = append(names, n)
+	}
+	// Deepest first, so a read-only parent is chmodded last.
+	depth := func(n string) int {
+		if n == "." {
+			return -1
+		}
+		return strings.Count(n, "/")
+	}
+	sort.Slice(names, func(i, j int) bool { return depth(names[i]) > depth(names[j]) })
+	for _, n := range names {
+		if n == "." && t.mode == TreeMerge {
+			continue // the destination keeps its own mode
+		}
+		if err := t.root.Chmod(path.Join(t.stage, n), t.perms[n]); err != nil {
+			return osErr(t.op, t.d.Given, err)
+		}
+	}
+	if _, ok := t.perms["."]; !ok && t.mode == TreeRename {
+		if err := t.root.Chmod(t.stage, 0o755); err != nil {
+			return osErr(t.op, t.d.Given, err)
+		}
+	}
+	if t.mode == TreeRename {
+		if err := chownNew(t.root, t.stage, t.owner); err != nil {
+			return osErr(t.op, t.d.Given, err)
+		}
+	}
+	return nil
+}
+
+func (t *TreeWriter) flush() error {
+	d, err := t.root.Open(t.stage)
+	if err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	err = syncFS(d)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return osErr(t.op, t.d.Given, err)
+	}
+	return nil
+}
+
+// mergeStep is one rename of a merge.
+type mergeStep struct{ name string }
+
+// merge plans and applies the merge of the staged tree into the
+// destination. The caller holds the locks.
+func (t *TreeWriter) merge() error {
+	var steps []mergeStep
+	// plan walks the staged tree; a directory absent at the destination
+	// moves whole, so its entries need no steps.
+	var plan func(dir string) error
+	plan = func(dir string) error {
+		names, err := readNames(t.root, path.Join(t.stage, dir))
+		if err != nil {
+			return osErr(t.op, t.d.Given, err)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			name := path.Join(dir, n)
+			isDir := t.kinds[name] == fs.ModeDir
+			dst := path.Join(t.d.Rel, name)
+			fi, err := t.root.Lstat(dst)
+			switch {
+			case gone(err):
+				steps = append(steps, mergeStep{name})
+			case err != nil:
+				return osErr(t.op, filepath.Join(t.d.r.path, dst), err)
+			case isDir && fi.IsDir():
+				if err := plan(name); err != nil {
+					return err
+				}
+			case isDir:
+				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
+					"cannot merge the directory %s over %s, which is not a directory", name, filepath.Join(t.d.r.path, dst))
+			case fi.IsDir():
+				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
+					"cannot merge %s over the directory %s", name, filepath.Join(t.d.r.path, dst))
+			default:
+				steps = append(steps, mergeStep{name})
+			}
+		}
+		return nil
+	}
+	if err := plan("."); err != nil {
+		return err
+	}
+	touched := map[string]bool{}
+	for _, s := range steps {
+		dst := path.Join(t.d.Rel, s.name)
+		if err := t.root.Rename(path.Join(t.stage, s.name), dst); err != nil {
+			if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENOTEMPTY) {
+				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given, "%s changed while the tree was merged", filepath.Join(t.d.r.path, dst))
+			}
+			return osErr(t.op, t.d.Given, err)
+		}
+		touched[path.Dir(dst)] = true
+	}
+	for dir := range touched {
+		if err := syncDir(t.root, dir); err != nil {
+			return osErr(t.op, t.d.Given, err)
+		}
+	}
+	return nil
+}
