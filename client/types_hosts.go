@@ -53,5 +53,5 @@ type TextEditorResult struct {
 	LineTo     int    `json:"line_to,omitempty"`
 	Truncated  bool   `json:"truncated,omitempty"`
 	NextLine   int    `json:"next_line,omitempty"`
-	Code       string `json:"code,omitempty" jsonschema:"the error code when ok is false"`
+	Code       string `json:"error_type,omitempty" jsonschema:"the error code when ok is false"`
 }

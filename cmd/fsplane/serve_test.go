@@ -54,8 +54,20 @@ func (l *lockedBuffer) String() string {
 
 var addrRE = regexp.MustCompile(`addr=(http://127\.0\.0\.1:\d+)`)
 
-// startServer runs the real binary on an ephemeral loopback port.
+// startServer runs the real binary on an ephemeral loopback port (args
+// may override --listen).
 func startServer(t *testing.T, dir string, args ...string) *server {
+	t.Helper()
+	s := tryStartServer(t, dir, args...)
+	if s == nil {
+		t.Fatalf("server did not start")
+	}
+	return s
+}
+
+// tryStartServer is startServer returning nil when the server exits before
+// listening (its address is taken, say).
+func tryStartServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", t.TempDir()}, args...)...)
 	cmd.Dir = dir
@@ -81,9 +93,11 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	}()
 	select {
 	case s.url = <-found:
+	case <-s.done:
+		return nil
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("server did not start")
+		return nil
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return s

@@ -238,7 +238,7 @@ func teFail(w http.ResponseWriter, res *client.TextEditorResult, err error, wrap
 			res.Output = fmt.Sprintf("Error (%s '%s'): %s", op, res.Path, e.Message)
 		}
 	}
-	env := envelope{Success: false, Message: e.Message, Data: res}
+	env := envelope{Success: false, Message: res.Output, Data: res}
 	if e.Hint != "" {
 		h := e.Hint
 		env.Hint = &h

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsplane/fsplane/client"
+)
+
+const hubToken = "integration-token"
+
+// hubAndHost starts a real hub (fsplane serve) and connects real hosts
+// (fsplane connect) to it, one per name, each over its own root.
+type hubAndHost struct {
+	hub   *server
+	c     *client.Client
+	roots map[string]string
+	hosts map[string]*connectProc
+}
+
+func startHub(t *testing.T, args ...string) *hubAndHost {
+	t.Helper()
+	s := startServer(t, t.TempDir(), append([]string{"--connector-token", hubToken}, args...)...)
+	c, err := client.New(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hubAndHost{hub: s, c: c, roots: map[string]string{}, hosts: map[string]*connectProc{}}
+}
+
+func (h *hubAndHost) connect(t *testing.T, name, mode string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for n, content := range files {
+		p := filepath.Join(root, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startConnect(t, []string{"FSPLANE_CONNECTOR_TOKEN=" + hubToken}, h.hub.url, "--name", name, "--root", root,
+		"--mode", mode, "--no-tui", "--state-dir", t.TempDir())
+	go func() { // keep its output flowing
+		for range p.lines {
+		}
+	}()
+	h.roots[name], h.hosts[name] = root, p
+	h.waitHost(t, name, strings.ReplaceAll(mode, "-", "_"))
+	return root
+}
+
+// waitHost waits until GET /v2/hosts lists name in mode.
+func (h *hubAndHost) waitHost(t *testing.T, name, mode string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		l, err := h.c.Hosts(context.Background())
+		if err == nil {
+			for _, x := range l.Hosts {
+				if x.Name == name && x.Mode == mode {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("host %s never appeared in mode %s", name, mode)
+}
+
+func code(err error) string {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return ce.Code()
+	}
+	return ""
+}
+
+func TestConnectorTextEditorThroughTheHub(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := startHub(t)
+	root := h.connect(t, "laptop", "read-write", map[string]string{"notes.txt": "alpha\nbeta\ngamma\n"})
+	te := func(req client.TextEditorRequest) (*client.TextEditorResult, error) {
+		req.ContextID = "agent-1"
+		return h.c.TextEditor(ctx, "laptop", req)
+	}
+	r, err := te(client.TextEditorRequest{Action: "read", Path: "notes.txt"})
+	if err != nil || r.Output != "notes.txt 3 lines\n>>>\n   1 | alpha\n   2 | beta\n   3 | gamma\n<<<" {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	r, err = te(client.TextEditorRequest{Action: "patch", Path: "notes.txt", Edits: []client.LineEdit{{From: 2, To: client.Int(2), Content: client.String("BETA")}}})
+	if err != nil || r.Output != "notes.txt patched successfully" {
+		t.Fatalf("edits: %+v %v", r, err)
+	}
+	r, err = te(client.TextEditorRequest{Action: "patch", Path: "notes.txt", PatchText: client.String("@@ BETA\n-gamma\n+GAMMA")})
+	if err != nil || r.Output != "notes.txt patched successfully" {
+		t.Fatalf("patch_text: %+v %v", r, err)
+	}
+	r, err = te(client.TextEditorRequest{Action: "patch", Path: "notes.txt", OldText: client.String("alpha"), NewText: client.String("ALPHA")})
+	if err != nil || r.Output != "notes.txt patched successfully" {
+		t.Fatalf("old/new: %+v %v", r, err)
+	}
+	r, err = te(client.TextEditorRequest{Action: "write", Path: "new/file.txt", Content: client.String("hello\n")})
+	if err != nil || r.Output != "new/file.txt written successfully" {
+		t.Fatalf("write: %+v %v", r, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes.txt")); string(b) != "ALPHA\nBETA\nGAMMA\n" {
+		t.Fatalf("notes.txt = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "new/file.txt")); string(b) != "hello\n" {
+		t.Fatalf("new/file.txt = %q", b)
+	}
+	// Line edits need a fresh read in the same context.
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = te(client.TextEditorRequest{Action: "patch", Path: "notes.txt", Edits: []client.LineEdit{{From: 1, To: client.Int(1), Content: client.String("x")}}})
+	if err == nil || r != nil || code(err) != "stale_version" {
+		t.Fatalf("stale edits: %+v %v", r, err)
+	}
+	var ce *client.Error
+	errors.As(err, &ce)
+	if !strings.Contains(ce.Message, "file changed since last read - re-read to get current line numbers") {
+		t.Errorf("stale message %q", ce.Message)
+	}
+	// Validation and errors in Agent Zero's words.
+	for _, tt := range []struct {
+		req  client.TextEditorRequest
+		want string
+	}{
+		{client.TextEditorRequest{Path: "x"}, "action is required (read, write, or patch)"},
+		{client.TextEditorRequest{Action: "delete", Path: "x"}, "Unknown action: 'delete'. Use read, write, or patch."},
+		{client.TextEditorRequest{Action: "read"}, "path is required"},
+		{client.TextEditorRequest{Action: "write", Path: "x"}, "content is required for write"},
+		{client.TextEditorRequest{Action: "patch", Path: "x"}, "edits, patch_text, or old_text/new_text is required for patch"},
+		{client.TextEditorRequest{Action: "patch", Path: "x", PatchText: client.String("@@ a"), OldText: client.String("b")}, "provide exactly one patch form: edits, patch_text, or old_text/new_text"},
+		{client.TextEditorRequest{Action: "read", Path: "missing.txt"}, "Error (read 'missing.txt'): "},
+	} {
+		_, err := te(tt.req)
+		if err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(tt.want, ": ")) {
+			t.Errorf("%+v: %v, want %q", tt.req, err, tt.want)
+		}
+	}
+}
+
+func TestConnectorReadOnlyHostRefusesEvenDirectCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := startHub(t)
+	root := h.connect(t, "desk", "read-only", map[string]string{"a.txt": "one\n"})
+	hc := h.c.Host("desk")
+	if r, err := hc.Read(ctx, client.ReadQuery{Path: "a.txt"}); err != nil || r.Content != "one\n" {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	// The hub does not pre-check the mode on /fs routes: the host refuses.
+	_, err := hc.Write(ctx, client.WriteRequest{Path: "a.txt", Content: "two\n"})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code() != "read_only" || ce.Message != "Writes are disabled on this host. Press F3 to switch to Read&Write." || ce.Status != 403 {
+		t.Fatalf("write on a read-only host: %v", err)
+	}
+	_, err = h.c.TextEditor(ctx, "desk", client.TextEditorRequest{Action: "write", Path: "a.txt", Content: client.String("x")})
+	if err == nil || !strings.Contains(err.Error(), "Press F3 to switch the CLI to Read&Write.") {
+		t.Fatalf("text_editor write on a read-only host: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "one\n" {
+		t.Fatalf("a.txt changed: %q", b)
+	}
+	// Path escapes are refused by the host itself.
+	if err := os.Symlink("/etc", filepath.Join(root, "etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/etc/passwd", "../outside.txt", "etc-link/passwd"} {
+		if _, err := hc.Read(ctx, client.ReadQuery{Path: p}); code(err) != "outside_root" {
+			t.Errorf("read %s: %v, want outside_root", p, err)
+		}
+	}
+}
+
+func TestConnectorTwoHostsRouting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := startHub(t)
+	h.connect(t, "alpha", "read-write", map[string]string{"who.txt": "alpha\n"})
+	h.connect(t, "beta", "read-write", map[string]string{"who.txt": "beta\n"})
+	_, err := h.c.Host("-").Read(ctx, client.ReadQuery{Path: "who.txt"})
+	if err == nil || !strings.Contains(err.Error(), "alpha (id ") || !strings.Contains(err.Error(), "beta (id ") {
+		t.Fatalf("unnamed call with two hosts: %v", err)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		r, err := h.c.Host(name).Read(ctx, client.ReadQuery{Path: "who.txt"})
+		if err != nil || r.Content != name+"\n" {
+			t.Fatalf("%s: %+v %v", name, r, err)
+		}
+		if _, err := h.c.Host(name).Write(ctx, client.WriteRequest{Path: "mark.txt", Content: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if b, _ := os.ReadFile(filepath.Join(h.roots[name], "mark.txt")); string(b) != name {
+			t.Errorf("%s's mark.txt = %q", name, b)
+		}
+	}
+}
+
+func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := startHub(t, "--op-timeout", "60s")
+	files := map[string]string{}
+	body := strings.Repeat("some words here\n", 4000) // 64 KB
+	for i := range 1500 {                             // 96 MB in all
+		files[filepath.Join("tree", strings.Repeat("d", i%7+1), "f"+strings.Repeat("x", i%50)+string(rune('a'+i%26))+".txt")] = body
+	}
+	h.connect(t, "victim", "read-write", files)
+	// A deadline shorter than the operation: 504, and the host stops the
+	// work (cancelled by the hub's cancel, or by the op's own deadline,
+	// whichever it sees first).
+	resp, err := http.Post(h.hub.url+"/v2/hosts/victim/fs/grep?timeout=0.3", "application/json",
+		strings.NewReader(`{"path":".","pattern":"(\\w+\\s+){30}\\d\\d\\d","max_file_size":"0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 504 || !strings.Contains(string(out), "may still have completed") {
+		t.Fatalf("timeout: %d %s", resp.StatusCode, out)
+	}
+	waitFor(t, "the host to log the stopped grep", func() bool {
+		out := h.hosts["victim"].stdout.String()
+		return strings.Contains(out, "grep") && (strings.Contains(out, "cancelled") || strings.Contains(out, "timeout"))
+	})
+	// A slow operation: a regex with no literal over the whole tree.
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.c.Host("victim").Grep(ctx, client.GrepRequest{Path: ".", Pattern: `(\w+\s+){30}\d\d\d`, MaxFileSize: "0"})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := h.hosts["victim"].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if code(err) != "unavailable" || !strings.Contains(err.Error(), "disconnected") {
+			t.Fatalf("killed host: %v", err)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("the caller learned of the disconnect only after %v", time.Since(start))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the pending op was not failed when its host died")
+	}
+}
+
+func TestConnectorHubRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The hub runs with a fixed port so it can be restarted on it.
+	dir := t.TempDir()
+	h := startHub(t)
+	h.connect(t, "box", "read-write", map[string]string{"a.txt": "x\n"})
+	// Restart the hub on the same address: the host reconnects by itself.
+	addr := strings.TrimPrefix(h.hub.url, "http://")
+	if err := h.hub.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-h.hub.done
+	var s2 *server
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s2 = tryStartServer(t, dir, "--listen", addr, "--connector-token", hubToken)
+		if s2 != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s2 == nil {
+		t.Fatal("could not restart the hub on its address")
+	}
+	c2, _ := client.New(s2.url)
+	h.hub, h.c = s2, c2
+	h.waitHost(t, "box", "read_write")
+	r, err := c2.Host("box").Read(ctx, client.ReadQuery{Path: "a.txt"})
+	if err != nil || r.Content != "x\n" {
+		t.Fatalf("after the hub restart: %+v %v", r, err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
