@@ -94,12 +94,7 @@ type wire struct {
 // discard). query, when not nil, is a struct encoded by its json tags.
 func (c *Client) call(ctx context.Context, method, path string, query, body, out any) (hint string, err error) {
 	u := *c.base
-	if c.prefix != "" {
-		if rest, ok := strings.CutPrefix(path, "/v2/fs/"); ok {
-			path = c.prefix + "/fs/" + rest
-		}
-	}
-	u.Path += path
+	u.Path += c.route(path)
 	if query != nil {
 		u.RawQuery = encodeQuery(query).Encode()
 	}
@@ -153,6 +148,17 @@ func (c *Client) call(ctx context.Context, method, path string, query, body, out
 		}
 	}
 	return hint, nil
+}
+
+// route maps a /v2/fs/ route to the host's /v2/hosts/{host}/fs/ route on
+// a host client (see Host).
+func (c *Client) route(path string) string {
+	if c.prefix != "" {
+		if rest, ok := strings.CutPrefix(path, "/v2/fs/"); ok {
+			return c.prefix + "/fs/" + rest
+		}
+	}
+	return path
 }
 
 // encodeQuery turns a struct into query parameters by its json tags,

@@ -17,7 +17,7 @@ import (
 // and the body closed.
 func (c *Client) request(ctx context.Context, method, path string, query url.Values, body io.Reader, header http.Header) (*http.Response, error) {
 	u := *c.base
-	u.Path += path
+	u.Path += c.route(path)
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {

@@ -55,3 +55,8 @@ type TextEditorResult struct {
 	NextLine   int    `json:"next_line,omitempty"`
 	Code       string `json:"error_type,omitempty" jsonschema:"the error code when ok is false"`
 }
+
+// HostDownloadQuery is the query of GET /v2/hosts/{host}/fs/download.
+type HostDownloadQuery struct {
+	Path string `json:"path" jsonschema:"file to download from the host"`
+}

@@ -8,6 +8,7 @@ package connector
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -43,6 +44,10 @@ type Conn struct {
 	onAbrt func(proto.TransferAbort)
 	closed chan struct{}
 	once   sync.Once
+
+	sinkMu    sync.Mutex
+	sinks     map[string]DataSink // op id → receiver of its data transfer
+	forgotten []string            // op ids whose streams must be failed
 }
 
 // New wraps ws. limits are this side's own; Negotiate lowers them to the
@@ -132,6 +137,18 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 	defer cancel()
 	go c.keepalive(ctx)
 	asm := proto.NewAssembler(c.Limits())
+	streams := map[uint32]*dataStream{}
+	defer func() {
+		for _, d := range streams {
+			d.sink.Finish(errors.New("connection closed during the data transfer"))
+		}
+	}()
+	failStream := func(id uint32, reason string) {
+		d := streams[id]
+		delete(streams, id)
+		d.sink.Finish(errors.New(reason))
+		c.abort(ctx, d.start, reason)
+	}
 	expire := time.NewTicker(time.Second)
 	defer expire.Stop()
 	type frame struct {
@@ -163,6 +180,22 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 			for _, ts := range asm.Expired(now) {
 				c.abort(ctx, ts, "transfer idle for 30 s")
 			}
+			for id, d := range streams {
+				if now.Sub(d.last) > proto.IdleTimeout {
+					failStream(id, "transfer idle for 30 s")
+				}
+			}
+			c.sinkMu.Lock()
+			gone := c.forgotten
+			c.forgotten = nil
+			c.sinkMu.Unlock()
+			for _, op := range gone {
+				for id, d := range streams {
+					if d.start.OpID == op {
+						failStream(id, "the operation was abandoned")
+					}
+				}
+			}
 		case f := <-frames:
 			if f.err != nil {
 				c.closeNow()
@@ -170,6 +203,12 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 			}
 			if f.typ == websocket.MessageBinary {
 				id, idx, payload, err := proto.DecodeChunk(f.data)
+				if d, ok := streams[id]; ok && err == nil {
+					if err := d.chunk(idx, payload, time.Now()); err != nil {
+						failStream(id, err.Error())
+					}
+					continue
+				}
 				if err == nil {
 					err = asm.Chunk(id, idx, payload, time.Now())
 				}
@@ -187,10 +226,35 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 			}
 			switch m := msg.(type) {
 			case *proto.TransferStart:
+				if m.Kind == proto.KindData {
+					sink, ok := c.takeSink(m.OpID)
+					switch {
+					case !ok:
+						c.abort(ctx, *m, "no receiver for the data of op "+m.OpID)
+					case len(streams)+asm.Open() >= c.Limits().MaxConcurrentTransfers:
+						sink.Finish(proto.ErrTooManyTransfers)
+						c.abort(ctx, *m, proto.ErrTooManyTransfers.Error())
+					case m.TotalBytes > c.Limits().MaxTransferBytes:
+						sink.Finish(proto.ErrTransferTooLarge)
+						c.abort(ctx, *m, proto.ErrTransferTooLarge.Error())
+					default:
+						streams[m.TransferID] = &dataStream{start: *m, sink: sink, hash: sha256.New(), last: time.Now()}
+					}
+					continue
+				}
 				if err := asm.Start(*m, time.Now()); err != nil {
 					c.abort(ctx, *m, err.Error())
 				}
 			case *proto.TransferEnd:
+				if d, ok := streams[m.TransferID]; ok {
+					delete(streams, m.TransferID)
+					err := d.end(m.SHA256)
+					d.sink.Finish(err)
+					if err != nil {
+						c.abort(ctx, d.start, err.Error())
+					}
+					continue
+				}
 				ts, data, err := asm.End(m.TransferID)
 				if err != nil {
 					c.abort(ctx, ts, err.Error())
@@ -203,6 +267,10 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 				}
 				handle(inner)
 			case *proto.TransferAbort:
+				if d, ok := streams[m.TransferID]; ok {
+					delete(streams, m.TransferID)
+					d.sink.Finish(errors.New("the sender aborted: " + m.Reason))
+				}
 				asm.Abort(m.TransferID)
 				handle(m)
 			default:

@@ -14,9 +14,9 @@ import (
 	"sync"
 )
 
-// maxBody bounds a JSON request body: writes carry up to the 16 MiB text
-// limit, base64 adds a third.
-const maxBody = 32 << 20
+// maxBody bounds a JSON request body: a 32 MiB write (to a connected host,
+// say) in base64 fits; bigger files go through upload.
+const maxBody = 64 << 20
 
 // bodyRules describe what decode checks beyond JSON syntax and types. The
 // required fields are those of the body type whose json tag lacks

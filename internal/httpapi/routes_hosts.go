@@ -33,6 +33,8 @@ func (s *Server) hostRoutes() {
 		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), Statuses: hostStatuses}, s.hostCall(s.grep(v2)))
 	s.handle(route{Method: "GET", Path: p + "/fs/search", Summary: "Find files by name on a host (as GET /v2/fs/search)", Tag: "hosts",
 		Query: typeOf[client.FindQuery](), Data: typeOf[client.FindResult](), Statuses: hostStatuses}, s.hostCall(s.v2Find))
+	s.handle(route{Method: "GET", Path: p + "/fs/download", Summary: "Download a file's bytes from a host, streamed (any size up to the transfer limit)", Tag: "hosts",
+		Query: typeOf[client.HostDownloadQuery](), Raw: "application/octet-stream", Statuses: hostStatuses}, s.hostCall(s.hostDownload))
 	s.handle(route{Method: "POST", Path: p + "/text_editor", Summary: "Agent Zero's text_editor_remote on a host: read, write or patch", Tag: "hosts",
 		Body: typeOf[client.TextEditorRequest](), Data: typeOf[client.TextEditorResult](), Statuses: hostStatuses}, s.hostCall(s.textEditor))
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/transfer"
 )
 
 // ReadOnlyMessage is the message of every write a read-only host refuses.
@@ -19,12 +21,23 @@ const ReadOnlyMessage = "Writes are disabled on this host. Press F3 to switch to
 var Ops = []string{
 	proto.OpRead, proto.OpStat, proto.OpList, proto.OpGrep, proto.OpSearch,
 	proto.OpWrite, proto.OpEdit, proto.OpEditLines, proto.OpInsert, proto.OpPatch, proto.OpUndo,
+	proto.OpDownload,
 }
 
 // call is an operation decoded and ready to run.
 type call struct {
 	dryRun bool // the op writes nothing (a dry run of edit, edit_lines or patch)
 	run    func(context.Context) (any, error)
+	// after, when set, runs once run succeeded: stream is called after the
+	// result was sent (a download's bytes), release when it was not.
+	after *followUp
+}
+
+// followUp is the second half of an operation whose result is followed by
+// a data transfer.
+type followUp struct {
+	stream  func(ctx context.Context, conn *connector.Conn, opID string) error
+	release func()
 }
 
 // bind decodes args into the op's request type, lets fill set the fields
@@ -83,9 +96,32 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 			func(r *ops.PatchRequest) bool { return r.DryRun }, e.Patch)
 	case proto.OpUndo:
 		return bind(op, func(r *ops.UndoRequest) { r.Path, r.Caller = p, caller }, nil, e.Undo)
+	case proto.OpDownload:
+		return download(e, p), nil
 	}
 	return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "unknown op: %s", op.Op).
 		WithHint("this host executes %v", Ops)
+}
+
+// download opens the file for a download: the result carries its size,
+// version and time; its bytes follow as a data transfer.
+func download(e *ops.Engine, p string) call {
+	var src *transfer.Source
+	f := &followUp{
+		stream: func(ctx context.Context, conn *connector.Conn, opID string) error {
+			defer src.Close()
+			return conn.SendData(ctx, opID, src.Reader(), src.Size())
+		},
+		release: func() { src.Close() },
+	}
+	return call{after: f, run: func(ctx context.Context) (any, error) {
+		s, err := e.OpenDownload(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		src = s
+		return proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}, nil
+	}}
 }
 
 // refused reports whether mode forbids c: a write (not a dry run) on a
@@ -97,32 +133,35 @@ func refused(mode proto.Mode, op string, c call) bool {
 // execute runs one op under mode and returns its result message, or the
 // error that ended it. It never panics: a panic in an operation becomes an
 // io_error result (and the stack goes to the logger via onPanic).
-func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, onPanic func(any, []byte)) (res *proto.Result, err error) {
+func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, onPanic func(any, []byte)) (res *proto.Result, after *followUp, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			onPanic(r, debug.Stack())
-			res, err = nil, fserr.New(fserr.IOError, op.Op, op.Path, "internal error in %s", op.Op)
+			res, after, err = nil, nil, fserr.New(fserr.IOError, op.Op, op.Path, "internal error in %s", op.Op)
 		}
 	}()
 	c, err := prepare(e, op)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if refused(mode, op.Op, c) {
-		return nil, fserr.New(fserr.ReadOnly, op.Op, op.Path, "%s", ReadOnlyMessage)
+		return nil, nil, fserr.New(fserr.ReadOnly, op.Op, op.Path, "%s", ReadOnlyMessage)
 	}
 	if err := ctx.Err(); err != nil { // cancelled while waiting for a slot
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := c.run(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, fserr.New(fserr.IOError, op.Op, op.Path, "cannot encode the %s result: %v", op.Op, err)
+		if c.after != nil {
+			c.after.release()
+		}
+		return nil, nil, fserr.New(fserr.IOError, op.Op, op.Path, "cannot encode the %s result: %v", op.Op, err)
 	}
-	return &proto.Result{OpID: op.OpID, OK: true, Result: b}, nil
+	return &proto.Result{OpID: op.OpID, OK: true, Result: b}, c.after, nil
 }
 
 // wireError maps an operation's error to the protocol's error object: the

@@ -247,7 +247,7 @@ func (s *session) startOp(op *proto.Op) {
 			s.record(op, start, ctxResult(ctx, ctx.Err()), false)
 			return
 		}
-		res, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
+		res, after, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
 			h.log.Error("Operation panicked", "op", op.Op, "panic", errString(v), "stack", string(stack))
 		})
 		if err != nil {
@@ -259,7 +259,24 @@ func (s *session) startOp(op *proto.Op) {
 			s.answer(op, start, nil, e, e.Code)
 			return
 		}
-		s.answer(op, start, res, nil, ResultOK)
+		if after == nil {
+			s.answer(op, start, res, nil, ResultOK)
+			return
+		}
+		if err := s.conn.Send(s.ctx, res); err != nil {
+			after.release()
+			s.record(op, start, ResultOK, false)
+			return
+		}
+		result := ResultOK
+		if err := after.stream(ctx, s.conn, op.OpID); err != nil {
+			result = ctxResult(ctx, err)
+			if result == "" {
+				result = "io_error"
+			}
+			h.log.Info("Data transfer failed", "op", op.Op, "op_id", op.OpID, "err", err)
+		}
+		s.record(op, start, result, result == ResultOK)
 	})
 }
 

@@ -340,6 +340,17 @@ func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 // when the host goes away, timeout when the deadline passes (the host is
 // sent cancel).
 func (x *Host) Call(ctx context.Context, op, path, caller string, args, out any) error {
+	return x.call(ctx, op, path, caller, args, out, nil)
+}
+
+// CallData is Call for an operation whose result is followed by a data
+// transfer (a download): sink receives the bytes after CallData returns
+// the result. When CallData fails, sink is never used.
+func (x *Host) CallData(ctx context.Context, op, path, caller string, args, out any, sink connector.DataSink) error {
+	return x.call(ctx, op, path, caller, args, out, sink)
+}
+
+func (x *Host) call(ctx context.Context, op, path, caller string, args, out any, sink connector.DataSink) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return fserr.New(fserr.BadRequest, op, path, "cannot encode the request: %v", err)
@@ -360,15 +371,28 @@ func (x *Host) Call(ctx context.Context, op, path, caller string, args, out any)
 	msg := &proto.Op{OpID: id, Op: op, Path: path, Caller: caller, TimeoutMS: timeout.Milliseconds(), Args: raw}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if sink != nil {
+		x.conn.ExpectData(id, sink)
+	}
 	if err := x.conn.Send(tctx, msg); err != nil {
 		x.drop(id)
+		if sink != nil {
+			x.conn.ForgetData(id)
+		}
 		return fserr.New(fserr.Unavailable, op, path, "could not send %s to host %s: %v", op, x.Info().Name, err)
 	}
 	select {
 	case res := <-ch:
-		return decodeResult(op, path, res, out)
+		err := decodeResult(op, path, res, out)
+		if err != nil && sink != nil {
+			x.conn.ForgetData(id)
+		}
+		return err
 	case <-tctx.Done():
 		x.drop(id)
+		if sink != nil {
+			x.conn.ForgetData(id)
+		}
 		_ = x.conn.Send(context.Background(), &proto.Cancel{OpID: id})
 		if ctx.Err() != nil {
 			return fserr.New(fserr.Timeout, op, path, "the request was cancelled while host %s ran %s; it may still have completed: re-read before retrying", x.Info().Name, op)

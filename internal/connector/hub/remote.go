@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 
+	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/ops"
 )
@@ -87,4 +88,15 @@ func (r *Remote) Grep(ctx context.Context, req ops.GrepRequest) (*ops.GrepResult
 // Find runs ops.Engine.Find on the host (the protocol's search op).
 func (r *Remote) Find(ctx context.Context, req ops.FindRequest) (*ops.FindResult, error) {
 	return call[ops.FindResult](ctx, r, proto.OpSearch, req.Path, "", req)
+}
+
+// Download asks the host for a file's bytes: it returns the file's size,
+// version and time, and the bytes then flow into sink (which learns the
+// end, or the failure, through Finish).
+func (r *Remote) Download(ctx context.Context, path string, sink connector.DataSink) (*proto.DownloadResult, error) {
+	var out proto.DownloadResult
+	if err := r.host.CallData(ctx, proto.OpDownload, path, "", proto.DownloadRequest{Path: path}, &out, sink); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Protocol is the protocol name, also the WebSocket subprotocol.
@@ -41,7 +42,14 @@ const (
 	OpInsert    = "insert"
 	OpPatch     = "patch"
 	OpUndo      = "undo"
+	// OpDownload streams a file's raw bytes: the host answers a Result
+	// (DownloadResult) and then the bytes as a data transfer.
+	OpDownload = "download"
 )
+
+// KindData marks a transfer of raw bytes (a download), streamed to a
+// receiver registered for its op instead of being reassembled.
+const KindData = "data"
 
 // WriteOps are the operations a read-only host refuses.
 var WriteOps = map[string]bool{OpWrite: true, OpEdit: true, OpEditLines: true, OpInsert: true, OpPatch: true, OpUndo: true}
@@ -114,6 +122,18 @@ type Welcome struct {
 	Version  string `json:"version"`
 }
 
+// DownloadRequest is the args of OpDownload.
+type DownloadRequest struct {
+	Path string
+}
+
+// DownloadResult is the Result of OpDownload, sent before the bytes.
+type DownloadResult struct {
+	Size    int64
+	Version string
+	ModTime time.Time
+}
+
 // Op asks the host to run one operation.
 type Op struct {
 	Type      string          `json:"type"`
@@ -158,10 +178,12 @@ type TransferStart struct {
 	SHA256     string `json:"sha256"`
 }
 
-// TransferEnd completes a transfer.
+// TransferEnd completes a transfer. A data transfer, whose digest is only
+// known once streamed, carries it here.
 type TransferEnd struct {
 	Type       string `json:"type"`
 	TransferID uint32 `json:"transfer_id"`
+	SHA256     string `json:"sha256,omitempty"`
 }
 
 // TransferAbort discards a transfer.
@@ -254,11 +276,18 @@ func validate(msg any) error {
 			return errors.New("needs op_id")
 		}
 	case *TransferStart:
-		if m.Kind != TypeOp && m.Kind != TypeResult {
-			return fmt.Errorf("kind %q, want op or result", m.Kind)
+		if m.Kind != TypeOp && m.Kind != TypeResult && m.Kind != KindData {
+			return fmt.Errorf("kind %q, want op, result or data", m.Kind)
 		}
-		if m.TotalBytes < 0 || len(m.SHA256) != 64 {
+		if m.TotalBytes < 0 || (m.Kind != KindData && len(m.SHA256) != 64) {
 			return errors.New("needs total_bytes >= 0 and a 64-hex sha256")
+		}
+		if m.Kind == KindData && m.OpID == "" {
+			return errors.New("a data transfer needs op_id")
+		}
+	case *TransferEnd:
+		if m.SHA256 != "" && len(m.SHA256) != 64 {
+			return errors.New("sha256 must be 64 hex digits")
 		}
 	}
 	return nil

@@ -1,0 +1,133 @@
+package connector
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector/proto"
+)
+
+// DataSink receives the bytes of a data transfer (a download) as they
+// arrive, on Run's goroutine: a slow sink slows the whole connection, so
+// sinks should hand the bytes on promptly (an io.Pipe to an HTTP response
+// is fine).
+type DataSink interface {
+	io.Writer
+	// Finish is called exactly once: with nil after the last byte, the
+	// size and SHA-256 verified; or with why the stream failed.
+	Finish(err error)
+}
+
+// ExpectData registers sink for the data transfer of operation opID.
+// Register before sending the op: its bytes may follow its result at once.
+func (c *Conn) ExpectData(opID string, sink DataSink) {
+	c.sinkMu.Lock()
+	defer c.sinkMu.Unlock()
+	if c.sinks == nil {
+		c.sinks = map[string]DataSink{}
+	}
+	c.sinks[opID] = sink
+}
+
+// ForgetData drops the registration for opID (its op failed or was
+// cancelled). A stream already in progress for it is failed.
+func (c *Conn) ForgetData(opID string) {
+	c.sinkMu.Lock()
+	defer c.sinkMu.Unlock()
+	delete(c.sinks, opID)
+	c.forgotten = append(c.forgotten, opID)
+}
+
+func (c *Conn) takeSink(opID string) (DataSink, bool) {
+	c.sinkMu.Lock()
+	defer c.sinkMu.Unlock()
+	s, ok := c.sinks[opID]
+	delete(c.sinks, opID)
+	return s, ok
+}
+
+// SendData streams size bytes from r as the data transfer of opID, in
+// chunks, computing the SHA-256 on the way (sent in transfer_end). It
+// takes one of the outbound transfer slots.
+func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int64) error {
+	l := c.Limits()
+	if size > l.MaxTransferBytes {
+		return fmt.Errorf("%w: %d bytes, the transfer limit is %d", ErrTooLarge, size, l.MaxTransferBytes)
+	}
+	select {
+	case c.out <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return errors.New("connector: connection closed")
+	}
+	defer func() { <-c.out }()
+	id := c.nextID.Add(1)
+	if err := c.sendText(ctx, &proto.TransferStart{TransferID: id, OpID: opID, Kind: proto.KindData, TotalBytes: size}); err != nil {
+		return err
+	}
+	h := sha256.New()
+	frame := make([]byte, 8+l.ChunkBytes)
+	binary.BigEndian.PutUint32(frame[0:4], id)
+	var sent int64
+	for idx := uint32(0); sent < size; idx++ {
+		n, err := io.ReadFull(r, frame[8:8+min(int64(l.ChunkBytes), size-sent)])
+		if err != nil {
+			_ = c.sendText(ctx, &proto.TransferAbort{TransferID: id, OpID: opID, Reason: "reading the file failed: " + err.Error()})
+			return fmt.Errorf("connector: reading data for %s: %w", opID, err)
+		}
+		binary.BigEndian.PutUint32(frame[4:8], idx)
+		h.Write(frame[8 : 8+n])
+		if err := c.ws.Write(ctx, websocket.MessageBinary, frame[:8+n]); err != nil {
+			return err
+		}
+		sent += int64(n)
+	}
+	return c.sendText(ctx, &proto.TransferEnd{TransferID: id, SHA256: hex.EncodeToString(h.Sum(nil))})
+}
+
+// dataStream is an inbound data transfer being handed to its sink.
+type dataStream struct {
+	start proto.TransferStart
+	sink  DataSink
+	hash  hash.Hash
+	got   int64
+	next  uint32
+	last  time.Time
+}
+
+func (d *dataStream) chunk(idx uint32, payload []byte, now time.Time) error {
+	if idx != d.next {
+		return fmt.Errorf("chunk index %d arrived; expected %d", idx, d.next)
+	}
+	if d.got+int64(len(payload)) > d.start.TotalBytes {
+		return fmt.Errorf("data transfer sent more than its %d bytes", d.start.TotalBytes)
+	}
+	if _, err := d.sink.Write(payload); err != nil {
+		return fmt.Errorf("the receiver stopped: %w", err)
+	}
+	d.hash.Write(payload)
+	d.got += int64(len(payload))
+	d.next++
+	d.last = now
+	return nil
+}
+
+func (d *dataStream) end(sum string) error {
+	if d.got != d.start.TotalBytes {
+		return fmt.Errorf("data transfer ended after %d of %d bytes", d.got, d.start.TotalBytes)
+	}
+	if sum == "" || hex.EncodeToString(d.hash.Sum(nil)) != sum {
+		return errors.New("transfer SHA-256 mismatch")
+	}
+	return nil
+}
