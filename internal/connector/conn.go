@@ -7,6 +7,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -132,151 +133,201 @@ type Handler func(msg any)
 // skipped; transfer failures are answered with transfer_abort (and passed
 // to OnAbort so a waiting operation can fail). It returns why reading
 // stopped.
+//
+// Frames are read into one reused buffer and handled on the reading
+// goroutine, so a data transfer costs no allocation per chunk; a second
+// goroutine expires idle transfers.
 func (c *Conn) Run(ctx context.Context, handle Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go c.keepalive(ctx)
-	asm := proto.NewAssembler(c.Limits())
-	streams := map[uint32]*dataStream{}
-	defer func() {
-		for _, d := range streams {
-			d.sink.Finish(errors.New("connection closed during the data transfer"))
-		}
-	}()
-	failStream := func(id uint32, reason string) {
-		d := streams[id]
-		delete(streams, id)
-		d.sink.Finish(errors.New(reason))
-		c.abort(ctx, d.start, reason)
-	}
-	expire := time.NewTicker(time.Second)
-	defer expire.Stop()
-	type frame struct {
-		typ  websocket.MessageType
-		data []byte
-		err  error
-	}
-	frames := make(chan frame)
+	r := &reader{c: c, ctx: ctx, handle: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{}}
+	defer r.close()
+	go r.expire(ctx)
 	go func() {
-		for {
-			typ, data, err := c.ws.Read(ctx)
-			select {
-			case frames <- frame{typ, data, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
+		select {
+		case <-ctx.Done():
+		case <-c.closed:
 		}
+		cancel() // unblocks the read below
 	}()
+	var buf bytes.Buffer
+	for {
+		typ, rd, err := c.ws.Reader(ctx)
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(rd)
+		}
+		if err != nil {
+			select {
+			case <-c.closed:
+				return errors.New("connector: connection closed")
+			default:
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.closeNow()
+			return err
+		}
+		r.frame(typ, buf.Bytes())
+	}
+}
+
+// reader is the state of Run: open transfers and data streams, guarded by
+// mu against the expiry goroutine.
+type reader struct {
+	c       *Conn
+	ctx     context.Context
+	handle  Handler
+	mu      sync.Mutex
+	asm     *proto.Assembler
+	streams map[uint32]*dataStream
+}
+
+func (r *reader) frame(typ websocket.MessageType, data []byte) {
+	c, ctx := r.c, r.ctx
+	if typ == websocket.MessageBinary {
+		id, idx, payload, err := proto.DecodeChunk(data)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if d, ok := r.streams[id]; ok && err == nil {
+			if err := d.chunk(idx, payload, time.Now()); err != nil {
+				r.failStream(id, err.Error())
+			}
+			return
+		}
+		if err == nil {
+			err = r.asm.Chunk(id, idx, payload, time.Now())
+		}
+		if err != nil {
+			ts, _ := r.asm.Abort(id)
+			ts.TransferID = id
+			c.abort(ctx, ts, err.Error())
+		}
+		return
+	}
+	msg, err := proto.Decode(data)
+	if err != nil {
+		_ = c.sendText(ctx, &proto.ErrorMsg{Code: "bad_message", Message: err.Error()})
+		return
+	}
+	switch m := msg.(type) {
+	case *proto.TransferStart:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if m.Kind == proto.KindData {
+			r.startStream(m)
+			return
+		}
+		if err := r.asm.Start(*m, time.Now()); err != nil {
+			c.abort(ctx, *m, err.Error())
+		}
+	case *proto.TransferEnd:
+		r.mu.Lock()
+		if d, ok := r.streams[m.TransferID]; ok {
+			delete(r.streams, m.TransferID)
+			r.mu.Unlock()
+			err := d.end(m.SHA256)
+			d.sink.Finish(err)
+			if err != nil {
+				c.abort(ctx, d.start, err.Error())
+			}
+			return
+		}
+		ts, data, err := r.asm.End(m.TransferID)
+		r.mu.Unlock()
+		if err != nil {
+			c.abort(ctx, ts, err.Error())
+			return
+		}
+		inner, err := proto.Decode(data)
+		if err != nil {
+			c.abort(ctx, ts, err.Error())
+			return
+		}
+		r.handle(inner)
+	case *proto.TransferAbort:
+		r.mu.Lock()
+		if d, ok := r.streams[m.TransferID]; ok {
+			delete(r.streams, m.TransferID)
+			d.sink.Finish(errors.New("the sender aborted: " + m.Reason))
+		}
+		r.asm.Abort(m.TransferID)
+		r.mu.Unlock()
+		r.handle(m)
+	default:
+		r.handle(msg)
+	}
+}
+
+// startStream opens an inbound data transfer (mu held).
+func (r *reader) startStream(m *proto.TransferStart) {
+	c := r.c
+	sink, ok := c.takeSink(m.OpID)
+	switch {
+	case !ok:
+		c.abort(r.ctx, *m, "no receiver for the data of op "+m.OpID)
+	case len(r.streams)+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
+		sink.Finish(proto.ErrTooManyTransfers)
+		c.abort(r.ctx, *m, proto.ErrTooManyTransfers.Error())
+	case m.TotalBytes > c.Limits().MaxTransferBytes:
+		sink.Finish(proto.ErrTransferTooLarge)
+		c.abort(r.ctx, *m, proto.ErrTransferTooLarge.Error())
+	default:
+		r.streams[m.TransferID] = &dataStream{start: *m, sink: sink, hash: sha256.New(), last: time.Now()}
+	}
+}
+
+// failStream ends a data stream with reason (mu held).
+func (r *reader) failStream(id uint32, reason string) {
+	d := r.streams[id]
+	delete(r.streams, id)
+	d.sink.Finish(errors.New(reason))
+	r.c.abort(r.ctx, d.start, reason)
+}
+
+// expire aborts idle transfers and the streams of abandoned operations.
+func (r *reader) expire(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.closed:
-			return errors.New("connector: connection closed")
-		case now := <-expire.C:
-			for _, ts := range asm.Expired(now) {
-				c.abort(ctx, ts, "transfer idle for 30 s")
+			return
+		case now := <-t.C:
+			r.mu.Lock()
+			for _, ts := range r.asm.Expired(now) {
+				r.c.abort(ctx, ts, "transfer idle for 30 s")
 			}
-			for id, d := range streams {
+			for id, d := range r.streams {
 				if now.Sub(d.last) > proto.IdleTimeout {
-					failStream(id, "transfer idle for 30 s")
+					r.failStream(id, "transfer idle for 30 s")
 				}
 			}
-			c.sinkMu.Lock()
-			gone := c.forgotten
-			c.forgotten = nil
-			c.sinkMu.Unlock()
+			r.c.sinkMu.Lock()
+			gone := r.c.forgotten
+			r.c.forgotten = nil
+			r.c.sinkMu.Unlock()
 			for _, op := range gone {
-				for id, d := range streams {
+				for id, d := range r.streams {
 					if d.start.OpID == op {
-						failStream(id, "the operation was abandoned")
+						r.failStream(id, "the operation was abandoned")
 					}
 				}
 			}
-		case f := <-frames:
-			if f.err != nil {
-				c.closeNow()
-				return f.err
-			}
-			if f.typ == websocket.MessageBinary {
-				id, idx, payload, err := proto.DecodeChunk(f.data)
-				if d, ok := streams[id]; ok && err == nil {
-					if err := d.chunk(idx, payload, time.Now()); err != nil {
-						failStream(id, err.Error())
-					}
-					continue
-				}
-				if err == nil {
-					err = asm.Chunk(id, idx, payload, time.Now())
-				}
-				if err != nil {
-					ts, _ := asm.Abort(id)
-					ts.TransferID = id
-					c.abort(ctx, ts, err.Error())
-				}
-				continue
-			}
-			msg, err := proto.Decode(f.data)
-			if err != nil {
-				_ = c.sendText(ctx, &proto.ErrorMsg{Code: "bad_message", Message: err.Error()})
-				continue
-			}
-			switch m := msg.(type) {
-			case *proto.TransferStart:
-				if m.Kind == proto.KindData {
-					sink, ok := c.takeSink(m.OpID)
-					switch {
-					case !ok:
-						c.abort(ctx, *m, "no receiver for the data of op "+m.OpID)
-					case len(streams)+asm.Open() >= c.Limits().MaxConcurrentTransfers:
-						sink.Finish(proto.ErrTooManyTransfers)
-						c.abort(ctx, *m, proto.ErrTooManyTransfers.Error())
-					case m.TotalBytes > c.Limits().MaxTransferBytes:
-						sink.Finish(proto.ErrTransferTooLarge)
-						c.abort(ctx, *m, proto.ErrTransferTooLarge.Error())
-					default:
-						streams[m.TransferID] = &dataStream{start: *m, sink: sink, hash: sha256.New(), last: time.Now()}
-					}
-					continue
-				}
-				if err := asm.Start(*m, time.Now()); err != nil {
-					c.abort(ctx, *m, err.Error())
-				}
-			case *proto.TransferEnd:
-				if d, ok := streams[m.TransferID]; ok {
-					delete(streams, m.TransferID)
-					err := d.end(m.SHA256)
-					d.sink.Finish(err)
-					if err != nil {
-						c.abort(ctx, d.start, err.Error())
-					}
-					continue
-				}
-				ts, data, err := asm.End(m.TransferID)
-				if err != nil {
-					c.abort(ctx, ts, err.Error())
-					continue
-				}
-				inner, err := proto.Decode(data)
-				if err != nil {
-					c.abort(ctx, ts, err.Error())
-					continue
-				}
-				handle(inner)
-			case *proto.TransferAbort:
-				if d, ok := streams[m.TransferID]; ok {
-					delete(streams, m.TransferID)
-					d.sink.Finish(errors.New("the sender aborted: " + m.Reason))
-				}
-				asm.Abort(m.TransferID)
-				handle(m)
-			default:
-				handle(msg)
-			}
+			r.mu.Unlock()
 		}
+	}
+}
+
+// close fails the streams still open when Run returns.
+func (r *reader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, d := range r.streams {
+		delete(r.streams, id)
+		d.sink.Finish(errors.New("connection closed during the data transfer"))
 	}
 }
 
