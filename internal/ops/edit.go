@@ -85,12 +85,17 @@ func (e *Engine) readForChange(op, path string, dry bool) (*workspace.TextFile, 
 			return nil, err
 		}
 	}
-	tf, err := e.ws.ReadText(path)
+	tf, err := e.ws.ReadTextLimit(path, EditLimit)
 	if err != nil {
 		return nil, fserr.From(op, path, err)
 	}
 	return tf, nil
 }
+
+// EditLimit is the largest text file edits, line edits, inserts and
+// patches take whole (the edit engine handles 100 MB files in well under a
+// second per ladder tier); reads return at most workspace.TextLimit.
+const EditLimit = 256 << 20
 
 // commitText writes content over path, guarded by the version it was
 // computed from, and returns the new version.

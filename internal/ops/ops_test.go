@@ -222,3 +222,23 @@ func TestWriteCreateOnly(t *testing.T) {
 		t.Fatalf("create: %+v, %v", r, err)
 	}
 }
+
+// TestEditTakesFilesBeyondTheReadLimit: a read returns at most 16 MiB, but
+// an edit or patch takes the whole file up to EditLimit.
+func TestEditTakesFilesBeyondTheReadLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	big := strings.Repeat("filler line of text\n", 20<<20/20) + "needle\n"
+	e, root := newEngine(t, map[string]string{"big.txt": big}, Options{})
+	_, err := e.Read(ctx, ReadRequest{Path: "big.txt"})
+	wantCode(t, err, fserr.TooLarge)
+	if _, err := e.Edit(ctx, EditRequest{Path: "big.txt", Old: "needle", New: "found"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: big.txt\n@@\n-found\n+patched\n*** End Patch"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, root, "big.txt"); !strings.HasSuffix(got, "filler line of text\npatched\n") || len(got) != len(big)+1 {
+		t.Fatalf("big.txt ends %q (%d bytes)", got[len(got)-40:], len(got))
+	}
+}

@@ -298,7 +298,7 @@ func (s *patchSource) remember(p string) error {
 }
 
 func (s *patchSource) Read(abs string) ([]byte, bool, error) {
-	tf, err := s.ws.ReadText(abs)
+	tf, err := s.ws.ReadTextLimit(abs, EditLimit)
 	if fserr.Is(err, fserr.NotFound) {
 		return nil, false, nil
 	}

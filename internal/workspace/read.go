@@ -39,21 +39,27 @@ type TextFile struct {
 // for binary content (a NUL byte in the first 8 KiB) or invalid UTF-8;
 // those errors name the alternative (download, encoding=base64).
 func (w *Workspace) ReadText(p string) (*TextFile, error) {
+	return w.ReadTextLimit(p, TextLimit)
+}
+
+// ReadTextLimit is ReadText with another size limit: edits and patches
+// take whole files far larger than a read returns to a caller.
+func (w *Workspace) ReadTextLimit(p string, limit int64) (*TextFile, error) {
 	const op = "read"
 	f, fi, r, err := w.openRead(op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi.Size() > TextLimit {
-		return nil, textTooLarge(op, p)
+	if fi.Size() > limit {
+		return nil, textTooLarge(op, p, limit)
 	}
-	content, err := readLimited(f, fi.Size(), TextLimit)
+	content, err := readLimited(f, fi.Size(), limit)
 	if err != nil {
 		return nil, osErr(op, p, err)
 	}
-	if int64(len(content)) > TextLimit { // it grew while we read
-		return nil, textTooLarge(op, p)
+	if int64(len(content)) > limit { // it grew while we read
+		return nil, textTooLarge(op, p, limit)
 	}
 	if bytes.IndexByte(content[:min(len(content), sniffLen)], 0) >= 0 {
 		return nil, fserr.New(fserr.DecodeError, op, p, "%s appears to be binary (it contains a NUL byte)", p).
@@ -103,9 +109,13 @@ func (w *Workspace) ReadBytes(p string, max int64) (content []byte, version stri
 	return content, Version(content), nil
 }
 
-func textTooLarge(op, p string) *fserr.Error {
-	return fserr.New(fserr.TooLarge, op, p, "file exceeds the 16 MiB buffered text limit").
-		WithHint("use download to fetch it, or read a line range")
+func textTooLarge(op, p string, limit int64) *fserr.Error {
+	if limit == TextLimit {
+		return fserr.New(fserr.TooLarge, op, p, "file exceeds the 16 MiB buffered text limit").
+			WithHint("use download to fetch it")
+	}
+	return fserr.New(fserr.TooLarge, op, p, "file exceeds the %d MiB text limit of this operation", limit>>20).
+		WithHint("use download and upload to move it")
 }
 
 func bytesTooLarge(op, p string, size, max int64) *fserr.Error {
