@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
@@ -52,8 +54,9 @@ This computer sets the rules and enforces them itself, whatever the hub sends:
 
 The terminal interface shows the hub, the connection, the roots, the mode and
 a log of every operation (time, op, path, result). With --no-tui, or when
-standard output is not a terminal, the same log is printed as lines. It
-reconnects by itself (backoff up to 5 s); q or ctrl-c quits.
+standard output is not a terminal, the same log is printed as lines, and
+SIGUSR1 (kill -USR1 PID) toggles the mode as F3 does. It reconnects by itself
+(backoff up to 5 s); q or ctrl-c quits.
 
 The token is the hub's --connector-token (or its API key). Prefer
 FSPLANE_CONNECTOR_TOKEN to --token: other users of this computer can see
@@ -207,6 +210,22 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 	if err != nil {
 		return err
 	}
+	// Without a terminal there is no F3: SIGUSR1 toggles the mode instead
+	// (kill -USR1 PID), announced to the hub at once.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	go func() {
+		for range usr1 {
+			next := proto.ReadWrite
+			if h.Mode() == proto.ReadWrite {
+				next = proto.ReadOnly
+			}
+			if err := h.SetMode(next); err != nil {
+				fmt.Fprintln(stderr, "fsplane connect: cannot switch mode:", err)
+			}
+		}
+	}()
 	return h.Run(ctx)
 }
 

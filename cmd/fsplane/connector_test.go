@@ -31,11 +31,20 @@ type hubAndHost struct {
 func startHub(t *testing.T, args ...string) *hubAndHost {
 	t.Helper()
 	s := startServer(t, t.TempDir(), append([]string{"--connector-token", hubToken}, args...)...)
-	c, err := client.New(s.url)
+	return &hubAndHost{hub: s, c: mustClient(t, s.url, ""), roots: map[string]string{}, hosts: map[string]*connectProc{}}
+}
+
+func mustClient(t *testing.T, url, key string) *client.Client {
+	t.Helper()
+	var opts []client.Option
+	if key != "" {
+		opts = append(opts, client.WithAPIKey(key))
+	}
+	c, err := client.New(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &hubAndHost{hub: s, c: c, roots: map[string]string{}, hosts: map[string]*connectProc{}}
+	return c
 }
 
 func (h *hubAndHost) connect(t *testing.T, name, mode string, files map[string]string) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/connector/hub"
 	"github.com/fsplane/fsplane/internal/httpapi"
+	"github.com/fsplane/fsplane/internal/mcpserver"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
@@ -119,12 +120,17 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	}
 	h := hub.New(hub.Options{Token: token, AllowedOrigins: c.allowOrigins, Timeout: c.opTimeout, Version: buildVersion(), Logger: log})
 	defer h.Close()
-	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h})
+	mcpSrv := mcpserver.New(eng, mcpserver.Options{Version: buildVersion(), Logger: log})
+	defer mcpSrv.ServeHosts(h)()
+	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h,
+		MCP: mcpSrv.HTTPHandler(mcpserver.HTTPOptions{})})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}
 	}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	// Open MCP event streams would hold Shutdown until its timeout.
+	srv.RegisterOnShutdown(func() { _ = mcpSrv.Close() })
 	// Watchers end with the server: their long polls and event streams
 	// would otherwise keep Shutdown waiting.
 	defer eng.Close()

@@ -25,6 +25,9 @@ type Options struct {
 	// Hub, when set, accepts hosts on /v2/connector and serves the
 	// /v2/hosts routes for them.
 	Hub *hub.Hub
+	// MCP, when set, serves the Model Context Protocol (streamable HTTP)
+	// on /mcp, behind the same authentication as the API.
+	MCP http.Handler
 }
 
 // Server is the HTTP front. It is safe for concurrent use.
@@ -75,6 +78,12 @@ func New(eng *ops.Engine, opts Options) *Server {
 	s.watchRoutes()
 	if opts.Hub != nil {
 		s.hostRoutes()
+	}
+	if opts.MCP != nil {
+		for _, m := range []string{"POST", "GET", "DELETE"} {
+			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: "application/json"},
+				opts.MCP.ServeHTTP)
+		}
 	}
 	if opts.Surface != "v2" {
 		s.v1Routes()

@@ -33,6 +33,11 @@ type listResult struct {
 }
 
 func listDir(ctx context.Context, c *Call, in listArgs) (string, listResult, error) {
+	return listIn(ctx, c.local(), in)
+}
+
+// listIn lists a directory in pl.
+func listIn(ctx context.Context, pl place, in listArgs) (string, listResult, error) {
 	const op = "list"
 	if in.Depth < 0 {
 		return "", listResult{}, fserr.New(fserr.BadRequest, op, in.Path, "depth must be 1 or more (got %d)", in.Depth)
@@ -40,13 +45,13 @@ func listDir(ctx context.Context, c *Call, in listArgs) (string, listResult, err
 	depth := max(in.Depth, 1)
 	dir := in.Path
 	if dir == "" {
-		dir = c.base()
+		dir = pl.base
 	}
-	p, err := c.Path(op, dir)
+	p, err := pl.path(op, dir)
 	if err != nil {
 		return "", listResult{}, err
 	}
-	r, err := c.srv.eng.List(ctx, ops.ListRequest{
+	r, err := pl.eng.List(ctx, ops.ListRequest{
 		Path: p, Recursive: depth > 1, MaxDepth: depth, ShowHidden: true, Limit: listMaxEntries,
 	})
 	if err != nil {
@@ -55,13 +60,13 @@ func listDir(ctx context.Context, c *Call, in listArgs) (string, listResult, err
 	out := listResult{Path: r.Path, Entries: make([]listEntry, 0, len(r.Entries)), Dirs: r.Dirs, Files: r.Files, Truncated: r.Truncated}
 	var b strings.Builder
 	b.Grow(len(r.Entries) * 40)
-	fmt.Fprintf(&b, "%s: %s, %s", c.display(r.Path), plural(r.Dirs, "directory", "directories"), plural(r.Files, "file", "files"))
+	fmt.Fprintf(&b, "%s: %s, %s", pl.display(r.Path), plural(r.Dirs, "directory", "directories"), plural(r.Files, "file", "files"))
 	if depth > 1 {
 		fmt.Fprintf(&b, " (depth %d)", depth)
 	}
 	b.WriteByte('\n')
 	for _, e := range r.Entries {
-		name := c.display(e.Path)
+		name := pl.display(e.Path)
 		out.Entries = append(out.Entries, listEntry{Path: name, IsDir: e.IsDir, Link: e.IsSymlink, Size: sizeOf(e)})
 		b.WriteString(name)
 		switch {

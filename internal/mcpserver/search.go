@@ -48,6 +48,11 @@ type grepResult struct {
 }
 
 func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, error) {
+	return grepIn(ctx, c.local(), in)
+}
+
+// grepIn runs a grep in pl and renders it ripgrep style.
+func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, error) {
 	const op = "grep"
 	switch {
 	case in.Context < 0 || in.Context > grepMaxContext:
@@ -62,9 +67,9 @@ func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, e
 	limit = min(limit, grepMaxResults)
 	dir := in.Path
 	if dir == "" {
-		dir = c.base()
+		dir = pl.base
 	}
-	p, err := c.Path(op, dir)
+	p, err := pl.path(op, dir)
 	if err != nil {
 		return "", grepResult{}, err
 	}
@@ -79,12 +84,12 @@ func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, e
 			req.Include = []string{g}
 		}
 	}
-	r, err := c.srv.eng.Grep(ctx, req)
+	r, err := pl.eng.Grep(ctx, req)
 	if err == nil && r.FilesSearched == 0 && r.FilesSkippedSize == 1 {
 		// The path named one file, too large for a tree search's size
 		// cap: search it anyway, it is what the caller asked for.
 		req.MaxFileSize = "0"
-		r, err = c.srv.eng.Grep(ctx, req)
+		r, err = pl.eng.Grep(ctx, req)
 	}
 	if err != nil {
 		return "", grepResult{}, err
@@ -95,7 +100,7 @@ func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, e
 	prevFile, prevLine := "", 0
 	shown := 0
 	for i, m := range r.Matches {
-		name := c.display(m.File)
+		name := pl.display(m.File)
 		out.Matches = append(out.Matches, grepMatch{Path: name, Line: m.LineNumber, Text: m.LineContent,
 			Before: m.ContextBefore, After: m.ContextAfter})
 		if body.Len() >= searchMaxBytes {
@@ -137,7 +142,7 @@ func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, e
 
 	var b strings.Builder
 	b.Grow(body.Len() + 256)
-	where := c.display(r.Path)
+	where := pl.display(r.Path)
 	if len(r.Matches) == 0 {
 		fmt.Fprintf(&b, "No matches for %s in %s (%s searched).\n", strconv.Quote(in.Pattern), where, plural(r.FilesSearched, "file", "files"))
 	} else {

@@ -171,10 +171,19 @@ func TestTooLargeHint(t *testing.T) {
 	f.Close()
 	for _, call := range []map[string]any{args("path", "huge.txt"), args("path", "huge.txt", "line_from", 5)} {
 		r := e.fail("read", call, "too_large")
-		wantContains(t, r.text, "Hint: the file is over the 16 MiB these tools read or edit whole; grep it")
+		wantContains(t, r.text, "Hint: the file is over what this tool takes whole (read: 16 MiB; edit and patch: 256 MiB); grep it")
 		if strings.Contains(r.text, "download") {
 			t.Fatalf("hint names another front's route: %s", r.text)
 		}
 	}
-	e.fail("edit", args("path", "huge.txt", "old_text", "a", "new_text", "b"), "too_large")
+	// Edits take files up to 256 MiB whole.
+	g, err := os.Create(e.path("huger.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Truncate(257 << 20); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	e.fail("edit", args("path", "huger.txt", "old_text", "a", "new_text", "b"), "too_large")
 }

@@ -42,6 +42,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
+
+	remote *remote // set by ServeHosts
 }
 
 // rootsTimeout bounds the roots/list request a tool call may wait for.

@@ -1,0 +1,229 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/edit"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// Read caps of text_editor_remote, as Agent Zero's: a model reads big
+// files in pages and follows next_line.
+const (
+	teMaxLines = 2000
+	teMaxBytes = 256 << 10
+)
+
+// TextEditor runs Agent Zero's text_editor_remote on a connected host
+// (host: id or name, "" for the only one): its arguments, output texts and
+// messages, with fsplane's engine underneath (atomic writes, the matching
+// ladder, line edits that need a fresh read in the same context, no
+// payload cap thanks to transfers). Fronts (HTTP, MCP) share it.
+//
+// It always returns a result whose Output is the text for the model; on
+// failure OK is false, Code the error code, and err the *fserr.Error.
+func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRequest) (*client.TextEditorResult, error) {
+	action := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(b.Action)), "-", "_")
+	res := &client.TextEditorResult{Action: action, Path: b.Path}
+	if msg := teValidate(action, &b); msg != "" {
+		return teFail(res, fserr.New(fserr.BadRequest, "text_editor", b.Path, "%s", msg), false)
+	}
+	remote, err := h.Remote(host)
+	if err != nil {
+		return teFail(res, teRouteError(err), false)
+	}
+	res.Host = remote.Host().Info().Name
+	if action != "read" && remote.Host().Info().Mode != proto.ReadWrite {
+		return teFail(res, fserr.New(fserr.ReadOnly, action, b.Path, "text_editor_remote: no connected CLI currently allows remote file writes. Press F3 to switch the CLI to Read&Write."), false)
+	}
+	caller := "text_editor:" + b.ContextID
+	if b.ContextID == "" {
+		caller = "text_editor:default"
+	}
+	switch action {
+	case "read":
+		err = teRead(ctx, remote, &b, caller, res)
+	case "write":
+		var wr *ops.WriteResult
+		if wr, err = remote.Write(ctx, ops.WriteRequest{Path: b.Path, Content: []byte(*b.Content), Caller: caller}); err == nil {
+			res.Output, res.Version = b.Path+" written successfully", wr.Version
+		}
+	case "patch":
+		err = tePatch(ctx, remote, &b, caller, res)
+	}
+	if err != nil {
+		return teFail(res, err, true)
+	}
+	res.OK = true
+	return res, nil
+}
+
+// teFail completes a failed result: Agent Zero's text (wrapped as
+// "Error (op 'path'): …" for failures of the operation itself) and the
+// code.
+func teFail(res *client.TextEditorResult, err error, wrapped bool) (*client.TextEditorResult, error) {
+	e := fserr.From(res.Action, res.Path, err)
+	res.OK, res.Code, res.Output = false, string(e.Code), e.Message
+	if wrapped {
+		if e.Code == fserr.Timeout {
+			res.Output = fmt.Sprintf("text_editor_remote: timed out waiting for CLI to respond to %s on '%s'; the operation may still have completed: re-read before retrying", res.Action, res.Path)
+		} else {
+			res.Output = fmt.Sprintf("Error (%s '%s'): %s", res.Action, res.Path, e.Message)
+		}
+	}
+	return res, e
+}
+
+// teValidate checks the arguments in Agent Zero's order, with its messages.
+func teValidate(action string, b *client.TextEditorRequest) string {
+	switch {
+	case action == "":
+		return "action is required (read, write, or patch)"
+	case action != "read" && action != "write" && action != "patch":
+		return fmt.Sprintf("Unknown action: '%s'. Use read, write, or patch.", b.Action)
+	case b.Path == "":
+		return "path is required"
+	case action == "write" && b.Content == nil:
+		return "content is required for write"
+	case action != "patch":
+		return ""
+	}
+	forms := 0
+	if b.Edits != nil {
+		forms++
+	}
+	if b.PatchText != nil {
+		forms++
+	}
+	if b.OldText != nil || b.NewText != nil {
+		forms++
+	}
+	switch {
+	case forms > 1:
+		return "provide exactly one patch form: edits, patch_text, or old_text/new_text"
+	case forms == 0:
+		return "edits, patch_text, or old_text/new_text is required for patch"
+	case b.NewText != nil && b.OldText == nil:
+		return "old_text is required for exact replace"
+	case b.PatchText != nil && strings.TrimSpace(*b.PatchText) == "":
+		return "patch_text must not be empty"
+	case b.Edits != nil && len(b.Edits) == 0:
+		return "edits must be a non-empty list"
+	}
+	return ""
+}
+
+func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, caller string, res *client.TextEditorResult) error {
+	req := ops.ReadRequest{Path: b.Path, Caller: caller}
+	if b.LineFrom != nil && *b.LineFrom != 0 {
+		if *b.LineFrom < 1 {
+			return fserr.New(fserr.BadRequest, "read", b.Path, "line_from must be >= 1")
+		}
+		req.LineFrom = *b.LineFrom
+	}
+	if b.LineTo != nil && *b.LineTo != 0 {
+		if *b.LineTo < max(req.LineFrom, 1) {
+			return fserr.New(fserr.BadRequest, "read", b.Path, "line_to must be >= line_from")
+		}
+		req.LineTo = *b.LineTo
+	}
+	rr, err := remote.Read(ctx, req)
+	if err != nil {
+		return err
+	}
+	first := max(req.LineFrom, 1)
+	var sb strings.Builder
+	lines := strings.SplitAfter(rr.Content, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	n, reason := 0, ""
+	for _, l := range lines {
+		if n == teMaxLines {
+			reason = "max_lines"
+			break
+		}
+		if sb.Len()+len(l)+7 > teMaxBytes {
+			reason = "max_bytes"
+			break
+		}
+		fmt.Fprintf(&sb, "%4d | %s", first+n, l)
+		n++
+	}
+	numbered := strings.TrimSuffix(sb.String(), "\n")
+	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
+	res.Version, res.TotalLines, res.LineFrom, res.LineTo = rr.Version, rr.TotalLines, first, first+n-1
+	if reason != "" {
+		res.Truncated, res.NextLine = true, first+n
+		res.Output += fmt.Sprintf("\n[Remote text read truncated by %s. Continue with line_from=%d. Use GET /v2/hosts/{host}/fs/download for the complete or binary file.]", reason, first+n)
+	}
+	return nil
+}
+
+func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, caller string, res *client.TextEditorResult) error {
+	var version string
+	switch {
+	case b.Edits != nil:
+		edits := make([]edit.LineEdit, len(b.Edits))
+		for i, e := range b.Edits {
+			edits[i] = edit.LineEdit{From: e.From, To: e.To, Content: e.Content}
+		}
+		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller})
+		if err != nil {
+			return err
+		}
+		version, res.TotalLines = lr.Version, lr.TotalLines
+	case b.PatchText != nil:
+		pr, err := remote.Patch(ctx, ops.PatchRequest{Patch: *b.PatchText, Path: b.Path, Caller: caller})
+		if err != nil {
+			return err
+		}
+		if len(pr.Files) > 0 {
+			version = pr.Files[0].Version
+		}
+	default:
+		newText := ""
+		if b.NewText != nil {
+			newText = *b.NewText
+		}
+		er, err := remote.Edit(ctx, ops.EditRequest{Path: b.Path, Old: *b.OldText, New: newText, Caller: caller})
+		if err != nil {
+			return teReplaceError(err)
+		}
+		version = er.Version
+	}
+	res.Output, res.Version = b.Path+" patched successfully", version
+	return nil
+}
+
+// teReplaceError words exact-replace failures as Agent Zero's local tool.
+func teReplaceError(err error) error {
+	e := fserr.From("patch", "", err)
+	out := *e
+	switch e.Code {
+	case fserr.NoMatch:
+		out.Message = "old_text not found"
+	case fserr.AmbiguousMatch:
+		out.Message = fmt.Sprintf("old_text matched %d times; provide a longer exact span", len(e.Lines))
+	case fserr.BadRequest:
+		if strings.Contains(e.Message, "identical") {
+			out.Message = "old_text and new_text are identical"
+		}
+	}
+	return &out
+}
+
+// teRouteError words routing failures as Agent Zero does.
+func teRouteError(err error) error {
+	e := fserr.From("route", "", err)
+	out := *e
+	if e.Code == fserr.Unavailable {
+		out.Message = "text_editor_remote: no CLI client connected to this hub. Make sure `fsplane connect` is running and connected to this instance."
+	}
+	return &out
+}
