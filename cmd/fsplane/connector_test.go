@@ -236,7 +236,7 @@ func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
 	// A deadline shorter than the operation: 504, and the host stops the
 	// work (cancelled by the hub's cancel, or by the op's own deadline,
 	// whichever it sees first).
-	resp, err := http.Post(h.hub.url+"/v2/hosts/victim/fs/grep?timeout=0.3", "application/json",
+	resp, err := http.Post(h.hub.url+"/v2/hosts/victim/fs/grep?timeout=0.001", "application/json",
 		strings.NewReader(`{"path":".","pattern":"(\\w+\\s+){30}\\d\\d\\d","max_file_size":"0"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -250,28 +250,44 @@ func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
 		out := h.hosts["victim"].stdout.String()
 		return strings.Contains(out, "grep") && (strings.Contains(out, "cancelled") || strings.Contains(out, "timeout"))
 	})
-	// A slow operation: a regex with no literal over the whole tree.
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.c.Host("victim").Grep(ctx, client.GrepRequest{Path: ".", Pattern: `(\w+\s+){30}\d\d\d`, MaxFileSize: "0"})
-		done <- err
-	}()
-	time.Sleep(300 * time.Millisecond)
-	start := time.Now()
+	// Operations in flight when the host dies fail at once with
+	// unavailable: many greps over the whole tree run concurrently, the
+	// host is killed while they run.
+	const calls = 16
+	done := make(chan error, calls)
+	for range calls {
+		go func() {
+			_, err := h.c.Host("victim").Grep(ctx, client.GrepRequest{Path: ".", Pattern: `(\w+\s+){30}\d\d\d`, MaxFileSize: "0"})
+			done <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
 	if err := h.hosts["victim"].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if code(err) != "unavailable" || !strings.Contains(err.Error(), "disconnected") {
-			t.Fatalf("killed host: %v", err)
+	killed := time.Now()
+	failed := 0
+	for range calls {
+		select {
+		case err := <-done:
+			switch {
+			case err == nil:
+			case code(err) == "unavailable" && strings.Contains(err.Error(), "disconnected"):
+				failed++
+			default:
+				t.Errorf("a call failed otherwise: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a pending op was not failed when its host died")
 		}
-		if time.Since(start) > 5*time.Second {
-			t.Errorf("the caller learned of the disconnect only after %v", time.Since(start))
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the pending op was not failed when its host died")
 	}
+	if failed == 0 {
+		t.Fatal("every grep finished before the kill; the test needs slower operations")
+	}
+	if d := time.Since(killed); d > 5*time.Second {
+		t.Errorf("callers learned of the disconnect only after %v", d)
+	}
+	t.Logf("%d of %d calls were in flight at the kill and failed at once", failed, calls)
 }
 
 func TestConnectorHubRestart(t *testing.T) {

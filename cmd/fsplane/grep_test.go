@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -160,7 +159,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 	if err != nil {
 		t.Skip("rg (ripgrep) not installed")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(goroot(), "src")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("GOROOT/src not found")
 	}

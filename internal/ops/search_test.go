@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -207,7 +206,7 @@ func TestFindAndGlobOps(t *testing.T) {
 // BenchmarkGrepGoroot is the warm daemon figure: the literal search of
 // bench/search.sh through the engine, in process, repeated.
 func BenchmarkGrepGoroot(b *testing.B) {
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(goroot(), "src")
 	ws, err := workspace.Open(workspace.Options{Roots: []string{src}, StateDir: b.TempDir()})
 	if err != nil {
 		b.Skip(err)

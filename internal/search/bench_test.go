@@ -4,14 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
 // goroot is the tree the benchmarks search: the Go source tree.
 func gorootSrc(tb testing.TB) string {
 	tb.Helper()
-	dir := filepath.Join(runtime.GOROOT(), "src")
+	dir := filepath.Join(goroot(), "src")
 	if _, err := os.Stat(dir); err != nil {
 		tb.Skip("GOROOT/src not found")
 	}

@@ -40,13 +40,13 @@ func newSingleFinder(lit string, fold bool) finder {
 }
 
 // litFinder finds one exact literal by memchr on its rarest byte. When
-// that byte turns out to be common in the haystack it switches to
-// bytes.Index, which is faster on false positives.
+// that byte turns out to be dense in the haystack (a false hit every few
+// bytes) it switches to bytes.Index, which copes better with that.
 type litFinder struct {
-	lit    []byte
-	anchor int // index in lit of the rarest byte
-	misses int
-	hits   int
+	lit     []byte
+	anchor  int // index in lit of the rarest byte
+	misses  int // false hits of the anchor byte
+	scanned int // bytes memchr went over
 }
 
 func newLitFinder(lit string) *litFinder {
@@ -59,7 +59,7 @@ func newLitFinder(lit string) *litFinder {
 	return f
 }
 
-func (f *litFinder) reset() { f.misses, f.hits = 0, 0 }
+func (f *litFinder) reset() { f.misses, f.scanned = 0, 0 }
 
 func (f *litFinder) find(buf []byte, from int) int {
 	n := len(f.lit)
@@ -80,7 +80,7 @@ func (f *litFinder) find(buf []byte, from int) int {
 	}
 	r, rb := f.anchor, f.lit[f.anchor]
 	for from+n <= len(buf) {
-		if f.misses > 64 && f.misses > 4*f.hits+64 {
+		if f.misses > 256 && f.misses*32 > f.scanned {
 			i := bytes.Index(buf[from:], f.lit)
 			if i < 0 {
 				return -1
@@ -91,9 +91,9 @@ func (f *litFinder) find(buf []byte, from int) int {
 		if j < 0 {
 			return -1
 		}
+		f.scanned += j + 1
 		cand := from + j
 		if bytes.Equal(buf[cand:cand+n], f.lit) {
-			f.hits++
 			return cand
 		}
 		f.misses++
@@ -114,7 +114,6 @@ type foldFinder struct {
 	// punctuation, a byte of a non-ASCII character): memchr finds it
 	// faster than the pair scan.
 	anchor int
-	lf     *litFinder // memchr on lit[anchor] when anchor >= 0
 	p      int        // index of the pair's first byte (p+1 < len, or p = 0 for one byte)
 	m0, m1 uint64     // per lane: 0x20 when the pair's byte is a letter
 	c0, c1 uint64     // the pair's bytes in every lane
@@ -138,8 +137,10 @@ func newFoldFinder(lit string) *foldFinder {
 	}
 	if len(f.lit) > 1 {
 		best := 1 << 30
+		// The rarest pair, weighting its second byte (checked alone
+		// first) more.
 		for i := 0; i+1 < len(f.lit); i++ {
-			if r := foldRank(f.lit[i]) + foldRank(f.lit[i+1]); r <= best {
+			if r := foldRank(f.lit[i]) + 2*foldRank(f.lit[i+1]); r <= best {
 				best, f.p = r, i
 			}
 		}
@@ -191,10 +192,21 @@ func (f *foldFinder) find(buf []byte, from int) int {
 		base := unsafe.Pointer(unsafe.SliceData(buf))
 		load := func(k int) uint64 { return *(*uint64)(unsafe.Add(base, k)) } // k+8 <= len(buf) checked by the loop
 		for i+33 <= len(buf) && i+31 <= last {
-			t0 := (load(i) | m0) ^ c0 | (load(i+1) | m1) ^ c1
-			t1 := (load(i+8) | m0) ^ c0 | (load(i+9) | m1) ^ c1
-			t2 := (load(i+16) | m0) ^ c0 | (load(i+17) | m1) ^ c1
-			t3 := (load(i+24) | m0) ^ c0 | (load(i+25) | m1) ^ c1
+			// First the pair's second byte alone (one load per lane);
+			// most blocks stop here. (| and ^ bind equally in Go: the
+			// parentheses matter.)
+			u0 := (load(i+1) | m1) ^ c1
+			u1 := (load(i+9) | m1) ^ c1
+			u2 := (load(i+17) | m1) ^ c1
+			u3 := (load(i+25) | m1) ^ c1
+			if ((u0-lanes01)&^u0|(u1-lanes01)&^u1|(u2-lanes01)&^u2|(u3-lanes01)&^u3)&lanes80 == 0 {
+				i += 32
+				continue
+			}
+			t0 := ((load(i) | m0) ^ c0) | u0
+			t1 := ((load(i+8) | m0) ^ c0) | u1
+			t2 := ((load(i+16) | m0) ^ c0) | u2
+			t3 := ((load(i+24) | m0) ^ c0) | u3
 			if ((t0-lanes01)&^t0|(t1-lanes01)&^t1|(t2-lanes01)&^t2|(t3-lanes01)&^t3)&lanes80 == 0 {
 				i += 32
 				continue

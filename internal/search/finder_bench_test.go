@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -14,7 +13,7 @@ import (
 // for finder throughput.
 var corpus = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
-	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src"), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(goroot(), "src"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(p) == ".go" {
 			c, _ := os.ReadFile(p)
 			b.Write(c)

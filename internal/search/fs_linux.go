@@ -26,8 +26,6 @@ import (
 type dirHandle struct {
 	fd   int
 	file *os.File // owns fd when the directory came from the os.Root
-	dev  uint64
-	ino  uint64
 }
 
 // dirFromFile wraps f, the directory rel opened through root.

@@ -170,3 +170,43 @@ func FuzzRewriteClasses(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFinder: the finders agree with a naive search on texts long enough
+// for the eight-bytes-at-a-time paths.
+func FuzzFinder(f *testing.F) {
+	f.Add("xi", "abc exit EXIT eXiT", true, uint8(5))
+	f.Add("errnotexist", "ErrNotExist errnotexiſt", true, uint8(9))
+	f.Add("a(", "foo(a(b)", false, uint8(3))
+	f.Add("é1", "xé1É1", true, uint8(20))
+	f.Fuzz(func(t *testing.T, lit, text string, fold bool, reps uint8) {
+		if lit == "" || len(lit) > 40 || len(text) > 200 {
+			return
+		}
+		hay := []byte(strings.Repeat(text, int(reps)%40+1))
+		var fd finder
+		if fold {
+			fd = newSingleFinder(asciiLower(lit), true)
+		} else {
+			fd = newSingleFinder(lit, false)
+		}
+		want := func(from int) int {
+			for i := from; i+len(lit) <= len(hay); i++ {
+				w := hay[i : i+len(lit)]
+				if fold && equalFoldASCII(w, []byte(asciiLower(lit))) || !fold && string(w) == lit {
+					return i
+				}
+			}
+			return -1
+		}
+		for from := 0; from <= len(hay); {
+			got, exp := fd.find(hay, from), want(from)
+			if got != exp {
+				t.Fatalf("find(%q, fold=%v) from %d in %q = %d, want %d", lit, fold, from, hay, got, exp)
+			}
+			if got < 0 {
+				break
+			}
+			from = got + 1
+		}
+	})
+}

@@ -208,8 +208,6 @@ type searchState struct {
 	copy      bool // hits are copied to the arena (chunked files)
 	hits      []hitRec
 	ctx       []span
-	lines     []LineMatch
-	ctxB      [][]byte
 	starts    []int
 	truncated bool
 

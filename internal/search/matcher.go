@@ -276,7 +276,6 @@ func rewriteClasses(p string, lineMode bool) (ascii, uni string) {
 // classEscape spells \w, \W, \d, \D, \s or \S (d is the letter) for the
 // ASCII and the Unicode pattern, inside or outside a bracketed class.
 func classEscape(d byte, inClass bool) (ascii, uni string) {
-	notWord, notSpace := negatedBodies()
 	orig := `\` + string(d)
 	switch d {
 	case 'w':
@@ -286,6 +285,7 @@ func classEscape(d byte, inClass bool) (ascii, uni string) {
 		return orig, "[" + uniWord + "]"
 	case 'W':
 		if inClass {
+			notWord, _ := negatedBodies() // slow to build (tens of ms): only when needed
 			return orig, notWord
 		}
 		return orig, "[^" + uniWord + "]"
@@ -300,6 +300,7 @@ func classEscape(d byte, inClass bool) (ascii, uni string) {
 		return "[" + asciiSp + "]", "[" + uniSpace + "]"
 	default: // 'S'
 		if inClass {
+			_, notSpace := negatedBodies()
 			return `\x00-\x08\x0e-\x1f\x21-\x{10FFFF}`, notSpace
 		}
 		return "[^" + asciiSp + "]", "[^" + uniSpace + "]"

@@ -99,10 +99,7 @@ func Compile(opts Options) (*Query, error) {
 		return nil, err
 	}
 	q := &Query{opts: opts, m: m}
-	globs := append([]string(nil), opts.Globs...)
-	for _, g := range opts.Include {
-		globs = append(globs, g)
-	}
+	globs := append(append([]string(nil), opts.Globs...), opts.Include...)
 	for _, g := range opts.Exclude {
 		globs = append(globs, "!"+g)
 	}

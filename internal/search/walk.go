@@ -8,6 +8,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -259,13 +260,25 @@ func (w *walker[T]) addErr(rel string, err error) {
 	w.errMu.Unlock()
 }
 
+// push queues the tasks ns, which are in path order and contiguous in it
+// (the children of one directory). The queue is kept in path order, the
+// earliest on top, so workers take work in the order results are emitted:
+// a directory listed late by one worker must not bury the earlier work
+// another worker queued (then the emission would wait for work nobody
+// does, while finished results pile up).
 func (w *walker[T]) push(ns ...*node[T]) {
 	w.mu.Lock()
 	w.pending += len(ns)
-	// Reverse, so the first child is popped first.
-	for i := len(ns) - 1; i >= 0; i-- {
-		w.stack = append(w.stack, ns[i])
+	// The stack descends from bottom to top; everything at or above j is
+	// earlier than ns and stays on top.
+	st := w.stack
+	j := sort.Search(len(st), func(i int) bool { return comparePaths(st[i].rel, ns[0].rel) < 0 })
+	st = slices.Grow(st, len(ns))[:len(st)+len(ns)]
+	copy(st[j+len(ns):], st[j:len(st)-len(ns)])
+	for i, n := range ns {
+		st[j+len(ns)-1-i] = n
 	}
+	w.stack = st
 	w.mu.Unlock()
 	if len(ns) == 1 {
 		w.cond.Signal()
@@ -576,7 +589,6 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		n.refs.Add(int32(len(tasks)))
 		w.push(tasks...)
 	}
-	return
 }
 
 func (w *walker[T]) openLinkedDir(n *node[T]) (*dirHandle, error) {

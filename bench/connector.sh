@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Connector benchmark, one run: a 4 KiB read through the hub vs the same
+# read on the local route (p50 latency, one connection, wrk), and a
+# 100 MiB download through the hub (curl, MB/s, median of 3).
+#
+#   bench/connector.sh            # 10 s per latency run
+#   DURATION=5s bench/connector.sh
+# Needs wrk and curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION="${DURATION:-10s}"
+PORT="${PORT:-18194}"
+TOKEN=bench-token
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
+
+work=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/fsplane" ./cmd/fsplane
+mkdir -p "$work/hubroot" "$work/hostroot"
+head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.txt"
+cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
+head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
+
+"$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
+pids+=($!)
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+FSPLANE_CONNECTOR_TOKEN=$TOKEN "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
+  --no-tui --state-dir "$work/s2" >"$work/host.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -s "http://127.0.0.1:$PORT/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
+
+p50() { # wrk's 50% latency in microseconds
+  wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
+    if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}'
+}
+local_us=$(p50 "http://127.0.0.1:$PORT/v2/fs/read?path=small.txt")
+hub_us=$(p50 "http://127.0.0.1:$PORT/v2/hosts/bench/fs/read?path=small.txt")
+speeds=()
+for _ in 1 2 3; do
+  speeds+=($(curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$PORT/v2/hosts/bench/fs/download?path=big.bin"))
+done
+median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 2p)
+awk -v l="$local_us" -v h="$hub_us" -v m="$median" 'BEGIN {
+  printf "4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", l, h, h/l
+  printf "100 MiB download through the hub: %.0f MB/s median of 3 (target >= 300 MB/s)\n", m/1e6
+}'
