@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -374,4 +376,45 @@ func TestConnectorLargeFilesThroughTheHub(t *testing.T) {
 func sha256Of(s string) []byte {
 	sum := sha256.Sum256([]byte(s))
 	return sum[:]
+}
+
+// TestConnectorF3UnderTmuxReachesTheRealHub runs the real hub and the real
+// `fsplane connect` terminal interface under tmux: F3 (send-keys) flips
+// the mode that GET /v2/hosts reports, within a second, and the host then
+// takes writes from the hub.
+func TestConnectorF3UnderTmuxReachesTheRealHub(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	ctx := context.Background()
+	h := startHub(t)
+	root := t.TempDir()
+	x := &tmux{t: t, socket: fmt.Sprintf("fsplane-hub-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { x.run("kill-server") })
+	shell := fmt.Sprintf("FSPLANE_CONNECTOR_TOKEN=%s %q connect %q --name tmux-laptop --root %q --state-dir %q; sleep 30",
+		hubToken, binary, h.hub.url, root, t.TempDir())
+	if out, err := x.run("new-session", "-d", "-s", "connect", "-x", "100", "-y", "30", "sh", "-c", shell); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	h.waitHost(t, "tmux-laptop", "read_only")
+	x.waitScreen("Read-only footer", func(l []string) bool { return strings.Contains(footer(l), "Read-only") })
+	if _, err := h.c.Host("tmux-laptop").Write(ctx, client.WriteRequest{Path: "f3.txt", Content: "x"}); code(err) != "read_only" {
+		t.Fatalf("write before F3: %v", err)
+	}
+	pressed := time.Now()
+	if out, err := x.run("send-keys", "-t", "connect", "F3"); err != nil {
+		t.Fatalf("send-keys F3: %v: %s", err, out)
+	}
+	h.waitHost(t, "tmux-laptop", "read_write")
+	if d := time.Since(pressed); d > time.Second {
+		t.Errorf("GET /v2/hosts showed read_write only %v after F3", d)
+	}
+	x.waitScreen("Read&Write footer", func(l []string) bool { return strings.Contains(footer(l), "Read&Write") })
+	if _, err := h.c.Host("tmux-laptop").Write(ctx, client.WriteRequest{Path: "f3.txt", Content: "written after F3"}); err != nil {
+		t.Fatalf("write after F3: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "f3.txt")); string(b) != "written after F3" {
+		t.Fatalf("f3.txt = %q", b)
+	}
 }
