@@ -11,7 +11,10 @@
 #
 # Upload: curl posts the 1 GiB file as multipart/form-data
 # (POST /v2/fs/upload): streamed to a part file, fsynced, renamed.
-# Reports MB/s (target >= 500).
+# Reports MB/s (target >= 500), fsync included, and, run by run, dd
+# writing the same bytes with fsync into the same directory: on a
+# virtual disk whose fresh blocks are slow to write, that baseline says
+# what the disk allowed at that moment.
 #
 #   bench/transfer.sh              # 1 GiB, 5 runs
 #   SIZE_MB=256 RUNS=3 bench/transfer.sh
@@ -102,13 +105,21 @@ ratio=$(awk -v a="$fs_med" -v b="$ng_med" 'BEGIN { printf "%.2f", a / b }')
 echo "ratio fsplane/nginx: $ratio (target >= 0.90)"
 
 echo "== upload of $SIZE_MB MiB (multipart, spooled, fsynced, renamed), median of $RUNS"
-up=()
+up=(); dd=()
 for i in $(seq "$RUNS"); do
   out=$(curl -s -o "$work/up.json" -w '%{time_total}' -F "path=up$i.bin" -F "file=@$work/root/big.bin" "http://127.0.0.1:$PORT/v2/fs/upload")
   grep -q "\"file_size\":$size" "$work/up.json" || { echo "upload failed: $(cat "$work/up.json")"; exit 1; }
   up+=("$(awk -v s="$size" -v t="$out" 'BEGIN { printf "%.0f", s / t }')")
   rm -f "$work/root/up$i.bin"
+  # The same bytes written by dd (1 MiB blocks, fsync) into the same
+  # directory right after: what the disk allows at this moment.
+  t=$( { /usr/bin/time -f %e dd if="$work/root/big.bin" of="$work/root/dd.bin" bs=1M conv=fsync status=none; } 2>&1 )
+  dd+=("$(awk -v s="$size" -v t="$t" 'BEGIN { printf "%.0f", s / t }')")
+  rm -f "$work/root/dd.bin"
 done
 up_med=$(printf '%s\n' "${up[@]}" | median)
+dd_med=$(printf '%s\n' "${dd[@]}" | median)
 echo "upload: $(mbps "$up_med") MB/s   (runs: $(for s in "${up[@]}"; do printf '%s ' "$(mbps "$s")"; done); target >= 500)"
+echo "dd baseline (same bytes, 1 MiB blocks, fsync): $(mbps "$dd_med") MB/s   (runs: $(for s in "${dd[@]}"; do printf '%s ' "$(mbps "$s")"; done))"
+echo "upload/dd: $(awk -v a="$up_med" -v b="$dd_med" 'BEGIN { printf "%.2f", a / b }')"
 echo "server RSS after: $(awk '/VmRSS/ {print $2" kB"}' "/proc/${pids[1]}/status")"

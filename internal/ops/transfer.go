@@ -76,19 +76,21 @@ func (e *Engine) OpenDownload(_ context.Context, p string) (*transfer.Source, er
 	if err != nil {
 		return nil, fserr.From(op, p, err)
 	}
-	ino := info.Path
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, fserr.FromOS(op, p, err)
 	}
+	// same reopens the path through the workspace (so through its root)
+	// and compares identities: an atomic replacement is a change.
 	same := func() bool {
-		cur, err := e.ws.Stat(p)
-		if err != nil || !cur.Exists || cur.Path.Abs != ino.Abs {
+		g, _, err := e.ws.Open(p)
+		if err != nil {
 			return false
 		}
-		g, err := os.Lstat(cur.Path.Abs)
-		return err == nil && os.SameFile(g, fi)
+		defer g.Close()
+		gi, err := g.Stat()
+		return err == nil && os.SameFile(gi, fi)
 	}
 	return transfer.Open(f, info.Path.Abs, e.versions, same)
 }

@@ -114,9 +114,9 @@ type foldFinder struct {
 	// punctuation, a byte of a non-ASCII character): memchr finds it
 	// faster than the pair scan.
 	anchor int
-	p      int        // index of the pair's first byte (p+1 < len, or p = 0 for one byte)
-	m0, m1 uint64     // per lane: 0x20 when the pair's byte is a letter
-	c0, c1 uint64     // the pair's bytes in every lane
+	p      int    // index of the pair's first byte (p+1 < len, or p = 0 for one byte)
+	m0, m1 uint64 // per lane: 0x20 when the pair's byte is a letter
+	c0, c1 uint64 // the pair's bytes in every lane
 }
 
 const (

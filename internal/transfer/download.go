@@ -163,7 +163,7 @@ func (s *Source) Size() int64 { return s.info.Size() }
 // Close closes the file.
 func (s *Source) Close() error { return s.file.Close() }
 
-// ErrChanged says that, under change_policy=abort, the file changed
+// changedErr says that, under change_policy=abort, the file changed
 // before or during the transfer.
 func changedErr(path string) *fserr.Error {
 	return fserr.New(fserr.Conflict, "download", path, "File changed before or during download when change_policy=abort").

@@ -51,7 +51,7 @@ func MemberName(name string) (string, error) {
 	}
 	for _, c := range strings.Split(name, "/") {
 		if c == ".." {
-			return "", fmt.Errorf("member %q climbs out of the tree with ..", name)
+			return "", fmt.Errorf("member %q climbs out of the tree with \"..\"", name)
 		}
 	}
 	return path.Clean(name), nil
@@ -110,7 +110,7 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			err = sink.Dir(name, perm)
-		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+		case tar.TypeReg, tar.TypeGNUSparse: // the reader reports old-style files (TypeRegA) as TypeReg
 			if name == "." {
 				return entries, invalidArchive("member %q is a file named like the tree's top", hdr.Name)
 			}

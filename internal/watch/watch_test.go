@@ -223,12 +223,23 @@ func TestBurstNoSilentLoss(t *testing.T) {
 	const n = 10_000
 	seen := map[string]bool{}
 	var overflow bool
+	written := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var cursor int64
-		deadline := time.Now().Add(30 * time.Second)
-		for len(seen) < n && !overflow && time.Now().Before(deadline) {
+		var drainEnd time.Time // set once every file is written
+		for len(seen) < n && !overflow {
+			select {
+			case <-written:
+				if drainEnd.IsZero() {
+					drainEnd = time.Now().Add(bound)
+				}
+			default:
+			}
+			if !drainEnd.IsZero() && time.Now().After(drainEnd) {
+				return
+			}
 			res := w.Poll(context.Background(), cursor, 1000, time.Second)
 			cursor, overflow = res.Cursor, res.Overflow
 			for _, e := range res.Events {
@@ -243,6 +254,7 @@ func TestBurstNoSilentLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	close(written)
 	<-done
 	if !overflow && len(seen) != n {
 		t.Fatalf("%d of %d creations delivered and no overflow: silent loss", len(seen), n)
