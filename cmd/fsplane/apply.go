@@ -11,7 +11,6 @@ import (
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
-	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 func newApplyCmd() *cobra.Command {
@@ -37,14 +36,9 @@ tree is unchanged. Each change can be reverted with fsplane's undo.`,
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			if stateDir == "" {
-				if stateDir, err = workspace.DefaultStateDir(); err != nil {
-					return &exitError{code: 1, err: err}
-				}
-			}
-			ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: stateDir})
+			ws, err := openWorkspace([]string{root}, stateDir)
 			if err != nil {
-				return &exitError{code: 1, err: describe(err)}
+				return err
 			}
 			defer ws.Close()
 			res, err := ops.New(ws, ops.Options{}).Patch(cmd.Context(), ops.PatchRequest{Patch: text, DryRun: dryRun})

@@ -23,7 +23,6 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/tui"
-	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 type connectConfig struct {
@@ -171,14 +170,9 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 			return usage(errors.New("cannot read the hostname; pass --name"))
 		}
 	}
-	if c.stateDir == "" {
-		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
-			return &exitError{code: 1, err: describe(err)}
-		}
-	}
-	ws, err := workspace.Open(workspace.Options{Roots: append([]string{c.root}, c.allow...), StateDir: c.stateDir})
+	ws, err := openWorkspace(append([]string{c.root}, c.allow...), c.stateDir)
 	if err != nil {
-		return &exitError{code: 1, err: describe(err)}
+		return err
 	}
 	defer ws.Close()
 	eng := ops.New(ws, ops.Options{})

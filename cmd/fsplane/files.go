@@ -3,9 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -46,49 +45,12 @@ func runFiles(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args 
 	}
 	tuneRuntime(&opts)
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	listed, errored := false, false
-	paths := args
-	if len(paths) == 0 {
-		paths = []string{""}
-	}
-	for _, p := range paths {
-		root, start, prefix, err := openSearchRoot(p)
-		if err != nil {
-			errored = true
-			if !f.noMessages {
-				w.Flush()
-				fmt.Fprintf(stderr, "fsplane: %s: %s\n", p, errText(err))
-			}
-			continue
-		}
-		st, err := search.Files(ctx, root, start, opts, func(rel string) error {
+	listed := false
+	return searchPaths(w, stderr, args, f.noMessages, "no files", &listed, func(root *os.Root, start, prefix string) (search.Stats, error) {
+		return search.Files(ctx, root, start, opts, func(rel string) error {
 			listed = true
 			w.WriteString(joinDisplay(prefix, rel))
 			return w.WriteByte('\n')
 		})
-		root.Close()
-		if err != nil {
-			w.Flush()
-			return &exitError{code: 2, err: grepError(err)}
-		}
-		if st.ErrorCount > 0 {
-			errored = true
-			if !f.noMessages {
-				w.Flush()
-				for _, e := range st.Errors {
-					fmt.Fprintf(stderr, "fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
-				}
-			}
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	switch {
-	case errored:
-		return &exitError{code: 2, silent: true, err: errors.New("errors occurred")}
-	case !listed:
-		return &exitError{code: 1, silent: true, err: errors.New("no files")}
-	}
-	return nil
+	})
 }

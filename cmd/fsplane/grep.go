@@ -137,22 +137,9 @@ func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args [
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0}
-	matched, errored := false, false
-	paths := args
-	if len(paths) == 0 {
-		paths = []string{""}
-	}
-	for _, p := range paths {
-		root, start, prefix, err := openSearchRoot(p)
-		if err != nil {
-			errored = true
-			if !f.noMessages {
-				w.Flush()
-				fmt.Fprintf(stderr, "fsplane: %s: %s\n", p, errText(err))
-			}
-			continue
-		}
-		st, err := search.Stream(ctx, root, start, q, func(fm *search.FileMatches) []byte {
+	matched := false
+	return searchPaths(w, stderr, args, f.noMessages, "no match", &matched, func(root *os.Root, start, prefix string) (search.Stats, error) {
+		return search.Stream(ctx, root, start, q, func(fm *search.FileMatches) []byte {
 			return r.render(fm, joinDisplay(prefix, fm.Path))
 		}, func(_ string, out []byte) error {
 			matched = true
@@ -163,31 +150,7 @@ func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args [
 			_, err := w.Write(out)
 			return err
 		})
-		root.Close()
-		if err != nil {
-			w.Flush()
-			return &exitError{code: 2, err: fmt.Errorf("fsplane: %s: %w", p, err)}
-		}
-		if st.ErrorCount > 0 {
-			errored = true
-			if !f.noMessages {
-				w.Flush()
-				for _, e := range st.Errors {
-					fmt.Fprintf(stderr, "fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
-				}
-			}
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	switch {
-	case errored:
-		return &exitError{code: 2, silent: true, err: errors.New("errors occurred")}
-	case !matched:
-		return &exitError{code: 1, silent: true, err: errors.New("no match")}
-	}
-	return nil
+	})
 }
 
 func grepError(err error) error {
@@ -202,6 +165,57 @@ func grepError(err error) error {
 }
 
 // errText is an error's text without Go's operation prefixes.
+// searchPaths runs one search per PATH argument (the current directory
+// when there is none), as ripgrep does: a path that cannot be opened, or a
+// walk's errors, are printed (unless quiet) and make the exit status 2;
+// otherwise *found decides between 0 and 1 (none is the silent message of
+// status 1). Output is flushed before any message, so the two never
+// interleave mid-line.
+func searchPaths(w *bufio.Writer, stderr io.Writer, args []string, quiet bool, none string, found *bool,
+	run func(root *os.Root, start, prefix string) (search.Stats, error)) error {
+	errored := false
+	report := func(format string, a ...any) {
+		errored = true
+		if !quiet {
+			w.Flush()
+			fmt.Fprintf(stderr, format, a...)
+		}
+	}
+	paths := args
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
+	for _, p := range paths {
+		root, start, prefix, err := openSearchRoot(p)
+		if err != nil {
+			report("fsplane: %s: %s\n", p, errText(err))
+			continue
+		}
+		st, err := run(root, start, prefix)
+		root.Close()
+		if err != nil {
+			w.Flush()
+			return &exitError{code: 2, err: fmt.Errorf("fsplane: %s: %w", p, grepError(err))}
+		}
+		for _, e := range st.Errors {
+			report("fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
+		}
+		if st.ErrorCount > len(st.Errors) {
+			errored = true
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	switch {
+	case errored:
+		return &exitError{code: 2, silent: true, err: errors.New("errors occurred")}
+	case !*found:
+		return &exitError{code: 1, silent: true, err: errors.New(none)}
+	}
+	return nil
+}
+
 func errText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/fsplane/fsplane/internal/mcpserver"
 	"github.com/fsplane/fsplane/internal/ops"
-	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 type mcpConfig struct {
@@ -70,15 +69,9 @@ func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io
 		// small machine costs more latency than the memory it saves.
 		debug.SetGCPercent(400)
 	}
-	if c.stateDir == "" {
-		var err error
-		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
-			return &exitError{code: 1, err: err}
-		}
-	}
-	ws, err := workspace.Open(workspace.Options{Roots: c.roots, StateDir: c.stateDir})
+	ws, err := openWorkspace(c.roots, c.stateDir)
 	if err != nil {
-		return &exitError{code: 1, err: describe(err)}
+		return err
 	}
 	defer ws.Close()
 	eng := ops.New(ws, ops.Options{ReadOnly: c.readOnly, Logger: log})

@@ -99,12 +99,12 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if c.stateDir == "" {
 		var err error
 		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
-			return &exitError{code: 1, err: err}
+			return &exitError{code: 1, err: describe(err)}
 		}
 	}
-	ws, err := workspace.Open(workspace.Options{Roots: c.roots, StateDir: c.stateDir})
+	ws, err := openWorkspace(c.roots, c.stateDir)
 	if err != nil {
-		return &exitError{code: 1, err: describe(err)}
+		return err
 	}
 	defer ws.Close()
 	if c.defaultUser != "" {
