@@ -180,18 +180,11 @@ type staged struct {
 // are raw; on error nothing is left.
 func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 	meta func(*os.File, fs.FileInfo) fileMeta) (staged, error) {
-	f, err := srcRoot.OpenFile(srcRel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openRegular(srcRoot, srcRel, "", srcRel)
 	if err != nil {
 		return staged{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return staged{}, err
-	}
-	if err := checkRegular("", srcRel, fi); err != nil {
-		return staged{}, err
-	}
 	t, name, err := createTemp(dstRoot, dstRel)
 	if err != nil {
 		return staged{}, err
@@ -258,18 +251,11 @@ type prevState struct {
 // readPrev reads the regular file rel for the undo journal: its content
 // when it fits one undo entry, and its version then or when needVersion.
 func (w *Workspace) readPrev(root *os.Root, rel string, needVersion bool) (prevState, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openRegular(root, rel, "", rel)
 	if err != nil {
 		return prevState{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return prevState{}, err
-	}
-	if err := checkRegular("", rel, fi); err != nil {
-		return prevState{}, err
-	}
 	ps := prevState{mode: fi.Mode() & permBits}
 	ps.uid, ps.gid, _ = fileOwner(fi)
 	limit := min(w.limits.MaxEntryBytes, w.limits.TotalBytes)

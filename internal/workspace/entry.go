@@ -19,20 +19,9 @@ func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return w.resolve(op, p) // the same errors
 	}
-	var (
-		idx int
-		rel string
-	)
-	if filepath.IsAbs(p) {
-		var ok bool
-		if idx, rel, ok = w.locate(filepath.Clean(p)); !ok {
-			return nil, w.outside(op, p)
-		}
-	} else {
-		rel = filepath.Clean(p)
-		if rel == ".." || strings.HasPrefix(rel, "../") {
-			return nil, w.outside(op, p)
-		}
+	idx, rel, err := w.lexical(op, p)
+	if err != nil {
+		return nil, err
 	}
 	if rel == "." {
 		return w.resolve(op, p)

@@ -134,20 +134,31 @@ func (w *Workspace) openRead(op, p string) (*os.File, fs.FileInfo, *resolved, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	f, err := r.r.root.OpenFile(r.Rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openRegular(r.r.root, r.Rel, op, p)
 	if err != nil {
-		return nil, nil, nil, osErr(op, p, err)
+		return nil, nil, nil, err
+	}
+	return f, fi, r, nil
+}
+
+// openRegular opens the regular file rel for reading, without blocking on
+// a FIFO, and refuses anything else (invalid_target); errors name given.
+// The caller closes the file.
+func openRegular(root *os.Root, rel, op, given string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, osErr(op, given, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, osErr(op, p, err)
+		return nil, nil, osErr(op, given, err)
 	}
-	if err := checkRegular(op, p, fi); err != nil {
+	if e := checkRegular(op, given, fi); e != nil {
 		f.Close()
-		return nil, nil, nil, err
+		return nil, nil, e
 	}
-	return f, fi, r, nil
+	return f, fi, nil
 }
 
 func checkRegular(op, p string, fi fs.FileInfo) *fserr.Error {

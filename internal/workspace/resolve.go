@@ -57,20 +57,9 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return nil, fserr.New(fserr.InvalidPath, op, p, "path %q contains a NUL byte", p)
 	}
-	var (
-		idx int
-		rel string
-	)
-	if filepath.IsAbs(p) {
-		var ok bool
-		if idx, rel, ok = w.locate(filepath.Clean(p)); !ok {
-			return nil, w.outside(op, p)
-		}
-	} else {
-		rel = filepath.Clean(p)
-		if rel == ".." || strings.HasPrefix(rel, "../") {
-			return nil, w.outside(op, p)
-		}
+	idx, rel, err := w.lexical(op, p)
+	if err != nil {
+		return nil, err
 	}
 	root := w.roots[idx]
 	rel, viaLink, err := w.follow(op, p, root, rel)
@@ -114,6 +103,24 @@ func (w *Workspace) locate(abs string) (idx int, rel string, ok bool) {
 		}
 	}
 	return idx, rel, ok
+}
+
+// lexical places p in a root without touching the disk: the root an
+// absolute p lies in, or the first root for a relative one, and the
+// cleaned path inside it. A ".." that climbs out is outside_root.
+func (w *Workspace) lexical(op, p string) (idx int, rel string, err error) {
+	if filepath.IsAbs(p) {
+		var ok bool
+		if idx, rel, ok = w.locate(filepath.Clean(p)); !ok {
+			return 0, "", w.outside(op, p)
+		}
+		return idx, rel, nil
+	}
+	rel = filepath.Clean(p)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return 0, "", w.outside(op, p)
+	}
+	return 0, rel, nil
 }
 
 // within reports whether the cleaned absolute path p lies in base and
