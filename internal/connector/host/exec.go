@@ -2,9 +2,9 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/segmentio/encoding/json"
 	"runtime/debug"
 
 	"github.com/fsplane/fsplane/internal/connector"

@@ -7,9 +7,10 @@
 package proto
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/segmentio/encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -206,43 +207,84 @@ type ErrorMsg struct {
 // version does not know; peers answer it with an ErrorMsg and go on.
 var ErrUnknownType = errors.New("unknown message type")
 
+// wire holds every field of every message type, so a frame is parsed
+// once (big results and ops carry kilobytes of JSON; each pass counts).
+// Field names that several types share have the same meaning in each.
+type wire struct {
+	Type         string          `json:"type"`
+	Protocol     string          `json:"protocol"`
+	Name         string          `json:"name"`
+	Roots        []string        `json:"roots"`
+	Mode         Mode            `json:"mode"`
+	Capabilities Capabilities    `json:"capabilities"`
+	Limits       Limits          `json:"limits"`
+	Version      string          `json:"version"`
+	HostID       string          `json:"host_id"`
+	OpID         string          `json:"op_id"`
+	Op           string          `json:"op"`
+	Path         string          `json:"path"`
+	Caller       string          `json:"caller"`
+	TimeoutMS    int64           `json:"timeout_ms"`
+	Args         json.RawMessage `json:"args"`
+	OK           bool            `json:"ok"`
+	Result       json.RawMessage `json:"result"`
+	Error        json.RawMessage `json:"error"`
+	TransferID   uint32          `json:"transfer_id"`
+	Kind         string          `json:"kind"`
+	TotalBytes   int64           `json:"total_bytes"`
+	SHA256       string          `json:"sha256"`
+	Reason       string          `json:"reason"`
+	Code         string          `json:"code"`
+	Message      string          `json:"message"`
+	Details      map[string]any  `json:"details"`
+}
+
 // Decode parses one text frame into its message type (*Hello, *Op, …),
 // checking the fields every message of that type must have.
 func Decode(frame []byte) (any, error) {
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(frame, &head); err != nil {
+	var w wire
+	if err := json.Unmarshal(frame, &w); err != nil {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(frame, &head) == nil && head.Type != "" {
+			return nil, fmt.Errorf("connector: malformed %s message: %w", head.Type, err)
+		}
 		return nil, fmt.Errorf("connector: malformed message: %w", err)
 	}
 	var msg any
-	switch head.Type {
+	switch w.Type {
 	case TypeHello:
-		msg = &Hello{}
+		msg = &Hello{Type: w.Type, Protocol: w.Protocol, Name: w.Name, Roots: w.Roots, Mode: w.Mode,
+			Capabilities: w.Capabilities, Limits: w.Limits, Version: w.Version}
 	case TypeWelcome:
-		msg = &Welcome{}
+		msg = &Welcome{Type: w.Type, Protocol: w.Protocol, HostID: w.HostID, Limits: w.Limits, Version: w.Version}
 	case TypeOp:
-		msg = &Op{}
+		msg = &Op{Type: w.Type, OpID: w.OpID, Op: w.Op, Path: w.Path, Caller: w.Caller, TimeoutMS: w.TimeoutMS, Args: w.Args}
 	case TypeResult:
-		msg = &Result{}
+		r := &Result{Type: w.Type, OpID: w.OpID, OK: w.OK, Result: w.Result}
+		if len(w.Error) > 0 && string(w.Error) != "null" {
+			r.Error = &Error{}
+			if err := json.Unmarshal(w.Error, r.Error); err != nil {
+				return nil, fmt.Errorf("connector: malformed result message: %w", err)
+			}
+		}
+		msg = r
 	case TypeCancel:
-		msg = &Cancel{}
+		msg = &Cancel{Type: w.Type, OpID: w.OpID}
 	case TypeTransferStart:
-		msg = &TransferStart{}
+		msg = &TransferStart{Type: w.Type, TransferID: w.TransferID, OpID: w.OpID, Kind: w.Kind, TotalBytes: w.TotalBytes, SHA256: w.SHA256}
 	case TypeTransferEnd:
-		msg = &TransferEnd{}
+		msg = &TransferEnd{Type: w.Type, TransferID: w.TransferID, SHA256: w.SHA256}
 	case TypeTransferAbort:
-		msg = &TransferAbort{}
+		msg = &TransferAbort{Type: w.Type, TransferID: w.TransferID, OpID: w.OpID, Reason: w.Reason}
 	case TypeError:
-		msg = &ErrorMsg{}
+		msg = &ErrorMsg{Type: w.Type, Code: w.Code, Message: w.Message, Details: w.Details}
 	default:
-		return nil, fmt.Errorf("connector: %w %q", ErrUnknownType, head.Type)
-	}
-	if err := json.Unmarshal(frame, msg); err != nil {
-		return nil, fmt.Errorf("connector: malformed %s message: %w", head.Type, err)
+		return nil, fmt.Errorf("connector: %w %q", ErrUnknownType, w.Type)
 	}
 	if err := validate(msg); err != nil {
-		return nil, fmt.Errorf("connector: invalid %s message: %w", head.Type, err)
+		return nil, fmt.Errorf("connector: invalid %s message: %w", w.Type, err)
 	}
 	return msg, nil
 }
@@ -303,8 +345,10 @@ func Encode(msg any) ([]byte, error) {
 		m.Type, m.Protocol = TypeWelcome, Protocol
 	case *Op:
 		m.Type = TypeOp
+		return encodeOp(m)
 	case *Result:
 		m.Type = TypeResult
+		return encodeResult(m)
 	case *Cancel:
 		m.Type = TypeCancel
 	case *TransferStart:
@@ -319,4 +363,58 @@ func Encode(msg any) ([]byte, error) {
 		return nil, fmt.Errorf("connector: cannot encode %T", msg)
 	}
 	return json.Marshal(msg)
+}
+
+// encodeOp and encodeResult write the two hot messages by hand: json.Marshal
+// would re-validate and compact their raw args and result, a second pass
+// over what is often the whole payload. The raw parts must be valid JSON
+// (they come from json.Marshal).
+func encodeOp(m *Op) ([]byte, error) {
+	b := make([]byte, 0, 96+len(m.OpID)+len(m.Path)+len(m.Args))
+	b = append(b, `{"type":"op","op_id":`...)
+	b = appendString(b, m.OpID)
+	b = append(b, `,"op":`...)
+	b = appendString(b, m.Op)
+	b = append(b, `,"path":`...)
+	b = appendString(b, m.Path)
+	if m.Caller != "" {
+		b = append(b, `,"caller":`...)
+		b = appendString(b, m.Caller)
+	}
+	if m.TimeoutMS != 0 {
+		b = append(b, `,"timeout_ms":`...)
+		b = strconv.AppendInt(b, m.TimeoutMS, 10)
+	}
+	if len(m.Args) > 0 {
+		b = append(b, `,"args":`...)
+		b = append(b, m.Args...)
+	}
+	return append(b, '}'), nil
+}
+
+func encodeResult(m *Result) ([]byte, error) {
+	b := make([]byte, 0, 64+len(m.OpID)+len(m.Result))
+	b = append(b, `{"type":"result","op_id":`...)
+	b = appendString(b, m.OpID)
+	b = append(b, `,"ok":`...)
+	b = strconv.AppendBool(b, m.OK)
+	if len(m.Result) > 0 {
+		b = append(b, `,"result":`...)
+		b = append(b, m.Result...)
+	}
+	if m.Error != nil {
+		e, err := json.Marshal(m.Error)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"error":`...)
+		b = append(b, e...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }
