@@ -14,7 +14,7 @@ PORT="${PORT:-18193}"
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
 
 work=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/fsplane" ./cmd/fsplane
 mkdir -p "$work/root"
 # A 4 KiB text file to read; writes go to their own file.
