@@ -88,14 +88,11 @@ func (c *Conn) Send(ctx context.Context, msg any) error {
 	if int64(len(b)) > l.MaxTransferBytes {
 		return fmt.Errorf("%w: message of %d bytes, the transfer limit is %d", ErrTooLarge, len(b), l.MaxTransferBytes)
 	}
-	select {
-	case c.out <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closed:
-		return errors.New("connector: connection closed")
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return err
 	}
-	defer func() { <-c.out }()
+	defer release()
 	kind, opID := proto.TypeOp, ""
 	switch m := msg.(type) {
 	case *proto.Op:

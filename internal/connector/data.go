@@ -63,14 +63,11 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 	if size > l.MaxTransferBytes {
 		return fmt.Errorf("%w: %d bytes, the transfer limit is %d", ErrTooLarge, size, l.MaxTransferBytes)
 	}
-	select {
-	case c.out <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closed:
-		return errors.New("connector: connection closed")
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return err
 	}
-	defer func() { <-c.out }()
+	defer release()
 	id := c.nextID.Add(1)
 	if err := c.sendText(ctx, &proto.TransferStart{TransferID: id, OpID: opID, Kind: proto.KindData, TotalBytes: size}); err != nil {
 		return err
@@ -93,6 +90,19 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		sent += int64(n)
 	}
 	return c.sendText(ctx, &proto.TransferEnd{TransferID: id, SHA256: hex.EncodeToString(h.Sum(nil))})
+}
+
+// acquire takes an outbound transfer slot, waiting for one (or ctx, or
+// the connection's end); release gives it back.
+func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case c.out <- struct{}{}:
+		return func() { <-c.out }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, errors.New("connector: connection closed")
+	}
 }
 
 // dataStream is an inbound data transfer being handed to its sink.

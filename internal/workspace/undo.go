@@ -353,17 +353,7 @@ func (j *undoJournal) appendRecords(recs []undoRecord) error {
 		buf.WriteByte('\n')
 	}
 	created := j.ino == 0
-	f, err := j.state.OpenFile(undoLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeSynced(j.state, undoLog, os.O_APPEND, buf.Bytes())
 	if err == nil && created {
 		err = syncDir(j.state, undoDir)
 	}
@@ -438,18 +428,7 @@ func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
 }
 
 func (j *undoJournal) writeBlob(seq int64, data []byte) error {
-	f, err := j.state.OpenFile(blobName(seq), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writeSynced(j.state, blobName(seq), os.O_TRUNC, data)
 }
 
 // evictions decides which entries go once pend is added: beyond PerFile
@@ -585,17 +564,7 @@ func (j *undoJournal) compact() error {
 	if int64(buf.Len())*4 > j.off {
 		return nil
 	}
-	f, err := j.state.OpenFile(undoLogTmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := writeSynced(j.state, undoLogTmp, os.O_TRUNC, buf.Bytes())
 	if err == nil {
 		err = j.state.Rename(undoLogTmp, undoLog)
 	}
@@ -616,4 +585,21 @@ func (j *undoJournal) liveRecords() []undoRecord {
 		out[i] = undoRecord{Add: e}
 	}
 	return out
+}
+
+// writeSynced writes data to name in root (created 0600; flag adds
+// O_APPEND or O_TRUNC) and fsyncs it before closing.
+func writeSynced(root *os.Root, name string, flag int, data []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|flag, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
