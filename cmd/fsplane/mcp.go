@@ -79,8 +79,7 @@ func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io
 	srv := mcpserver.New(eng, mcpserver.Options{ReadOnly: c.readOnly, Version: buildVersion(), Logger: log})
 	log.Info("Serving MCP on stdio", "roots", strings.Join(ws.Roots(), ","), "read_only", c.readOnly,
 		"state_dir", c.stateDir, "version", buildVersion())
-	t := &mcp.IOTransport{Reader: nopCloser{stdin}, Writer: nopWriteCloser{stdout}}
-	err = srv.Run(ctx, t)
+	err = srv.Run(ctx, mcpserver.StdioTransport(stdin, stdout))
 	switch {
 	case err == nil, errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), ctx.Err() != nil:
 		// The client closed its end, or we were told to stop.
@@ -89,13 +88,3 @@ func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io
 	}
 	return &exitError{code: 1, err: fmt.Errorf("mcp: %w", err)}
 }
-
-// nopCloser and nopWriteCloser let the command's own streams serve as the
-// transport without the transport closing them.
-type nopCloser struct{ io.Reader }
-
-func (nopCloser) Close() error { return nil }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

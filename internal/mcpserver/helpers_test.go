@@ -33,7 +33,7 @@ type envOptions struct {
 	client      *mcp.ClientOptions
 }
 
-func writeFiles(t *testing.T, root string, files map[string]string) {
+func writeFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -46,17 +46,25 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func newEnv(t *testing.T, files map[string]string, o envOptions) *env {
+// newEngine opens a workspace over a new temporary root holding files
+// (and over extraRoots) and an engine over it; both close at cleanup.
+func newEngine(t testing.TB, files map[string]string, o ops.Options, extraRoots ...string) (root string, eng *ops.Engine) {
 	t.Helper()
-	root := t.TempDir()
+	root = t.TempDir()
 	writeFiles(t, root, files)
-	ws, err := workspace.Open(workspace.Options{Roots: append([]string{root}, o.roots...), StateDir: t.TempDir()})
+	ws, err := workspace.Open(workspace.Options{Roots: append([]string{root}, extraRoots...), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	eng := ops.New(ws, ops.Options{ReadOnly: o.readOnlyEng})
+	eng = ops.New(ws, o)
 	t.Cleanup(func() { eng.Close() })
+	return root, eng
+}
+
+func newEnv(t *testing.T, files map[string]string, o envOptions) *env {
+	t.Helper()
+	root, eng := newEngine(t, files, ops.Options{ReadOnly: o.readOnlyEng}, o.roots...)
 	e := &env{t: t, root: root, srv: New(eng, o.server)}
 	e.cs = e.connect(o.client, o.clientRoots...)
 	return e
@@ -212,18 +220,8 @@ func (e *env) on(t *testing.T) *env {
 // newEnvB is newEnv for benchmarks: the client session only.
 func newEnvB(b *testing.B, files map[string]string) *mcp.ClientSession {
 	b.Helper()
-	root := b.TempDir()
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ws.Close() })
-	srv := New(ops.New(ws, ops.Options{}), Options{})
+	_, eng := newEngine(b, files, ops.Options{})
+	srv := New(eng, Options{})
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(context.Background(), st, nil)
 	if err != nil {

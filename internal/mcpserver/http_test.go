@@ -11,22 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsplane/fsplane/internal/ops"
-	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // TestHTTPHandler drives the /mcp handler over a real HTTP listener with
 // the go-sdk's streamable client: two sessions, each its own caller.
 func TestHTTPHandler(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"f.txt": "one\ntwo\n"})
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	eng := ops.New(ws, ops.Options{})
-	t.Cleanup(func() { eng.Close() })
+	root, eng := newEngine(t, map[string]string{"f.txt": "one\ntwo\n"}, ops.Options{})
 	srv := New(eng, Options{Version: "test"})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	t.Cleanup(hs.Close) // after the sessions' cleanups: their streams must end first
@@ -100,14 +91,7 @@ func TestHTTPHandler(t *testing.T) {
 // TestNewHTTPHandler is the one-call constructor the daemon mounts.
 func TestNewHTTPHandler(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"a.txt": "a\n"})
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	eng := ops.New(ws, ops.Options{ReadOnly: true})
+	_, eng := newEngine(t, map[string]string{"a.txt": "a\n"}, ops.Options{ReadOnly: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", NewHTTPHandler(eng, Options{ReadOnly: true}))
 	hs := httptest.NewServer(mux)
@@ -128,12 +112,8 @@ func TestNewHTTPHandler(t *testing.T) {
 // clients hold their standalone SSE streams open.
 func TestCloseEndsHTTPStreams(t *testing.T) {
 	t.Parallel()
-	ws, err := workspace.Open(workspace.Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	srv := New(ops.New(ws, ops.Options{}), Options{})
+	_, eng := newEngine(t, nil, ops.Options{})
+	srv := New(eng, Options{})
 	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{}))
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)

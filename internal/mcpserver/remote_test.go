@@ -14,7 +14,6 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/hub"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/ops"
-	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // remoteEnv is an MCP server following a real hub with one in-process
@@ -39,14 +38,8 @@ func newRemoteEnv(t *testing.T, files map[string]string) *remoteEnv {
 	t.Cleanup(func() { h.Close(); srv.Close() })
 	t.Cleanup(e.srv.ServeHosts(h))
 
-	root := t.TempDir()
-	writeFiles(t, root, files)
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	x, err := host.New(host.Options{URL: srv.URL, Token: "t", Name: "laptop", Mode: proto.ReadOnly, Engine: ops.New(ws, ops.Options{})})
+	root, eng := newEngine(t, files, ops.Options{})
+	x, err := host.New(host.Options{URL: srv.URL, Token: "t", Name: "laptop", Mode: proto.ReadOnly, Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 			SupportedProtocolVersions: sessionProtocolVersions(),
 		})
 	s.mcp.AddReceivingMiddleware(errorMeta)
+	s.mcp.AddReceivingMiddleware(bigTextResults) // outermost: sees the final result
 	s.addLocalTools()
 	return s
 }
@@ -106,7 +107,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // Engine returns the engine the local tools run on.
 func (s *Server) Engine() *ops.Engine { return s.eng }
 
-// Run serves one connection (e.g. &mcp.StdioTransport{}) until the client
+// Run serves one connection (e.g. StdioTransport) until the client
 // disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.mcp.Run(ctx, t)

@@ -1,0 +1,212 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// rawClient speaks newline-delimited JSON-RPC to a server run over
+// StdioTransport, so the test sees the exact lines the transport writes.
+type rawClient struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Reader
+}
+
+func newRawClient(t *testing.T, files map[string]string, version string) *rawClient {
+	t.Helper()
+	_, eng := newEngine(t, files, ops.Options{})
+	srv := New(eng, Options{})
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, StdioTransport(sr, sw)); sw.Close() }()
+	t.Cleanup(func() {
+		cw.Close()
+		cancel()
+		<-done
+	})
+	c := &rawClient{t: t, in: cw, out: bufio.NewReaderSize(cr, 1<<20)}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, version))
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// recv reads one line and decodes it; the line must be one JSON value.
+func (c *rawClient) recv() any {
+	c.t.Helper()
+	line, err := c.out.ReadBytes('\n')
+	if err != nil {
+		c.t.Fatalf("reading a response: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		c.t.Fatalf("response line is not JSON: %v\n%.300s", err, line)
+	}
+	return v
+}
+
+func TestStdioTransportResponses(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("say(\"<hi>\") // \\ ü\n", 2000)
+	c := newRawClient(t, map[string]string{"big.txt": big}, "2025-06-18")
+
+	c.send(`{"jsonrpc":"2.0","id":"p-1","method":"ping"}`)
+	if d := cmp.Diff(map[string]any{"jsonrpc": "2.0", "id": "p-1", "result": map[string]any{}}, c.recv()); d != "" {
+		t.Errorf("ping (-want +got):\n%s", d)
+	}
+
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read","arguments":{"path":"big.txt"}}}`)
+	resp := c.recv().(map[string]any)
+	if resp["jsonrpc"] != "2.0" || resp["id"] != 7.0 || resp["error"] != nil {
+		t.Fatalf("read response envelope = %v", resp)
+	}
+	text := resp["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string)
+	if n := strings.Count(text, "say(\"<hi>\") // \\ ü\n"); n != 2000 {
+		t.Errorf("read text holds %d of the 2000 lines", n)
+	}
+
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`)
+	errResp := c.recv().(map[string]any)
+	if errResp["id"] != 8.0 || errResp["error"] == nil || errResp["result"] != nil {
+		t.Errorf("unknown method response = %v, want a JSON-RPC error", errResp)
+	}
+}
+
+func TestStdioTransportBatches(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t, nil, "2025-03-26")
+	c.send(`  [{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	got, ok := c.recv().([]any)
+	if !ok || len(got) != 2 {
+		t.Fatalf("batch response = %v, want an array of two responses", got)
+	}
+	ids := map[float64]bool{}
+	for _, r := range got {
+		ids[r.(map[string]any)["id"].(float64)] = true
+	}
+	if !ids[1] || !ids[2] {
+		t.Errorf("batch response ids = %v, want 1 and 2", ids)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if r := c.recv().(map[string]any); r["id"] != 3.0 {
+		t.Errorf("single request after a batch = %v", r)
+	}
+}
+
+// batchStart is the reference for batchTap: whether data holds a '[' as
+// its first non-space byte or the first after a line break.
+func batchStart(data []byte) bool {
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "[") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBatchTap(t *testing.T) {
+	t.Parallel()
+	cases := map[string]bool{
+		`{"a":[1]}` + "\n":                  false,
+		`[{"a":1}]`:                         true,
+		" \t\n [{}]":                        true,
+		`{"a":1}` + "\n" + `{"b":"[x]"}`:    false,
+		`{"a":1}` + "\r\n  [" + `{"b":2}]`:  true,
+		`{"a":1}` + "\r[":                   true,
+		`{"text":"a\\n[not a batch]"}` + "": false,
+	}
+	for in, want := range cases {
+		for split := 0; split <= len(in); split++ {
+			var seen atomic.Bool
+			tap := &batchTap{r: io.MultiReader(strings.NewReader(in[:split]), strings.NewReader(in[split:])), lineStart: true, seen: &seen}
+			if _, err := io.Copy(io.Discard, tap); err != nil {
+				t.Fatal(err)
+			}
+			if seen.Load() != want {
+				t.Errorf("%q split at %d: seen = %v, want %v", in, split, seen.Load(), want)
+			}
+		}
+	}
+}
+
+func FuzzBatchTap(f *testing.F) {
+	f.Add([]byte("{}\n[{}]"), 3)
+	f.Add([]byte(" \r\n\t[]"), 1)
+	f.Add([]byte(`{"a":"[\n"}`), 5)
+	f.Fuzz(func(t *testing.T, data []byte, split int) {
+		split = min(max(split, 0), len(data))
+		var seen atomic.Bool
+		tap := &batchTap{r: io.MultiReader(strings.NewReader(string(data[:split])), strings.NewReader(string(data[split:]))), lineStart: true, seen: &seen}
+		if _, err := io.Copy(io.Discard, tap); err != nil {
+			t.Fatal(err)
+		}
+		if want := batchStart(data); seen.Load() != want {
+			t.Errorf("%q split at %d: seen = %v, want %v", data, split, seen.Load(), want)
+		}
+	})
+}
+
+// recordingConn is a Connection that records what is written through it.
+type recordingConn struct {
+	mcp.Connection
+	wrote []jsonrpc.Message
+}
+
+func (r *recordingConn) Write(_ context.Context, m jsonrpc.Message) error {
+	r.wrote = append(r.wrote, m)
+	return nil
+}
+
+func TestStdioConnWrite(t *testing.T) {
+	t.Parallel()
+	id, _ := jsonrpc.MakeID("a\"b")
+	cases := []struct {
+		name    string
+		msg     jsonrpc.Message
+		batched bool
+		direct  string // the line written directly; "" when left to the SDK
+	}{
+		{"result", &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"x":[1,"\n"]}`)}, false, `{"jsonrpc":"2.0","id":"a\"b","result":{"x":[1,"\n"]}}` + "\n"},
+		{"after a batch", &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}, true, ""},
+		{"error", &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: 1, Message: "no"}}, false, ""},
+		{"raw line break", &jsonrpc.Response{ID: id, Result: json.RawMessage("{\n}")}, false, ""},
+		{"request", &jsonrpc.Request{ID: id, Method: "roots/list"}, false, ""},
+	}
+	for _, tc := range cases {
+		var out strings.Builder
+		inner := &recordingConn{}
+		c := &stdioConn{Connection: inner, w: &lockedWriter{w: &out}}
+		c.batched.Store(tc.batched)
+		if err := c.Write(context.Background(), tc.msg); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if out.String() != tc.direct {
+			t.Errorf("%s: wrote %q directly, want %q", tc.name, out.String(), tc.direct)
+		}
+		if toSDK := len(inner.wrote) == 1; toSDK != (tc.direct == "") {
+			t.Errorf("%s: left to the SDK = %v, want %v", tc.name, toSDK, tc.direct == "")
+		}
+	}
+}
