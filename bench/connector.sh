@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Connector benchmark, one run: a 4 KiB read through the hub vs the same
 # read on the local route (p50 latency, one connection, wrk), and a
-# 100 MiB download through the hub (curl, MB/s, median of 3).
+# 100 MiB download through the hub (curl, MB/s, median of 3). Then the
+# floor of any relay on this machine (bench/relayfloor: an HTTP handler
+# that does nothing vs one that first round-trips 200 bytes over a
+# WebSocket to another process), to read the hub's ratio against.
 #
 #   bench/connector.sh            # 10 s per latency run
 #   DURATION=5s bench/connector.sh
@@ -17,6 +20,7 @@ work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/fsplane" ./cmd/fsplane
+go build -o "$work/relayfloor" ./bench/relayfloor
 mkdir -p "$work/hubroot" "$work/hostroot"
 head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.txt"
 cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
@@ -41,7 +45,20 @@ for _ in 1 2 3; do
   speeds+=($(curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$PORT/v2/hosts/bench/fs/download?path=big.bin"))
 done
 median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 2p)
-awk -v l="$local_us" -v h="$hub_us" -v m="$median" 'BEGIN {
+
+floor_addr="127.0.0.1:$((PORT + 1))"
+"$work/relayfloor" serve "$floor_addr" &
+pids+=($!)
+for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
+"$work/relayfloor" echo "$floor_addr" &
+pids+=($!)
+for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
+noop_us=$(p50 "http://$floor_addr/local")
+relay_us=$(p50 "http://$floor_addr/relay")
+
+awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" 'BEGIN {
   printf "4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", l, h, h/l
   printf "100 MiB download through the hub: %.0f MB/s median of 3 (target >= 300 MB/s)\n", m/1e6
+  printf "relay floor on this machine: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs);\n", n, r, r-n
+  printf "  a hub adding only that to the local read would be at %.2fx; fsplane adds %.0f µs\n", (l+r-n)/l, h-l
 }'

@@ -154,7 +154,9 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := json.Marshal(out)
+	// No HTML escaping: it would spend six bytes, and a \u escape the hub
+	// must decode, on every <, > and & of the file text results carry.
+	b, err := json.Append(nil, out, json.SortMapKeys)
 	if err != nil {
 		if c.after != nil {
 			c.after.release()

@@ -37,7 +37,19 @@ func call[Res any](ctx context.Context, r *Remote, op, path, caller string, req 
 
 // Read runs ops.Engine.Read on the host.
 func (r *Remote) Read(ctx context.Context, req ops.ReadRequest) (*ops.ReadResult, error) {
-	return call[ops.ReadResult](ctx, r, proto.OpRead, req.Path, req.Caller, req)
+	res, err := call[readResult](ctx, r, proto.OpRead, req.Path, req.Caller, req)
+	if err != nil {
+		return nil, err
+	}
+	res.ReadResult.Content = string(res.Content)
+	return &res.ReadResult, nil
+}
+
+// readResult decodes ops.ReadResult with its content as text (the
+// shallower Content field is the one decoded).
+type readResult struct {
+	ops.ReadResult
+	Content text
 }
 
 // Write runs ops.Engine.Write on the host.

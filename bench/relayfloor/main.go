@@ -1,0 +1,108 @@
+// Command relayfloor measures what any hub-and-host design costs on this
+// machine, without fsplane: an HTTP handler that answers at once (/local)
+// against one that first relays a message over a WebSocket to a second
+// process and waits for its echo (/relay). bench/connector.sh runs it next
+// to the real hub so its ratio can be read against this floor.
+//
+//	relayfloor serve ADDR    # the HTTP side; the echo process dials ADDR/ws
+//	relayfloor echo ADDR
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "relayfloor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: relayfloor serve|echo ADDR")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1])
+	case "echo":
+		return echo(ctx, args[1])
+	}
+	return fmt.Errorf("unknown mode %q: use serve or echo", args[0])
+}
+
+// echo sends back every message it reads, from the reading goroutine.
+func echo(ctx context.Context, addr string) error {
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+	if err != nil {
+		return err
+	}
+	for {
+		typ, data, err := ws.Read(ctx)
+		if err != nil {
+			return nil
+		}
+		if err := ws.Write(ctx, typ, data); err != nil {
+			return err
+		}
+	}
+}
+
+// serve answers /local with 4 KiB at once and /relay with the same 4 KiB
+// after a 200-byte round trip to the echo process (one at a time).
+func serve(ctx context.Context, addr string) error {
+	body := []byte(strings.Repeat("x", 4096))
+	var (
+		mu      sync.Mutex
+		peer    *websocket.Conn
+		ready   = make(chan struct{})
+		replies = make(chan struct{}, 1)
+	)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		peer = ws
+		close(ready)
+		for {
+			if _, _, err := ws.Read(ctx); err != nil {
+				return
+			}
+			replies <- struct{}{}
+		}
+	})
+	mux.HandleFunc("/local", func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+	mux.HandleFunc("/relay", func(w http.ResponseWriter, r *http.Request) {
+		<-ready
+		mu.Lock()
+		err := peer.Write(ctx, websocket.MessageText, body[:200])
+		if err == nil {
+			<-replies
+		}
+		mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Write(body)
+	})
+	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ready:
+		default:
+			http.Error(w, "no echo process yet", http.StatusServiceUnavailable)
+		}
+	})
+	return http.ListenAndServe(addr, mux)
+}
