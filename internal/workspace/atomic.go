@@ -60,6 +60,9 @@ func createTemp(r *os.Root, rel string) (*os.File, string, error) {
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
+		if err == nil {
+			noteTemp(r, name)
+		}
 		return f, name, err
 	}
 	return nil, "", &os.PathError{Op: "create", Path: rel, Err: syscall.EEXIST}

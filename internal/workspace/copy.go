@@ -304,6 +304,7 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 		return osErr(op, dst, err)
 	}
 	tmp := siblingName(d.Rel, randomTag(), "tmp")
+	noteTemp(root, tmp)
 	fail := func(err error) error {
 		_ = root.RemoveAll(tmp)
 		removeDirs(root, dirs)
@@ -557,6 +558,7 @@ func (tc *treeCopy) link(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 	if err := dr.Symlink(target, tmp); err != nil {
 		return tc.fail(dstRel, err)
 	}
+	noteTemp(dr, tmp)
 	err = tc.finish(tmp, fi, false)
 	if err == nil {
 		err = tc.w.locked(tc.op, tc.given(dstRel), func() error {

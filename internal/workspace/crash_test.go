@@ -35,6 +35,10 @@ func TestMain(m *testing.M) {
 		crashChild()
 		os.Exit(0)
 	}
+	if os.Getenv(strayChildEnv) != "" {
+		strayChild()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

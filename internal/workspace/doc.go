@@ -36,7 +36,9 @@
 // journaled transaction (see Commit) that is rolled back or finished by the
 // next Open after a crash. After a crash, a single atomic write leaves either
 // the old or the new file, at worst with a stray ".<name>.fsplane-*.tmp"
-// beside it; a transaction leaves no such files once recovered.
+// beside it, which the next Open removes (temps.go: each workspace logs the
+// temps it creates, and Open sweeps the logs of workspaces that are gone);
+// a transaction leaves no such files once recovered.
 //
 // # Concurrency
 //

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -21,15 +22,19 @@ const (
 // live transaction would still hold the lock. The kernel drops the lock
 // when its holder dies, however it dies.
 func (w *Workspace) lock(op string) (unlock func(), err error) {
-	fd := int(w.lockFile.Fd())
-	for {
-		err = unix.Flock(fd, unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(w.lockFile, unix.LOCK_EX); err != nil {
 		return nil, stateErr(op, filepath.Join(w.stateDir, lockName), err)
 	}
-	return func() { _ = unix.Flock(fd, unix.LOCK_UN) }, nil
+	return func() { _ = flock(w.lockFile, unix.LOCK_UN) }, nil
+}
+
+// flock applies how (unix.LOCK_EX, LOCK_UN, optionally LOCK_NB) to f,
+// retrying when a signal interrupts the wait.
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }

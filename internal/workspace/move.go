@@ -225,6 +225,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	sroot, droot := s.r.root, d.r.root
 	if sfi.IsDir() {
 		tmp := siblingName(d.Rel, randomTag(), "tmp")
+		noteTemp(droot, tmp)
 		tc := &treeCopy{w: w, op: op, src: s.r, dst: d.r, dstBase: d.Rel, move: true, res: &CopyResult{}}
 		err := tc.dir(s.Rel, tmp, "", sfi)
 		if err == nil {
@@ -268,6 +269,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		if err := droot.Symlink(target, tmp); err != nil {
 			return err
 		}
+		noteTemp(droot, tmp)
 		uid, gid, _ := fileOwner(sfi)
 		if err := droot.Lchown(tmp, uid, gid); err != nil && !errors.Is(err, syscall.EPERM) {
 			_ = droot.Remove(tmp)

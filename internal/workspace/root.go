@@ -79,6 +79,7 @@ type Workspace struct {
 	stateReal string   // stateDir with symlinks evaluated
 	state     *os.Root // the state directory
 	lockFile  *os.File // StateDir/lock; flocked around every mutation
+	temps     *tempLog // the temps this workspace creates (see temps.go)
 	limits    UndoLimits
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
@@ -211,6 +212,16 @@ func Open(opts Options) (*Workspace, error) {
 	if err == nil {
 		err = w.journal.tidy()
 	}
+	if err == nil {
+		sweepTemps(w.state, w.roots)
+		// Without a log (an unwritable temps directory) writes still
+		// work; only their strays after a crash go unswept.
+		if w.temps, _ = openTempLog(w.state); w.temps != nil {
+			for _, r := range w.roots {
+				tempLogs.Store(r.root, w.temps)
+			}
+		}
+	}
 	unlock()
 	if err != nil {
 		return nil, err
@@ -232,6 +243,12 @@ func (w *Workspace) Close() error {
 
 func (w *Workspace) closeAll() error {
 	var first error
+	if w.temps != nil {
+		for _, r := range w.roots {
+			tempLogs.Delete(r.root)
+		}
+		first = w.temps.close()
+	}
 	for _, r := range w.roots {
 		if err := r.root.Close(); err != nil && first == nil {
 			first = err

@@ -67,7 +67,7 @@ func (e errSource) Unwrap() error { return e.err }
 // p's directory must exist (not_found otherwise: uploads do not create
 // directories). When src fails, ctx ends or the disk fills up (no_space_left),
 // the part file is removed and p is untouched; a crash can leave the part
-// file behind, never a torn p.
+// file behind (until the next Open sweeps it, see temps.go), never a torn p.
 func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, opts StreamOptions) (StreamResult, error) {
 	op := opts.Op
 	if op == "" {
@@ -173,6 +173,7 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 	if err != nil {
 		return "", 0, "", err
 	}
+	noteTemp(root, name)
 	h := xxh3.New128()
 	size, err = copyStream(ctx, f, src, h)
 	if err == nil {

@@ -186,6 +186,7 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 	if err := t.root.Mkdir(t.stage, 0o700); err != nil {
 		return nil, osErr(op, p, err)
 	}
+	noteTemp(t.root, t.stage)
 	return t, nil
 }
 
