@@ -14,6 +14,7 @@ const (
 	txDir    = "tx"   // transaction manifests, <txid>.json
 	undoDir  = "undo" // the undo log
 	blobDir  = "undo/blobs"
+	tempsDir = "temps" // one log per open workspace of the temps it made (temps.go)
 )
 
 // lock takes the state directory's exclusive flock. Every mutation

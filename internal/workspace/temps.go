@@ -35,8 +35,6 @@ import (
 // Transaction temps are also the journal's business; Open recovers
 // transactions before it sweeps.
 
-const tempsDir = "temps"
-
 // tempName matches the names of the staged files and directories a sweep
 // may remove.
 var tempName = regexp.MustCompile(`^(\..*\.fsplane-[0-9a-f]{16}\.tmp|\.fsplane-upload-[0-9a-f]{16}\.part|\.fsplane-tree-[0-9a-f]{16}\.tmp)$`)
