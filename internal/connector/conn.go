@@ -49,6 +49,8 @@ type Conn struct {
 	sinkMu    sync.Mutex
 	sinks     map[string]DataSink // op id → receiver of its data transfer
 	forgotten []string            // op ids whose streams must be failed
+
+	frames *FrameConn // when set, each message goes out in one write
 }
 
 // New wraps ws. limits are this side's own; Negotiate lowers them to the
@@ -61,6 +63,24 @@ func New(ws *websocket.Conn, limits proto.Limits) *Conn {
 	// must fit one read.
 	ws.SetReadLimit(max(l.MaxMessageBytes, int64(l.ChunkBytes)) + 64<<10)
 	return c
+}
+
+// GatherWrites makes each message this side sends leave in one write on
+// fc, the connection under the WebSocket (see FrameConn). Call it before
+// Run and Send.
+func (c *Conn) GatherWrites(fc *FrameConn) { c.frames = fc }
+
+// write sends one WebSocket message.
+func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	if c.frames == nil {
+		return c.ws.Write(ctx, typ, b)
+	}
+	c.frames.hold()
+	err := c.ws.Write(ctx, typ, b)
+	if rerr := c.frames.release(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // Limits returns the limits in force.
@@ -83,7 +103,7 @@ func (c *Conn) Send(ctx context.Context, msg any) error {
 	}
 	l := c.Limits()
 	if int64(len(b)) <= l.MaxMessageBytes {
-		return c.ws.Write(ctx, websocket.MessageText, b)
+		return c.write(ctx, websocket.MessageText, b)
 	}
 	if int64(len(b)) > l.MaxTransferBytes {
 		return fmt.Errorf("%w: message of %d bytes, the transfer limit is %d", ErrTooLarge, len(b), l.MaxTransferBytes)
@@ -105,7 +125,7 @@ func (c *Conn) Send(ctx context.Context, msg any) error {
 		return err
 	}
 	for _, f := range frames {
-		if err := c.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
+		if err := c.write(ctx, websocket.MessageBinary, f); err != nil {
 			return err
 		}
 	}
@@ -117,7 +137,7 @@ func (c *Conn) sendText(ctx context.Context, msg any) error {
 	if err != nil {
 		return err
 	}
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	return c.write(ctx, websocket.MessageText, b)
 }
 
 // Handler receives each complete message Run reads: decoded messages of

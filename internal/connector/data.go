@@ -84,7 +84,7 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		}
 		binary.BigEndian.PutUint32(frame[4:8], idx)
 		h.Write(frame[8 : 8+n])
-		if err := c.ws.Write(ctx, websocket.MessageBinary, frame[:8+n]); err != nil {
+		if err := c.write(ctx, websocket.MessageBinary, frame[:8+n]); err != nil {
 			return err
 		}
 		sent += int64(n)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -134,6 +135,7 @@ func New(opts Options) (*Host, error) {
 		mode = proto.ReadOnly
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dialFrameConn(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	if opts.TLS != nil {
 		tr.TLSClientConfig = opts.TLS.Clone()
 	}
@@ -330,11 +332,14 @@ func permanent(err error) bool {
 // connectOnce runs one connection: dial, hello, welcome, serve. It reports
 // whether the hub welcomed the host, and why the connection ended.
 func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
-	ws, err := h.dial(ctx)
+	ws, fc, err := h.dial(ctx)
 	if err != nil {
 		return false, err
 	}
 	conn := connector.New(ws, h.limits)
+	if fc != nil {
+		conn.GatherWrites(fc)
+	}
 	s := newSession(ctx, h, conn)
 	defer s.end()
 	conn.OnAbort(s.onAbort)

@@ -953,3 +953,41 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("New with no mode: %v, mode %v; want read_only", err, h.Mode())
 	}
 }
+
+// TestDialGathersWrites: the host's WebSocket runs over a FrameConn, so
+// each message leaves in one write (plain and TLS); TestEveryOp and
+// TestLargeTransfers run every op and 32 MiB transfers over it.
+func TestDialGathersWrites(t *testing.T) {
+	t.Parallel()
+	plain := hosttest.Start(t, hosttest.Options{})
+	secure := hosttest.Start(t, hosttest.Options{TLS: true})
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(secure.CAPEM()) {
+		t.Fatal("no CA")
+	}
+	for _, tc := range []struct {
+		name, url string
+		tls       *tls.Config
+	}{
+		{"ws", plain.URL, nil},
+		{"wss", strings.Replace(secure.URL, "https://", "wss://", 1), &tls.Config{RootCAs: pool}},
+	} {
+		ws, err := workspace.Open(workspace.Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		h, err := New(Options{URL: tc.url, Token: "tok", Name: "x", Engine: ops.New(ws, ops.Options{}), TLS: tc.tls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, fc, err := h.dial(context.Background())
+		if err != nil {
+			t.Fatalf("%s: dial: %v", tc.name, err)
+		}
+		conn.CloseNow()
+		if fc == nil {
+			t.Errorf("%s: dial made no FrameConn", tc.name)
+		}
+	}
+}

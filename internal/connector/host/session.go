@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,10 +22,13 @@ import (
 )
 
 // dial opens the WebSocket, authenticating with the token and requesting
-// the protocol's subprotocol, and classifies failures.
-func (h *Host) dial(ctx context.Context) (*websocket.Conn, error) {
+// the protocol's subprotocol, and classifies failures. It also returns the
+// FrameConn under the WebSocket (nil if the transport did not dial one).
+func (h *Host) dial(ctx context.Context) (*websocket.Conn, *connector.FrameConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
+	var fc *connector.FrameConn
+	ctx = context.WithValue(ctx, frameSlot{}, &fc)
 	hdr := http.Header{}
 	if h.opts.Token != "" {
 		hdr.Set("Authorization", "Bearer "+h.opts.Token)
@@ -35,13 +39,34 @@ func (h *Host) dial(ctx context.Context) (*websocket.Conn, error) {
 		Subprotocols: []string{proto.Protocol},
 	})
 	if err != nil {
-		return nil, dialError(resp, err)
+		return nil, nil, dialError(resp, err)
 	}
 	if ws.Subprotocol() != proto.Protocol {
 		_ = ws.Close(websocket.StatusProtocolError, "subprotocol "+proto.Protocol+" required")
-		return nil, fmt.Errorf("%w: the server accepted the WebSocket without subprotocol %s", ErrProtocol, proto.Protocol)
+		return nil, nil, fmt.Errorf("%w: the server accepted the WebSocket without subprotocol %s", ErrProtocol, proto.Protocol)
 	}
-	return ws, nil
+	return ws, fc, nil
+}
+
+// frameSlot keys the context value through which the transport's dialer
+// hands dial the FrameConn it made.
+type frameSlot struct{}
+
+// dialFrameConn dials like the default transport and wraps the connection
+// in a FrameConn, so each message the host sends (a result, a chunk) leaves
+// in one write instead of one per 4 KiB (see connector.FrameConn).
+func dialFrameConn(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		fc := connector.NewFrameConn(c)
+		if slot, ok := ctx.Value(frameSlot{}).(**connector.FrameConn); ok {
+			*slot = fc
+		}
+		return fc, nil
+	}
 }
 
 // dialError explains a failed dial: the HTTP status and the first line of
