@@ -37,7 +37,7 @@ var recovery = map[fserr.Code]string{
 	fserr.InvalidTarget:      "the path is the wrong kind (a directory where a file is needed, or the reverse); list or stat it",
 	fserr.BadRequest:         "fix the arguments as the message says and call again",
 	fserr.DecodeError:        "the file is not UTF-8 text (binary or another encoding); these tools only read and edit text",
-	fserr.TooLarge:           "the file is over what this tool takes whole (read: 16 MiB; edit and patch: 256 MiB); grep it (path = the file) to find the lines you need",
+	fserr.TooLarge:           "too large for this tool: read returns at most 16 MiB of lines per call (ask for fewer), edit and patch take files up to 256 MiB; grep it (path = the file) to find the lines you need",
 	fserr.NoSpaceLeft:        "the disk is full; nothing was written — tell the user",
 	fserr.ReadOnlyFilesystem: "the file system is mounted read-only; nothing can be written there",
 	fserr.ReadOnly:           "this server is read-only: only read, grep, glob, list and stat are available",

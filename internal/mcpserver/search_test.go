@@ -160,22 +160,19 @@ func TestGrepLargeFile(t *testing.T) {
 
 func TestTooLargeHint(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil, envOptions{})
-	f, err := os.Create(e.path("huge.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(17 << 20); err != nil { // sparse, over the 16 MiB text limit
-		t.Fatal(err)
-	}
-	f.Close()
-	for _, call := range []map[string]any{args("path", "huge.txt"), args("path", "huge.txt", "line_from", 5)} {
+	// One 17 MiB line: over what one read returns, whatever the range.
+	e := newEnv(t, map[string]string{"huge.txt": strings.Repeat("a", 17<<20)}, envOptions{})
+	for _, call := range []map[string]any{args("path", "huge.txt"), args("path", "huge.txt", "line_from", 1, "line_to", 1)} {
 		r := e.fail("read", call, "too_large")
-		wantContains(t, r.text, "Hint: the file is over what this tool takes whole (read: 16 MiB; edit and patch: 256 MiB); grep it")
+		wantContains(t, r.text, "Hint: too large for this tool: read returns at most 16 MiB of lines per call (ask for fewer)")
 		if strings.Contains(r.text, "download") {
 			t.Fatalf("hint names another front's route: %s", r.text)
 		}
 	}
+	// A file over 16 MiB is read by range.
+	e.write("big.log", strings.Repeat("a log line\n", 2<<20))
+	r := e.ok("read", args("path", "big.log", "line_from", 2097151))
+	wantContains(t, r.text, "big.log — lines 2097151-2097152 of 2097152", "2097152\ta log line\n")
 	// Edits take files up to 256 MiB whole.
 	g, err := os.Create(e.path("huger.txt"))
 	if err != nil {

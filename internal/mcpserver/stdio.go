@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/edit"
 )
 
 // StdioTransport is the transport of `fsplane mcp`: newline-delimited
@@ -131,7 +133,7 @@ func (t *batchTap) scan(b []byte) bool {
 			b = b[1:]
 			continue
 		}
-		i := lineBreak(b)
+		i := edit.IndexLineBreak(b)
 		if i < 0 {
 			return false
 		}
@@ -139,18 +141,4 @@ func (t *batchTap) scan(b []byte) bool {
 		b = b[i+1:]
 	}
 	return false
-}
-
-// lineBreak is bytes.IndexAny(b, "\r\n") with two vectorised searches
-// instead of a byte loop: requests can be tens of MiB on one line.
-func lineBreak(b []byte) int {
-	i := bytes.IndexByte(b, '\n')
-	head := b
-	if i >= 0 {
-		head = b[:i]
-	}
-	if j := bytes.IndexByte(head, '\r'); j >= 0 {
-		return j
-	}
-	return i
 }

@@ -211,6 +211,44 @@ func TestReadRanges(t *testing.T) {
 	wantCode(t, err, fserr.BadRequest)
 }
 
+// TestReadRangeOfALargeFile: a line range of a file over the 16 MiB read
+// limit is streamed (a grep hit in a big log can be read around, and edited
+// by line numbers after); the whole file stays too_large.
+func TestReadRangeOfALargeFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b strings.Builder
+	for i := 1; b.Len() <= 17<<20; i++ {
+		b.WriteString("entry " + strings.Repeat("-", i%40) + "\n")
+	}
+	big := b.String()
+	e, root := newEngine(t, map[string]string{"big.log": big}, Options{})
+	_, err := e.Read(ctx, ReadRequest{Path: "big.log"})
+	wantCode(t, err, fserr.TooLarge)
+	r, err := e.Read(ctx, ReadRequest{Path: "big.log", LineFrom: 400000, LineTo: 400001, Caller: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, total := edit.Lines([]byte(big), 400000, 400001)
+	if r.Content != want || r.TotalLines != total || r.LineFrom != 400000 || r.LineTo != 400001 ||
+		r.Version != workspace.Version([]byte(big)) || r.Size != int64(len(big)) || r.EOL != "LF" {
+		t.Fatalf("read lines 400000..400001: %+v", r)
+	}
+	// The read counts for freshness: the caller may now edit by lines.
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "big.log", Caller: "agent",
+		Edits: []edit.LineEdit{{From: 400000, To: ptr(400000), Content: ptr("edited by lines")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := edit.Lines([]byte(readFile(t, root, "big.log")), 400000, 400000); got != "edited by lines\n" {
+		t.Errorf("line 400000 after the edit = %q", got)
+	}
+	// Past the end: an empty range, as for small files.
+	r, err = e.Read(ctx, ReadRequest{Path: "big.log", LineFrom: total + 5, LineTo: total + 9})
+	if err != nil || r.Content != "" || r.LineTo >= r.LineFrom {
+		t.Fatalf("read past the end: %+v, %v", r, err)
+	}
+}
+
 func TestWriteCreateOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

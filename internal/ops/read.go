@@ -32,16 +32,19 @@ type ReadResult struct {
 // Read reads a text file and records that the caller saw its version.
 func (e *Engine) Read(_ context.Context, req ReadRequest) (*ReadResult, error) {
 	const op = "read"
-	tf, err := e.ws.ReadText(req.Path)
-	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
-	}
 	from, to := req.LineFrom, req.LineTo
 	if from < 0 {
 		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_from must be >= 1 (got %d)", from)
 	}
 	if to > 0 && from > to {
 		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_to (%d) must be >= line_from (%d)", to, from)
+	}
+	tf, err := e.ws.ReadText(req.Path)
+	if fserr.CodeOf(err) == fserr.TooLarge && (from > 1 || to > 0) {
+		return e.readLines(req)
+	}
+	if err != nil {
+		return nil, fserr.From(op, req.Path, err)
 	}
 	want := to
 	if want <= 0 {
@@ -63,5 +66,28 @@ func (e *Engine) Read(_ context.Context, req ReadRequest) (*ReadResult, error) {
 		Path: tf.Path.Abs, Content: text, Version: tf.Version, TotalLines: total,
 		LineFrom: from, LineTo: to, Size: int64(len(tf.Content)), BOM: tf.BOM,
 		EOL: edit.DetectEOL(tf.Content).Name(),
+	}, nil
+}
+
+// readLines reads a line range of a file too large to hold (over
+// workspace.TextLimit) in one streaming pass: a grep hit in a large log can
+// be read around. A whole such file is still too_large.
+func (e *Engine) readLines(req ReadRequest) (*ReadResult, error) {
+	to := req.LineTo
+	if to <= 0 {
+		to = -1
+	}
+	tl, err := e.ws.ReadTextLines(req.Path, req.LineFrom, to)
+	if err != nil {
+		return nil, fserr.From("read", req.Path, err)
+	}
+	from := max(req.LineFrom, 1)
+	if to < 0 || to > tl.TotalLines {
+		to = tl.TotalLines
+	}
+	e.fresh.Saw(req.Caller, tl.Path.Abs, tl.Version)
+	return &ReadResult{
+		Path: tl.Path.Abs, Content: string(tl.Content), Version: tl.Version, TotalLines: tl.TotalLines,
+		LineFrom: from, LineTo: to, Size: tl.Size, BOM: tl.BOM, EOL: tl.EOL.Name(),
 	}, nil
 }

@@ -112,7 +112,7 @@ func (w *Workspace) ReadBytes(p string, max int64) (content []byte, version stri
 func textTooLarge(op, p string, limit int64) *fserr.Error {
 	if limit == TextLimit {
 		return fserr.New(fserr.TooLarge, op, p, "file exceeds the 16 MiB buffered text limit").
-			WithHint("use download to fetch it")
+			WithHint("read a range of its lines, or use download to fetch it whole")
 	}
 	return fserr.New(fserr.TooLarge, op, p, "file exceeds the %d MiB text limit of this operation", limit>>20).
 		WithHint("use download and upload to move it")
