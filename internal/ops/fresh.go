@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"container/list"
 	"sync"
 )
 
@@ -11,16 +12,26 @@ import (
 // the empty ID is stateless and never recorded. Safe for concurrent use.
 type Tracker struct {
 	mu     sync.Mutex
-	states map[string]map[string]string // caller → file key → version
+	states map[string]*seenFiles // by caller
 }
 
-// maxTrackedFiles bounds the files remembered per caller; past it the
-// oldest half is forgotten (those files then need a fresh read for line
-// edits, never a silent pass).
+// maxTrackedFiles bounds the files remembered per caller; past it the file
+// the caller saw least recently is forgotten (it then needs a fresh read
+// for line edits, never a silent pass).
 const maxTrackedFiles = 10_000
 
+// seenFiles is one caller's files, least recently seen first.
+type seenFiles struct {
+	byKey map[string]*list.Element // file key → element of order
+	order list.List                // of *seenFile; front is the oldest
+}
+
+type seenFile struct {
+	key, version string
+}
+
 // NewTracker returns an empty tracker.
-func NewTracker() *Tracker { return &Tracker{states: map[string]map[string]string{}} }
+func NewTracker() *Tracker { return &Tracker{states: map[string]*seenFiles{}} }
 
 // Saw records that caller saw version of file key.
 func (t *Tracker) Saw(caller, key, version string) {
@@ -29,36 +40,50 @@ func (t *Tracker) Saw(caller, key, version string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	m := t.states[caller]
-	if m == nil {
-		m = map[string]string{}
-		t.states[caller] = m
+	s := t.states[caller]
+	if s == nil {
+		s = &seenFiles{byKey: map[string]*list.Element{}}
+		t.states[caller] = s
 	}
-	if len(m) >= maxTrackedFiles {
-		n := 0
-		for k := range m {
-			delete(m, k)
-			if n++; n >= maxTrackedFiles/2 {
-				break
-			}
-		}
+	if el, ok := s.byKey[key]; ok {
+		el.Value.(*seenFile).version = version
+		s.order.MoveToBack(el)
+		return
 	}
-	m[key] = version
+	if len(s.byKey) >= maxTrackedFiles {
+		oldest := s.order.Front()
+		delete(s.byKey, s.order.Remove(oldest).(*seenFile).key)
+	}
+	s.byKey[key] = s.order.PushBack(&seenFile{key: key, version: version})
 }
 
 // Forget drops what caller saw of key (the file was deleted).
 func (t *Tracker) Forget(caller, key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.states[caller], key)
+	s := t.states[caller]
+	if s == nil {
+		return
+	}
+	if el, ok := s.byKey[key]; ok {
+		s.order.Remove(el)
+		delete(s.byKey, key)
+	}
 }
 
 // Seen returns the version caller last saw of key.
 func (t *Tracker) Seen(caller, key string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v, ok := t.states[caller][key]
-	return v, ok
+	s := t.states[caller]
+	if s == nil {
+		return "", false
+	}
+	el, ok := s.byKey[key]
+	if !ok {
+		return "", false
+	}
+	return el.Value.(*seenFile).version, true
 }
 
 // DropCaller forgets everything about caller (its session ended).

@@ -51,12 +51,6 @@ func (e *Engine) Read(_ context.Context, req ReadRequest) (*ReadResult, error) {
 		want = -1
 	}
 	text, total := edit.Lines(tf.Content, max(from, 1), want)
-	if from == 0 && to <= 0 {
-		text = string(tf.Content)
-		if tf.BOM {
-			text = text[len(edit.BOM):]
-		}
-	}
 	from = max(from, 1)
 	if to <= 0 || to > total {
 		to = total
