@@ -3,6 +3,7 @@ package search
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -138,7 +139,7 @@ func newTypeFilter(types []string) (*typeFilter, error) {
 	for _, t := range types {
 		globs, ok := TypeGlobs(t)
 		if !ok {
-			return nil, &InvalidError{Field: "type", Message: "unknown file type " + strconvQuote(t),
+			return nil, &InvalidError{Field: "type", Message: "unknown file type " + strconv.Quote(t),
 				Hint: "use a ripgrep type name: " + strings.Join(TypeNames(), ", ")}
 		}
 		for _, g := range globs {

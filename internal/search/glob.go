@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -81,7 +82,7 @@ func Glob(ctx context.Context, root *os.Root, start string, opts GlobOptions) (*
 	switch opts.SortBy {
 	case "", "path", "name", "size", "modified":
 	default:
-		return nil, &InvalidError{Field: "sort_by", Message: "unknown sort_by " + strconvQuote(opts.SortBy),
+		return nil, &InvalidError{Field: "sort_by", Message: "unknown sort_by " + strconv.Quote(opts.SortBy),
 			Hint: "use path, name, size or modified"}
 	}
 	if opts.MaxResults < 0 {
@@ -187,15 +188,15 @@ func checkGlob(field, p string) error {
 	case p == "":
 		return &InvalidError{Field: field, Message: "empty glob pattern", Hint: `for example "**/*.go"`}
 	case strings.HasPrefix(p, "/"):
-		return &InvalidError{Field: field, Message: "glob pattern " + strconvQuote(p) + " is absolute",
+		return &InvalidError{Field: field, Message: "glob pattern " + strconv.Quote(p) + " is absolute",
 			Hint: "patterns are relative to the path searched; pass the directory as path"}
 	case !doublestar.ValidatePattern(p):
-		return &InvalidError{Field: field, Message: "invalid glob pattern " + strconvQuote(p),
+		return &InvalidError{Field: field, Message: "invalid glob pattern " + strconv.Quote(p),
 			Hint: "check brackets and braces: [...] must be closed and non-empty, {a,b} closed"}
 	}
 	for _, c := range strings.Split(p, "/") {
 		if c == ".." {
-			return &InvalidError{Field: field, Message: "glob pattern " + strconvQuote(p) + " climbs out with ..",
+			return &InvalidError{Field: field, Message: "glob pattern " + strconv.Quote(p) + " climbs out with ..",
 				Hint: "patterns are relative to the path searched; pass the directory as path"}
 		}
 	}

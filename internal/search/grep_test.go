@@ -257,6 +257,32 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
+func TestCompilePatternErrorQuotesCaller(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts Options
+		want string // the error must quote this, the caller's own text
+	}{
+		{"class rewritten", Options{Pattern: `\s+(`}, "`\\s+(`"},
+		{"flags added", Options{Pattern: `a(`, CaseInsensitive: true, Multiline: true}, "`a(`"},
+		{"second alternative", Options{Pattern: "ok", Patterns: []string{`\w[`}}, "`[`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Compile(tt.opts)
+			var ie *InvalidError
+			if !errors.As(err, &ie) || ie.Field != "pattern" {
+				t.Fatalf("Compile = %v, want an InvalidError for pattern", err)
+			}
+			if !strings.Contains(ie.Message, tt.want) || strings.Contains(ie.Message, "(?") || strings.Contains(ie.Message, `\t-\r`) {
+				t.Errorf("message %q: want it to quote %s and nothing rewritten", ie.Message, tt.want)
+			}
+		})
+	}
+}
+
 func TestGrepCancel(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}

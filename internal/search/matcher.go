@@ -34,8 +34,6 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return e.Message }
 
-func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
-
 // compileMatcher compiles the patterns (several are alternatives, like
 // repeated rg -e). fixed quotes them; fold makes the match
 // case-insensitive; multiline lets matches span lines with '.' matching
@@ -67,8 +65,7 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 	ascii, uni := rewriteClasses(pat, !multiline)
 	tree, err := syntax.Parse(flags+ascii, syntax.Perl)
 	if err != nil {
-		return nil, &InvalidError{Field: "pattern", Message: err.Error(),
-			Hint: "the pattern is an RE2 regular expression (Go syntax); escape metacharacters or use fixed_strings to search for text as is"}
+		return nil, patternError(parts, err)
 	}
 	if !multiline && hasLiteralNewline(tree) {
 		return nil, &InvalidError{Field: "pattern", Message: `the literal "\n" is not allowed in a regex`,
@@ -76,11 +73,11 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 	}
 	m := &matcher{multiline: multiline}
 	if m.re, err = regexp.Compile(flags + ascii); err != nil {
-		return nil, &InvalidError{Field: "pattern", Message: err.Error()}
+		return nil, patternError(parts, err)
 	}
 	if uni != ascii {
 		if m.reUni, err = regexp.Compile(flags + uni); err != nil {
-			return nil, &InvalidError{Field: "pattern", Message: err.Error()}
+			return nil, patternError(parts, err)
 		}
 	}
 	m.lits = prefilterFor(tree)
@@ -98,6 +95,23 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 		m.win = windowFor(tree, m.lits.lits[0])
 	}
 	return m, nil
+}
+
+// patternError reports a pattern that does not compile. err comes from
+// the pattern as rewritten (flags, alternatives joined, classes widened),
+// which the caller never wrote; so each pattern is parsed again as given
+// and the first one's error is reported instead, quoting the caller's
+// text. Only when every pattern parses on its own (the rewrite itself
+// failed, say by growing too large) is err reported as it is.
+func patternError(patterns []string, err error) error {
+	for _, p := range patterns {
+		if _, perr := syntax.Parse(p, syntax.Perl); perr != nil {
+			err = perr
+			break
+		}
+	}
+	return &InvalidError{Field: "pattern", Message: err.Error(),
+		Hint: "the pattern is an RE2 regular expression (Go syntax); escape metacharacters or use fixed_strings to search for text as is"}
 }
 
 func hasLiteralNewline(re *syntax.Regexp) bool {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -181,7 +182,7 @@ func newGlobFilter(globs []string) (*globFilter, error) {
 		}
 		p, ok := parsePattern(line)
 		if !ok {
-			return nil, &InvalidError{Field: "include", Message: "invalid glob " + strconvQuote(g)}
+			return nil, &InvalidError{Field: "include", Message: "invalid glob " + strconv.Quote(g)}
 		}
 		p.line = i + 1
 		f.list.pats = append(f.list.pats, p)
