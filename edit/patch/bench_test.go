@@ -41,7 +41,7 @@ func writeFunc(b *bytes.Buffer, i int) {
 
 type oneFile []byte
 
-func (oneFile) Canonical(p string) (string, error)    { return p, nil }
+func (oneFile) Canonical(p string) (string, error)  { return p, nil }
 func (f oneFile) Read(string) ([]byte, bool, error) { return f, true, nil }
 
 // BenchmarkBuild100MB plans one-hunk patches against a 100 MB file: hits
