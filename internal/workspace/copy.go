@@ -54,6 +54,8 @@ type CopyResult struct {
 // the tree is merged into it instead: files are replaced one by one
 // (each atomically, the content of each replaced regular file recorded in
 // undo), other entries kept; a failure then leaves what was copied so far.
+// A merge that would write into fsplane's state directory (when it lies
+// below dst) is outside_root before anything is written.
 //
 // Missing parents of dst are created (and given to owner). Errors: src
 // missing is not_found; dst existing without overwrite is already_exists;
@@ -292,6 +294,9 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 		return fserr.New(fserr.InvalidTarget, op, dst, "destination %s is not a directory; cannot copy a directory over it", dst)
 	case dfi != nil:
 		tc.merge = true
+		if err := tc.checkMerge(s.Rel, d.Rel); err != nil {
+			return err
+		}
 		return tc.dir(s.Rel, d.Rel, "", sfi)
 	}
 	dirs, err := missingParents(op, dst, d.r, d.Rel)
@@ -399,11 +404,14 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 		if err != nil {
 			return osErr(tc.op, filepath.Join(tc.src.path, cs), err)
 		}
+		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs) {
+			continue
+		}
+		if tc.merge && tc.w.inStateAt(tc.dst, cd) {
+			return tc.stateErr(cs, cd) // checkMerge saw it first
+		}
 		switch {
 		case cfi.IsDir():
-			if tc.w.isStateDir(tc.src, cs) {
-				continue
-			}
 			err = tc.dir(cs, cd, ci, cfi)
 		case cfi.Mode().IsRegular():
 			err = tc.file(cs, cd, cfi)
@@ -428,6 +436,56 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 		return tc.fail(dstRel, err)
 	}
 	return nil
+}
+
+// checkMerge refuses, before anything is written, to merge the directory
+// srcRel into the existing directory dstRel when an entry would land in
+// the state directory (outside_root): the journals steer recovery and
+// undo. It descends only into directories that exist at the destination;
+// nothing below a missing one can be the state directory, which exists.
+func (tc *treeCopy) checkMerge(srcRel, dstRel string) error {
+	names, err := readNames(tc.src.root, srcRel)
+	if err != nil {
+		return osErr(tc.op, filepath.Join(tc.src.path, srcRel), err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		cs, cd := path.Join(srcRel, name), path.Join(dstRel, name)
+		cfi, err := tc.src.root.Lstat(cs)
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return osErr(tc.op, filepath.Join(tc.src.path, cs), err)
+		}
+		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs) {
+			continue // never copied
+		}
+		if tc.w.inStateAt(tc.dst, cd) {
+			return tc.stateErr(cs, cd)
+		}
+		if !cfi.IsDir() {
+			continue
+		}
+		dfi, err := tc.dst.root.Lstat(cd)
+		switch {
+		case gone(err):
+		case err != nil:
+			return tc.fail(cd, err)
+		case dfi.IsDir():
+			if err := tc.checkMerge(cs, cd); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (tc *treeCopy) stateErr(srcRel, dstRel string) error {
+	return fserr.New(fserr.OutsideRoot, tc.op, tc.given(dstRel),
+		"cannot copy %s to %s: it is inside fsplane's state directory (%s), which is not part of the workspace",
+		filepath.Join(tc.src.path, srcRel), tc.given(dstRel), tc.w.stateDir).
+		WithHint("copy to a destination that does not hold the state directory, or copy the entries you need one by one")
 }
 
 // finish gives a created directory or link its owner, mode and (moving)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -40,7 +41,10 @@ const opMove = "move"
 // completely first (owners, modes and modification times kept, links as
 // they are; a socket, FIFO or device in it fails the move before anything
 // changes); if removing the source then fails the copy stays and the
-// error says so. A crash in between leaves both.
+// error says so. A crash in between leaves both. A replaced destination
+// is kept until the source is gone, as a hard link beside it or, where the
+// file system has none, renamed aside (".<name>.fsplane-<id>.bak"; absent
+// meanwhile), and put back if the move fails.
 //
 // An existing dst is already_exists unless overwrite. With overwrite, a
 // directory replaces only an empty directory, a non-directory only a
@@ -280,32 +284,64 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			"cannot move %s to another root or file system: it is a socket, FIFO or device", s.Given)
 	}
 	// Keep the replaced destination until the source is gone, to put it
-	// back if that fails.
-	backup := ""
+	// back if that fails: as a hard link, or, where the file system has
+	// none, by renaming it aside (it is then briefly absent). Installing
+	// the copy without either would lose it when the source stays.
+	backup, aside := "", false
 	if dfi != nil {
 		backup = siblingName(d.Rel, randomTag(), "bak")
-		if err := droot.Link(d.Rel, backup); err != nil {
-			backup = ""
+		if err := w.backupLink(droot, d.Rel, backup); err != nil {
+			if err := droot.Rename(d.Rel, backup); err != nil {
+				_ = droot.Remove(tmp)
+				return err
+			}
+			aside = true
 		}
-	}
-	cleanup := func() {
-		_ = removeIfExists(droot, tmp)
-		_ = removeIfExists(droot, backup)
 	}
 	if err := droot.Rename(tmp, d.Rel); err != nil {
-		cleanup()
-		return err
-	}
-	if err := sroot.Remove(s.Rel); err != nil {
-		// Undo the install: the source stays where it was.
-		if backup != "" {
-			_ = droot.Rename(backup, d.Rel)
-		} else if dfi == nil {
-			_ = droot.Remove(d.Rel)
+		_ = droot.Remove(tmp)
+		if !aside {
+			_ = removeIfExists(droot, backup)
+		} else if rerr := droot.Rename(backup, d.Rel); rerr != nil {
+			return w.notRestored(op, s, d, backup, err)
 		}
-		cleanup()
 		return err
 	}
-	cleanup()
+	if err := w.removeSource(sroot, s.Rel); err != nil {
+		// Undo the install: the source stays where it was.
+		if backup == "" {
+			_ = droot.Remove(d.Rel)
+		} else if rerr := droot.Rename(backup, d.Rel); rerr != nil {
+			return w.notRestored(op, s, d, backup, err)
+		}
+		return err
+	}
+	_ = removeIfExists(droot, backup)
 	return nil
+}
+
+// notRestored reports a move across file systems that failed with err
+// and could not put the destination it replaced back from backup.
+func (w *Workspace) notRestored(op string, s, d *resolved, backup string, err error) *fserr.Error {
+	e := osErr(op, s.Given, err)
+	kept := filepath.Join(d.r.path, backup)
+	e.Message += "; the replaced " + d.Abs + " could not be put back and is kept as " + kept
+	e.Hint = "rename " + kept + " back to " + d.Abs
+	return e
+}
+
+// backupLink and removeSource are the steps of a move across file systems
+// that tests make fail (see testHooks).
+func (w *Workspace) backupLink(r *os.Root, oldname, newname string) error {
+	if w.hooks.moveLink != nil {
+		return w.hooks.moveLink(r, oldname, newname)
+	}
+	return r.Link(oldname, newname)
+}
+
+func (w *Workspace) removeSource(r *os.Root, name string) error {
+	if w.hooks.moveRemove != nil {
+		return w.hooks.moveRemove(r, name)
+	}
+	return r.Remove(name)
 }

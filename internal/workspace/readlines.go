@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"time"
@@ -81,7 +82,11 @@ func (w *Workspace) ReadTextLines(p string, from, to int) (*TextLines, error) {
 	}
 	sc.Close()
 	if sc.Overflow() {
-		return nil, fserr.New(fserr.TooLarge, op, p, "lines %d..%d of %s are over the 16 MiB a read returns", max(from, 1), to, p).
+		span := fmt.Sprintf("%d..%d", max(from, 1), to)
+		if to <= 0 {
+			span = fmt.Sprintf("%d to the end", max(from, 1))
+		}
+		return nil, fserr.New(fserr.TooLarge, op, p, "lines %s of %s are over the 16 MiB a read returns", span, p).
 			WithHint("read fewer lines at a time")
 	}
 	sum := h.Sum128().Bytes()

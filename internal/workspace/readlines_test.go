@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ func TestReadTextLinesRefusesWhatReadTextRefuses(t *testing.T) {
 	}
 }
 
-// TestReadTextLinesCapsWhatItKeeps: a range over TextLimit is too_large,
+// TestReadTextLinesOfALargeFile: a range over TextLimit is too_large,
 // and a file over TextLimit is read by range.
 func TestReadTextLinesOfALargeFile(t *testing.T) {
 	t.Parallel()
@@ -111,8 +112,19 @@ func TestReadTextLinesOfALargeFile(t *testing.T) {
 	if string(tl.Content) != want || tl.TotalLines != total || tl.Version != Version([]byte(content)) {
 		t.Errorf("lines 300000..300002: %q of %d, want %q of %d", tl.Content, tl.TotalLines, want, total)
 	}
-	if _, err := w.ReadTextLines("big.log", 1, -1); fserr.CodeOf(err) != fserr.TooLarge {
-		t.Errorf("all lines of a %d-byte file: %v, want too_large", len(content), err)
+	for _, tc := range []struct {
+		from, to int
+		want     string
+	}{
+		{from: 1, to: -1, want: "lines 1 to the end of big.log are over the 16 MiB a read returns"},
+		{from: 0, to: -1, want: "lines 1 to the end of big.log are over the 16 MiB a read returns"},
+		{from: 10, to: -1, want: "lines 10 to the end of big.log are over the 16 MiB a read returns"},
+		{from: 2, to: total, want: fmt.Sprintf("lines 2..%d of big.log are over the 16 MiB a read returns", total)},
+	} {
+		_, err := w.ReadTextLines("big.log", tc.from, tc.to)
+		if e := wantCode(t, err, fserr.TooLarge); e.Message != tc.want {
+			t.Errorf("lines %d..%d: message %q, want %q", tc.from, tc.to, e.Message, tc.want)
+		}
 	}
 }
 

@@ -82,11 +82,17 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	return r, nil
 }
 
-// inState reports whether r lies in the state directory.
-func (w *Workspace) inState(r *resolved) bool {
-	_, inState := within(r.Abs, w.stateDir)
-	_, inReal := within(r.canonKey, w.stateReal)
-	return inState || inReal
+// inState reports whether r is the state directory or lies in it.
+func (w *Workspace) inState(r *resolved) bool { return w.inStateAt(r.r, r.Rel) }
+
+// inStateAt reports whether rel in root is the state directory or lies in
+// it. Paths a write derives below a resolved one (a tree's entries, the
+// files of a merged copy) never pass through resolve, so the write must
+// check each of them with this.
+func (w *Workspace) inStateAt(root *wsRoot, rel string) bool {
+	_, in := within(filepath.Join(root.path, rel), w.stateDir)
+	_, inReal := within(filepath.Join(root.real, rel), w.stateReal)
+	return in || inReal
 }
 
 // locate finds the root that contains the absolute, cleaned path abs,

@@ -102,6 +102,11 @@ type testHooks struct {
 	// cleanup. Steps: "manifest", "prepare/<i>", "apply/<i>", "synced",
 	// "committed".
 	crashAt func(step string) bool
+	// moveLink and moveRemove, when set, stand in for the hard link a
+	// move across file systems keeps the replaced destination by and for
+	// the removal of its source, to make them fail.
+	moveLink   func(r *os.Root, oldname, newname string) error
+	moveRemove func(r *os.Root, name string) error
 }
 
 // errCrashed is returned by a transaction stopped by testHooks.crashAt.

@@ -150,6 +150,8 @@ type TreeResult struct {
 // directory the tree is staged inside it (".fsplane-tree-<id>.tmp") and
 // Commit merges it (TreeMerge). Anything else at p is invalid_target.
 // Everything created is given to owner (nil: the process's account).
+// When fsplane's state directory lies below p, an entry naming it or
+// anything in it is outside_root (resolve refuses p itself inside it).
 func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 	const op = "tree"
 	if err := w.checkOpen(op, p); err != nil {
@@ -175,9 +177,6 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 		}
 		t.mode, t.stage = TreeRename, siblingName(d.Rel, randomTag(), "tmp")
 	case fi.IsDir():
-		if w.inState(d) {
-			return nil, fserr.New(fserr.OutsideRoot, op, p, "%s holds fsplane's state directory", p)
-		}
 		t.mode, t.stage = TreeMerge, path.Join(d.Rel, ".fsplane-tree-"+randomTag()+".tmp")
 	default:
 		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s exists and is not a directory", p).
@@ -209,6 +208,9 @@ func (t *TreeWriter) check(name string) (string, error) {
 		name == ".." || strings.HasPrefix(name, "../") {
 		return "", t.badEntry(name, "names must be relative, clean and stay inside the tree")
 	}
+	if err := t.checkState(name); err != nil {
+		return "", err
+	}
 	for _, dir := range parentDirs(name) {
 		switch k, ok := t.kinds[dir]; {
 		case !ok:
@@ -220,6 +222,19 @@ func (t *TreeWriter) check(name string) (string, error) {
 		}
 	}
 	return path.Join(t.stage, name), nil
+}
+
+// checkState refuses an entry that would land in the state directory:
+// the journals steer recovery and undo, so a tree must not write them.
+func (t *TreeWriter) checkState(name string) error {
+	dst := path.Join(t.d.Rel, name)
+	if !t.w.inStateAt(t.d.r, dst) {
+		return nil
+	}
+	return fserr.New(fserr.OutsideRoot, t.op, t.d.Given,
+		"tree entry %q would be written to %s, inside fsplane's state directory (%s), which is not part of the workspace",
+		name, filepath.Join(t.d.r.path, dst), t.w.stateDir).
+		WithHint("leave it out of the archive, or extract the archive into a directory that does not hold the state directory")
 }
 
 func (t *TreeWriter) mkdir(name string, perm fs.FileMode) error {
@@ -391,7 +406,8 @@ func (t *TreeWriter) Abort() {
 // into place (TreeRename, failing with already_exists if the destination
 // appeared meanwhile) or merges it: every entry is checked against the
 // destination first (a directory cannot replace a file or the reverse:
-// invalid_target, nothing changed), then each file and link is renamed
+// invalid_target, nothing changed; an entry in the state directory:
+// outside_root, nothing changed), then each file and link is renamed
 // over its destination, which is atomic per file, and new directories are
 // renamed in whole. Merged changes are not recorded in undo. On error
 // the staging directory is removed.
@@ -499,6 +515,11 @@ func (t *TreeWriter) merge() error {
 		slices.Sort(names)
 		for _, n := range names {
 			name := path.Join(dir, n)
+			// check refused these already; the plan is the last word
+			// before anything moves.
+			if err := t.checkState(name); err != nil {
+				return err
+			}
 			isDir := t.kinds[name] == fs.ModeDir
 			dst := path.Join(t.d.Rel, name)
 			fi, err := t.root.Lstat(dst)
