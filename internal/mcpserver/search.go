@@ -76,6 +76,9 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	req := ops.GrepRequest{
 		Path: p, Pattern: in.Pattern, Type: in.Type, CaseInsensitive: in.CaseInsensitive, FixedStrings: in.FixedStrings,
 		ContextBefore: in.Context, ContextAfter: in.Context, MaxResults: limit, RespectGitignore: true,
+		// A file named as the path is searched whatever its size: it is
+		// what the caller asked for. The 1 MiB cap is for trees.
+		NamedFileUnlimited: true,
 	}
 	if g := in.Glob; g != "" {
 		if rest, ok := strings.CutPrefix(g, "!"); ok {
@@ -85,12 +88,6 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 		}
 	}
 	r, err := pl.eng.Grep(ctx, req)
-	if err == nil && r.FilesSearched == 0 && r.FilesSkippedSize == 1 {
-		// The path named one file, too large for a tree search's size
-		// cap: search it anyway, it is what the caller asked for.
-		req.MaxFileSize = "0"
-		r, err = pl.eng.Grep(ctx, req)
-	}
 	if err != nil {
 		return "", grepResult{}, err
 	}

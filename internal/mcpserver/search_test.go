@@ -1,10 +1,15 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/fsplane/fsplane/internal/ops"
 )
 
 func TestGrep(t *testing.T) {
@@ -156,6 +161,51 @@ func TestGrepLargeFile(t *testing.T) {
 	// Named as the path, the file is searched whatever its size.
 	r = e.ok("grep", args("pattern", "needle", "path", "big.log"))
 	wantContains(t, r.text, "big.log:100001:needle here\n")
+}
+
+// countingEngine counts the greps that reach the engine.
+type countingEngine struct {
+	placeEngine
+	greps atomic.Int32
+}
+
+func (c *countingEngine) Grep(ctx context.Context, req ops.GrepRequest) (*ops.GrepResult, error) {
+	c.greps.Add(1)
+	return c.placeEngine.Grep(ctx, req)
+}
+
+// TestGrepRunsOnce: one grep call is one search, also when the path names
+// a file over the tree search's size cap.
+func TestGrepRunsOnce(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("filler line\n", 100_000) + "needle here\n" // 1.2 MB
+	root, eng := newEngine(t, map[string]string{"big.log": big, "dir/big.log": big}, ops.Options{})
+	tests := []struct {
+		name, path, want string
+	}{
+		{name: "large file named", path: "big.log", want: "big.log:100001:needle here\n"},
+		{name: "large file in a tree", path: "dir", want: "[1 file over 1 MiB not searched; pass one as path to search it.]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ce := &countingEngine{placeEngine: eng}
+			pl := place{
+				eng:     ce,
+				path:    func(_, p string) (string, error) { return filepath.Join(root, p), nil },
+				display: func(abs string) string { rel, _ := filepath.Rel(root, abs); return rel },
+				base:    ".",
+			}
+			text, _, err := grepIn(context.Background(), pl, grepArgs{Pattern: "needle", Path: tt.path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantContains(t, text, tt.want)
+			if n := ce.greps.Load(); n != 1 {
+				t.Fatalf("%d greps for one call", n)
+			}
+		})
+	}
 }
 
 func TestTooLargeHint(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -110,6 +112,67 @@ func wantErr(t *testing.T, err error, code fserr.Code, substr string) {
 }
 
 func version(s string) string { return workspace.Version([]byte(s)) }
+
+// TestStatVersionFollowsContent: stat versions come from a cache keyed
+// on the file's state; a change of content gives the new content's
+// version even when it keeps the inode and size and restores the mtime.
+func TestStatVersionFollowsContent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"f.txt": "one\n"}, Options{})
+	p := filepath.Join(root, "f.txt")
+	stat := func(content string) {
+		t.Helper()
+		for range 2 { // hashed, then (when cached) from the cache
+			r, err := e.Stat(ctx, StatRequest{Path: "f.txt"})
+			if err != nil || r.Version != version(content) {
+				t.Fatalf("stat: %+v, %v; want the version of %q", r, err, content)
+			}
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // past the cache's racy margin
+	stat("one\n")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	stat("two\n")
+}
+
+// TestStatDoesNotRereadUnchangedFiles: a stat's version of an unchanged
+// file comes from the version cache, so stats do not read (or buffer) the
+// file each time. Not parallel: it measures the process's allocations.
+func TestStatDoesNotRereadUnchangedFiles(t *testing.T) {
+	ctx := context.Background()
+	const size = 8 << 20
+	e, _ := newEngine(t, map[string]string{"big.bin": strings.Repeat("x", size)}, Options{})
+	time.Sleep(100 * time.Millisecond) // past the cache's racy margin
+	want := version(strings.Repeat("x", size))
+	stat := func() {
+		r, err := e.Stat(ctx, StatRequest{Path: "big.bin"})
+		if err != nil || r.Version != want {
+			t.Fatalf("stat: %+v, %v", r, err)
+		}
+	}
+	stat()
+	const n = 4
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		stat()
+	}
+	runtime.ReadMemStats(&after)
+	// A read allocates the file's 8 MiB, a hash its 256 KiB buffer.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 64<<10 {
+		t.Fatalf("a stat of an unchanged %d-byte file allocates %d bytes: it reads the file again", size, per)
+	}
+}
 
 func TestStat(t *testing.T) {
 	t.Parallel()

@@ -249,15 +249,45 @@ func TestReadRangeOfALargeFile(t *testing.T) {
 	}
 }
 
+// TestWriteCreateOnly: a create-only write onto an existing file is
+// already_exists with a way forward, never stale_version; the check is the
+// commit's own (there is no earlier Stat a concurrent create could slip
+// past), so it holds however the file came to exist.
 func TestWriteCreateOnly(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	e, _ := newEngine(t, map[string]string{"w.txt": "old\n"}, Options{})
-	_, err := e.Write(ctx, WriteRequest{Path: "w.txt", Content: []byte("new\n"), CreateOnly: true})
-	wantCode(t, err, fserr.AlreadyExists)
-	r, err := e.Write(ctx, WriteRequest{Path: "d/n.txt", Content: []byte("n\n"), CreateOnly: true})
-	if err != nil || !r.Created {
-		t.Fatalf("create: %+v, %v", r, err)
+	tests := []struct {
+		name string
+		req  WriteRequest
+		code fserr.Code // "" means success
+	}{
+		{name: "existing file", req: WriteRequest{Path: "w.txt", Content: []byte("new\n")}, code: fserr.AlreadyExists},
+		{name: "existing file, append", req: WriteRequest{Path: "w.txt", Content: []byte("new\n"), Append: true}, code: fserr.AlreadyExists},
+		{name: "existing directory", req: WriteRequest{Path: "d", Content: []byte("new\n")}, code: fserr.InvalidTarget},
+		{name: "with a version", req: WriteRequest{Path: "w.txt", Content: []byte("new\n"), ExpectedVersion: workspace.Version([]byte("old\n"))}, code: fserr.BadRequest},
+		{name: "new file", req: WriteRequest{Path: "d/n.txt", Content: []byte("n\n")}},
+		{name: "new file, append", req: WriteRequest{Path: "a.txt", Content: []byte("a\n"), Append: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, root := newEngine(t, map[string]string{"w.txt": "old\n", "d/x": ""}, Options{})
+			req := tt.req
+			req.CreateOnly = true
+			r, err := e.Write(context.Background(), req)
+			if tt.code == "" {
+				if err != nil || !r.Created || readFile(t, root, req.Path) != string(req.Content) {
+					t.Fatalf("create: %+v, %v", r, err)
+				}
+				return
+			}
+			fe := wantCode(t, err, tt.code)
+			if tt.code == fserr.AlreadyExists && (!strings.Contains(fe.Hint, "version") || !strings.Contains(fe.Hint, "another path")) {
+				t.Errorf("hint %q does not say how to overwrite or where else to go", fe.Hint)
+			}
+			if got := readFile(t, root, "w.txt"); got != "old\n" {
+				t.Fatalf("w.txt = %q", got)
+			}
+		})
 	}
 }
 

@@ -42,6 +42,10 @@ type GrepRequest struct {
 	RespectGitignore bool
 	// IncludeHidden searches dot-prefixed names too (an extension).
 	IncludeHidden bool
+	// NamedFileUnlimited lifts MaxFileSize when Path names one file (an
+	// extension): the cap keeps a tree search off huge files, but a file
+	// named on purpose is what the caller asked to search.
+	NamedFileUnlimited bool
 }
 
 // GrepMatch is one match; File is absolute.
@@ -116,6 +120,9 @@ func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error)
 	}
 	defer t.close()
 	opts.SkipDirs = t.skip
+	if req.NamedFileUnlimited && !t.isDir {
+		opts.MaxFileSize = 0
+	}
 	q, err := search.Compile(opts)
 	if err != nil {
 		return nil, invalid(op, req.Path, err)

@@ -78,6 +78,13 @@ func TestGrepOp(t *testing.T) {
 		{"include exclude", GrepRequest{Path: root, Pattern: "needle", Include: []string{"*.go"}, Exclude: []string{"deep"}}, []GrepMatch{
 			{File: filepath.Join(root, "a.go"), LineNumber: 3, LineContent: "var ErrX = 1 // needle"},
 		}, 0},
+		{"big file named", GrepRequest{Path: "sub/big.txt", Pattern: "needle", MaxResults: 1}, []GrepMatch{}, 1},
+		{"big file named, unlimited", GrepRequest{Path: "sub/big.txt", Pattern: "needle", MaxResults: 1, NamedFileUnlimited: true}, []GrepMatch{
+			{File: filepath.Join(root, "sub/big.txt"), LineNumber: 1, LineContent: "needle padding"},
+		}, 0},
+		{"big file in a tree, named unlimited", GrepRequest{Path: "sub", Pattern: "needle", NamedFileUnlimited: true}, []GrepMatch{
+			{File: filepath.Join(root, "sub/b.py"), LineNumber: 1, LineContent: "def needle():"},
+		}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

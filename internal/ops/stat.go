@@ -31,7 +31,8 @@ type StatResult struct {
 	IsSymlink   bool // the path itself is a symbolic link
 	ModTime     time.Time
 	// Version is the content's version for a regular file up to
-	// workspace.TextLimit (16 MiB) that could be read; "" otherwise.
+	// workspace.TextLimit (16 MiB) that could be read; "" otherwise, and
+	// when the file changed while it was hashed. It is the download ETag.
 	Version string
 }
 
@@ -61,11 +62,28 @@ func (e *Engine) Stat(_ context.Context, req StatRequest) (*StatResult, error) {
 		IsDirectory: info.IsDir, IsSymlink: info.IsSymlink, ModTime: info.ModTime,
 	}
 	if info.Mode.IsRegular() && info.Size <= workspace.TextLimit {
-		if _, v, err := e.ws.ReadBytes(req.Path, workspace.TextLimit); err == nil {
-			res.Version = v
-		}
+		res.Version = e.statVersion(req.Path, info)
 	}
 	return res, nil
+}
+
+// statVersion is the version of the regular file p that info describes,
+// or "" when it cannot be read or is not the file info describes. It goes
+// through the download ETag cache: an unchanged file is hashed once, and
+// never held in memory whole.
+func (e *Engine) statVersion(p string, info workspace.Info) string {
+	f, _, err := e.ws.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	v, fi, err := e.versions.FileVersion(f)
+	if err != nil || fi.Size() != info.Size || !fi.ModTime().Equal(info.ModTime) {
+		// Replaced or changed since the Stat: the version would not
+		// describe the size and time reported with it.
+		return ""
+	}
+	return v
 }
 
 // Permissions renders m's permission bits in octal as Linux tools do:

@@ -58,6 +58,9 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 		case err != nil:
 			return nil, fserr.From(op, req.Path, err)
 		default:
+			if req.CreateOnly {
+				return nil, alreadyExists(op, req.Path, nil)
+			}
 			if expected != "" && expected != v {
 				return nil, checkVersion(op, req.Path, expected, v)
 			}
@@ -65,21 +68,18 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 			expected = v
 		}
 	}
-	if req.CreateOnly {
-		info, err := e.ws.Stat(req.Path)
-		if err != nil {
-			return nil, fserr.From(op, req.Path, err)
-		}
-		if info.Exists {
-			return nil, fserr.New(fserr.AlreadyExists, op, req.Path, "file already exists at: %s", info.Path.Abs).
-				WithHint("edit the file instead, or write without create-only to overwrite it")
-		}
-	}
+	// A create-only write is checked once, by the commit under the
+	// workspace lock (ExpectAbsent): a Stat before it could not see a file
+	// created in between.
 	res, err := e.ws.Commit([]workspace.Change{{
 		Path: req.Path, Content: content, ExpectedVersion: expected,
 		ExpectAbsent: req.CreateOnly, Mode: req.Mode, Owner: owner,
 	}}, workspace.CommitOptions{Op: op})
 	if err != nil {
+		if req.CreateOnly && fserr.Is(err, fserr.StaleVersion) {
+			// The only version a create-only change states is "absent".
+			return nil, alreadyExists(op, req.Path, err)
+		}
 		return nil, fserr.From(op, req.Path, err)
 	}
 	r := res[0]
@@ -87,4 +87,12 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
 	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
 		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
+}
+
+// alreadyExists is a create-only write's refusal of an existing file.
+func alreadyExists(op, path string, cause error) *fserr.Error {
+	e := fserr.New(fserr.AlreadyExists, op, path, "file already exists at: %s", path).
+		WithHint("read it and pass its version as the expected version to overwrite it, or choose another path")
+	e.Err = cause
+	return e
 }

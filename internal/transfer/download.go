@@ -117,6 +117,22 @@ func (c *VersionCache) version(f *os.File, fi fs.FileInfo) (string, bool, error)
 	return v, true, nil
 }
 
+// FileVersion returns the content version of f, an open regular file,
+// hashing it only when the cache holds no version for its current state;
+// "" when f changed while it was hashed (no version describes it). It
+// also returns f's state before hashing, the one the version is for.
+func (c *VersionCache) FileVersion(f *os.File) (string, fs.FileInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil, err
+	}
+	v, stable, err := c.version(f, fi)
+	if err != nil || !stable {
+		return "", fi, err
+	}
+	return v, fi, nil
+}
+
 // Source is an opened file about to be downloaded.
 type Source struct {
 	file    *os.File

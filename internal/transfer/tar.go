@@ -104,7 +104,7 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 			return entries, invalidArchive("%v", err)
 		}
 		if entries++; entries > lim.MaxEntries {
-			return entries, tooLarge(fmt.Sprintf("the archive has more than %d entries", lim.MaxEntries))
+			return entries, tooLarge(lim, fmt.Sprintf("the archive has more than %d entries", lim.MaxEntries))
 		}
 		perm := fs.FileMode(hdr.Mode) & fs.ModePerm
 		switch hdr.Typeflag {
@@ -118,7 +118,7 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 				return entries, invalidArchive("member %q has a negative size", hdr.Name)
 			}
 			if total += hdr.Size; total > lim.MaxBytes {
-				return entries, tooLarge(fmt.Sprintf("the archive's files add up to more than %d bytes", lim.MaxBytes))
+				return entries, tooLarge(lim, fmt.Sprintf("the archive's files add up to more than %d bytes", lim.MaxBytes))
 			}
 			member := &sourceReader{r: tr}
 			_, err = sink.File(name, perm, member)
@@ -154,16 +154,18 @@ func invalidArchive(format string, args ...any) *fserr.Error {
 		WithHint("send an uncompressed tar of regular files, directories and links inside the tree")
 }
 
-func tooLarge(msg string) *fserr.Error {
+// tooLarge reports an archive over lim, the limits in force (not
+// necessarily DefaultLimits).
+func tooLarge(lim Limits, msg string) *fserr.Error {
 	return fserr.New(fserr.TooLarge, "tree", "", "%s", msg).
-		WithHint("split the tree into several archives (limits: %d bytes, %d entries)", DefaultLimits.MaxBytes, DefaultLimits.MaxEntries)
+		WithHint("split the tree into several archives (limits: %d bytes, %d entries)", lim.MaxBytes, lim.MaxEntries)
 }
 
 // readErr classifies an error met while reading the archive.
 func readErr(src *sourceReader, err error, lim Limits) error {
 	if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok || src.err != nil {
 		if ok || errors.As(src.err, &mbe) {
-			return tooLarge(fmt.Sprintf("the request body exceeds %d bytes", lim.MaxBytes))
+			return tooLarge(lim, fmt.Sprintf("the request body exceeds %d bytes", lim.MaxBytes))
 		}
 		e := fserr.New(fserr.BadRequest, "tree", "", "the archive could not be read: the request body ended early or failed")
 		e.Err = src.err

@@ -127,14 +127,16 @@ func TestExtract(t *testing.T) {
 		lim     Limits
 		want    map[string]string
 		code    fserr.Code
+		hint    string // part of the error's hint
 	}{
 		{name: "ok", archive: tarOf(t, &tar.Header{Name: "d/", Typeflag: tar.TypeDir}, &tar.Header{Name: "d/file", Typeflag: tar.TypeReg},
 			&tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "d/file"}, &tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "./d/file"},
 			&tar.Header{Name: "g", Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": "x"}}),
 			want: map[string]string{"d": "dir", "d/file": "file d/file", "l": "link d/file", "h": "hard d/file"}},
 		{name: "too many", archive: tarOf(t, &tar.Header{Name: "a", Typeflag: tar.TypeReg}, &tar.Header{Name: "b", Typeflag: tar.TypeReg}),
-			lim: Limits{MaxBytes: 100, MaxEntries: 1}, code: fserr.TooLarge},
-		{name: "too big", archive: tarOf(t, &tar.Header{Name: "aaaaaaaaaa", Typeflag: tar.TypeReg}), lim: Limits{MaxBytes: 5, MaxEntries: 10}, code: fserr.TooLarge},
+			lim: Limits{MaxBytes: 100, MaxEntries: 1}, code: fserr.TooLarge, hint: "(limits: 100 bytes, 1 entries)"},
+		{name: "too big", archive: tarOf(t, &tar.Header{Name: "aaaaaaaaaa", Typeflag: tar.TypeReg}), lim: Limits{MaxBytes: 5, MaxEntries: 10},
+			code: fserr.TooLarge, hint: "(limits: 5 bytes, 10 entries)"},
 		{name: "device", archive: tarOf(t, &tar.Header{Name: "c", Typeflag: tar.TypeChar}), code: fserr.BadRequest},
 		{name: "file as top", archive: tarOf(t, &tar.Header{Name: "./.", Typeflag: tar.TypeReg, Size: 1}), code: fserr.BadRequest},
 		{name: "truncated", archive: tarOf(t, &tar.Header{Name: strings.Repeat("x", 90), Typeflag: tar.TypeReg})[:552], code: fserr.BadRequest},
@@ -153,6 +155,10 @@ func TestExtract(t *testing.T) {
 				if fserr.CodeOf(err) != tc.code {
 					t.Fatalf("err %v, want %s", err, tc.code)
 				}
+				// The hint quotes the limits in force, not the defaults.
+				if fe, _ := fserr.As(err); !strings.Contains(fe.Hint, tc.hint) {
+					t.Errorf("hint %q lacks %q", fe.Hint, tc.hint)
+				}
 				return
 			}
 			if err != nil {
@@ -169,8 +175,9 @@ func TestExtractBodyTooLarge(t *testing.T) {
 	t.Parallel()
 	archive := tarOf(t, &tar.Header{Name: strings.Repeat("x", 90), Typeflag: tar.TypeReg})
 	body := http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(bytes.NewReader(archive)), 700)
-	_, err := Extract(body, &memSink{t: t, entries: map[string]string{}}, DefaultLimits)
-	if fserr.CodeOf(err) != fserr.TooLarge {
+	_, err := Extract(body, &memSink{t: t, entries: map[string]string{}}, Limits{MaxBytes: 700, MaxEntries: 3})
+	fe, _ := fserr.As(err)
+	if fserr.CodeOf(err) != fserr.TooLarge || !strings.Contains(fe.Hint, "(limits: 700 bytes, 3 entries)") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -232,6 +239,28 @@ func TestServeAbortChangedBefore(t *testing.T) {
 		if !started || err != nil || rec.Code != 200 {
 			t.Fatalf("ignore: %v %v %d", started, err, rec.Code)
 		}
+	}
+}
+
+// TestServeAbortUnchanged: an unchanged file is served whole under Abort.
+// The guard hashes what it serves and compares it with the version from
+// workspace.VersionOf; this fails if the guard's own formatting of that
+// hash ever drifts from workspace's.
+func TestServeAbortUnchanged(t *testing.T) {
+	t.Parallel()
+	content := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: several reads
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := openSource(t, p, NewVersionCache(8))
+	rec := httptest.NewRecorder()
+	started, err := s.Serve(rec, httptest.NewRequest("GET", "/", nil), Abort)
+	if !started || err != nil || rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), content) {
+		t.Fatalf("started %v, err %v, status %d, %d bytes", started, err, rec.Code, rec.Body.Len())
+	}
+	if etag := rec.Header().Get("ETag"); etag != `"`+workspace.Version(content)+`"` {
+		t.Fatalf("ETag %s", etag)
 	}
 }
 

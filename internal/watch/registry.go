@@ -12,7 +12,10 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // Options configure a Registry; zero fields take AIO's values.
@@ -90,7 +93,9 @@ type Created struct {
 // exists, adds a subscriber to it (Reused). Errors (*Error): Invalid for
 // a bad config, NotFound when the path does not exist, Limit when
 // MaxWatchers watchers exist, Unavailable when inotify is missing or the
-// tree needs more watches than the kernel allows.
+// tree needs more watches than the kernel allows. A path that exists but
+// cannot be examined is an *fserr.Error (permission_denied, invalid_path
+// for a link loop, io_error).
 func (r *Registry) Create(cfg Config) (*Watcher, Created, error) {
 	return r.create(cfg, false)
 }
@@ -101,15 +106,23 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		return nil, Created{}, err
 	}
 	fi, err := os.Stat(cfg.Path)
-	if err != nil {
-		if !hidden || !errors.Is(err, fs.ErrNotExist) {
-			return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it does not exist", cfg.Path)}
-		}
+	switch {
+	case err == nil:
+	case !isAbsent(err):
+		return nil, Created{}, statErr(cfg.Path, "cannot watch "+cfg.Path, err)
+	case !hidden:
+		return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it does not exist", cfg.Path)}
+	default:
 		fi = nil // Wait on a path that does not exist yet
 	}
 	file := fi == nil || !fi.IsDir()
 	if file && hidden {
-		if pfi, err := os.Stat(path.Dir(cfg.Path)); err != nil || !pfi.IsDir() {
+		dir := path.Dir(cfg.Path)
+		pfi, err := os.Stat(dir)
+		if err != nil && !isAbsent(err) {
+			return nil, Created{}, statErr(dir, "cannot wait for "+cfg.Path, err)
+		}
+		if err != nil || !pfi.IsDir() {
 			return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot wait for %s: its directory does not exist", cfg.Path)}
 		}
 	}
@@ -145,6 +158,21 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		r.byKey[key] = w
 	}
 	return w, Created{}, nil
+}
+
+// isAbsent reports whether a stat error means the path does not exist
+// (ENOTDIR: a component of it is a file).
+func isAbsent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// statErr reports a path that exists but cannot be examined (permission
+// denied, a link loop, an I/O error) as what it is, with fserr's code
+// for the errno, rather than as missing.
+func statErr(p, what string, err error) *fserr.Error {
+	e := fserr.FromOS("watch", p, err)
+	e.Message = what + ": " + e.Message
+	return e
 }
 
 func newID() string {
@@ -279,7 +307,8 @@ func (r *Registry) Close() error {
 // Wait waits up to timeout for the first event of one of types on the
 // exact path p (absolute, clean; it need not exist, its directory must).
 // When p exists and types include Create it returns a create at once.
-// A timeout is an Error of kind Timeout.
+// A timeout is an Error of kind Timeout; p and its directory fail as in
+// Create.
 func (r *Registry) Wait(ctx context.Context, p string, types []string, timeout time.Duration) (Event, error) {
 	want := map[string]bool{}
 	for _, t := range types {

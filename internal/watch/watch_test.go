@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // bound is the longest a test waits for an event.
@@ -468,19 +470,60 @@ func TestCloseEndsPolls(t *testing.T) {
 	}
 }
 
-func FuzzParseEvents(f *testing.F) {
-	f.Add([]byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 'a', 'b', 0, 0})
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		total := 0
-		parseEvents(b, func(ev kernelEvent) {
-			total += eventHeader + len(ev.name)
-			if strings.IndexByte(ev.name, 0) >= 0 {
-				t.Fatalf("name with NUL: %q", ev.name)
+// TestStatErrors: a path that cannot be examined is reported as what
+// went wrong, not as missing.
+func TestStatErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Symlink("loop", filepath.Join(dir, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	long := filepath.Join(dir, strings.Repeat("n", 300))
+	tests := []struct {
+		name, path string
+		wait       bool
+		kind       Kind       // a *Error of this kind, or
+		code       fserr.Code // a *fserr.Error with this code
+		unpriv     bool       // needs a process that permission bits refuse
+	}{
+		{name: "missing", path: filepath.Join(dir, "nope"), kind: NotFound},
+		{name: "missing directory", path: filepath.Join(dir, "nope", "f"), wait: true, kind: NotFound},
+		{name: "link loop", path: filepath.Join(dir, "loop"), code: fserr.InvalidPath},
+		{name: "link loop, wait", path: filepath.Join(dir, "loop", "f"), wait: true, code: fserr.InvalidPath},
+		{name: "name too long", path: long, code: fserr.InvalidPath},
+		{name: "permission", path: filepath.Join(locked, "f"), code: fserr.PermissionDenied, unpriv: true},
+		{name: "permission, wait", path: filepath.Join(locked, "d", "f"), wait: true, code: fserr.PermissionDenied, unpriv: true},
+	}
+	r := newReg(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.unpriv && os.Geteuid() == 0 {
+				t.Skip("root is not refused by permission bits")
+			}
+			var err error
+			if tt.wait {
+				_, err = r.Wait(context.Background(), tt.path, Types, time.Millisecond)
+			} else {
+				_, _, err = r.Create(Config{Path: tt.path, Debounce: MinDebounce})
+			}
+			if tt.code != "" {
+				if fe, ok := fserr.As(err); !ok || fe.Code != tt.code {
+					t.Fatalf("err = %v, want code %s", err, tt.code)
+				}
+				return
+			}
+			if we, ok := errors.AsType[*Error](err); !ok || we.Kind != tt.kind {
+				t.Fatalf("err = %v, want kind %d", err, tt.kind)
 			}
 		})
-		if total > len(b) {
-			t.Fatalf("parsed %d bytes of %d", total, len(b))
-		}
-	})
+	}
 }
