@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,33 +91,26 @@ type wire struct {
 	Errors  []ValidationError `json:"errors"`
 }
 
-// call sends a request and decodes the envelope's data into out (nil to
-// discard). query, when not nil, is a struct encoded by its json tags.
+// call sends a JSON request and decodes the envelope's data into out (nil
+// to discard). query, when not nil, is a struct encoded by its json tags.
 func (c *Client) call(ctx context.Context, method, path string, query, body, out any) (hint string, err error) {
-	u := *c.base
-	u.Path += c.route(path)
+	var q url.Values
 	if query != nil {
-		u.RawQuery = encodeQuery(query).Encode()
+		if q, err = encodeQuery(query); err != nil {
+			return "", fmt.Errorf("client: encoding %s %s: %w", method, path, err)
+		}
 	}
 	var rd io.Reader
+	var header http.Header
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return "", fmt.Errorf("client: encoding %s %s: %w", method, path, err)
 		}
 		rd = bytes.NewReader(b)
+		header = http.Header{"Content-Type": {"application/json"}}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-	if err != nil {
-		return "", err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, method, path, q, rd, header)
 	if err != nil {
 		return "", err
 	}
@@ -125,9 +119,39 @@ func (c *Client) call(ctx context.Context, method, path string, query, body, out
 	if err != nil {
 		return "", fmt.Errorf("client: reading %s %s: %w", method, path, err)
 	}
+	return decodeEnvelope(resp, raw, method, path, out)
+}
+
+// send sends a request to the route path, through the host's routes on a
+// host client.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body io.Reader, header http.Header) (*http.Response, error) {
+	route, err := c.route(method, path)
+	if err != nil {
+		return nil, err
+	}
+	u := *c.base
+	u.Path += route
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return c.hc.Do(req)
+}
+
+// decodeEnvelope decodes a response's envelope, once, and then its data
+// into either out or, on failure, the *Error: the status, message, hint,
+// file error and validation errors all come from that one decoding.
+func decodeEnvelope(resp *http.Response, raw []byte, method, path string, out any) (hint string, err error) {
 	var w wire
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return "", &Error{Status: resp.StatusCode, Message: fmt.Sprintf("unexpected %s response: %.200s", resp.Status, raw)}
+		return "", &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: unexpected %s response: %.200s", method, path, resp.Status, raw)}
 	}
 	if w.Hint != nil {
 		hint = *w.Hint
@@ -150,20 +174,63 @@ func (c *Client) call(ctx context.Context, method, path string, query, body, out
 	return hint, nil
 }
 
-// route maps a /v2/fs/ route to the host's /v2/hosts/{host}/fs/ route on
-// a host client (see Host).
-func (c *Client) route(path string) string {
-	if c.prefix != "" {
-		if rest, ok := strings.CutPrefix(path, "/v2/fs/"); ok {
-			return c.prefix + "/fs/" + rest
+// ErrNotOnHost reports a call a host client (see Host) cannot make: the
+// hub serves only some routes for a connected host, and sending any other
+// to the server would act on the server's own workspace or fail there
+// with a bare 404. The request is never sent.
+var ErrNotOnHost = errors.New("not supported through a host")
+
+// hostRoutes are the /v2/fs routes the hub serves again under
+// /v2/hosts/{host}/fs/ (internal/httpapi's hostRoutes), with the Client
+// methods that call them. HEAD is served by the GET route.
+var hostRoutes = []struct{ Route, Method string }{
+	{"GET /v2/fs/read", "Read"},
+	{"POST /v2/fs/write", "Write"},
+	{"POST /v2/fs/edit", "Edit"},
+	{"POST /v2/fs/patch", "Patch"},
+	{"GET /v2/fs/stat", "Stat"},
+	{"GET /v2/fs/list", "List"},
+	{"POST /v2/fs/grep", "Grep"},
+	{"GET /v2/fs/search", "Find"},
+	{"GET /v2/fs/download", "Download"},
+}
+
+// route is the path to request for the route method+path: on a host
+// client, a host route's path under /v2/hosts/{host}, the hub's own
+// routes (Hosts, TextEditor, Ping) as they are, and ErrNotOnHost for the
+// rest.
+func (c *Client) route(method, path string) (string, error) {
+	if c.prefix == "" || path == "/v1/ping" || path == "/v2/hosts" || strings.HasPrefix(path, "/v2/hosts/") {
+		return path, nil
+	}
+	key := method + " " + path
+	if method == http.MethodHead {
+		key = http.MethodGet + " " + path
+	}
+	for _, r := range hostRoutes {
+		if r.Route == key {
+			return c.prefix + strings.TrimPrefix(path, "/v2"), nil
 		}
 	}
-	return path
+	return "", notOnHost(method + " " + path)
+}
+
+// notOnHost is ErrNotOnHost for the request what (method and route), with
+// the methods a host client does serve.
+func notOnHost(what string) error {
+	var methods []string
+	for _, r := range hostRoutes {
+		methods = append(methods, r.Method)
+	}
+	return fmt.Errorf("client: %s is %w: a host client serves %s (/v2/hosts/{host}/fs/*), TextEditor, Hosts and Ping",
+		what, ErrNotOnHost, strings.Join(methods, ", "))
 }
 
 // encodeQuery turns a struct into query parameters by its json tags,
-// leaving out zero-valued omitempty fields.
-func encodeQuery(q any) url.Values {
+// leaving out nil pointers and zero-valued omitempty fields. A field of
+// a kind it cannot encode is an error rather than a silently missing
+// parameter.
+func encodeQuery(q any) (url.Values, error) {
 	vals := url.Values{}
 	v := reflect.Indirect(reflect.ValueOf(q))
 	t := v.Type()
@@ -178,20 +245,40 @@ func encodeQuery(q any) url.Values {
 		} else if strings.Contains(opts, "omitempty") && f.IsZero() {
 			continue
 		}
-		switch f.Kind() {
-		case reflect.String:
-			vals.Set(name, f.String())
-		case reflect.Bool:
-			vals.Set(name, strconv.FormatBool(f.Bool()))
-		case reflect.Int, reflect.Int64:
-			vals.Set(name, strconv.FormatInt(f.Int(), 10))
-		case reflect.Slice:
+		if f.Kind() == reflect.Slice {
 			for j := 0; j < f.Len(); j++ {
-				vals.Add(name, fmt.Sprint(f.Index(j).Interface()))
+				s, err := queryValue(f.Index(j))
+				if err != nil {
+					return nil, fmt.Errorf("query field %s: %w", t.Field(i).Name, err)
+				}
+				vals.Add(name, s)
 			}
+			continue
 		}
+		s, err := queryValue(f)
+		if err != nil {
+			return nil, fmt.Errorf("query field %s: %w", t.Field(i).Name, err)
+		}
+		vals.Set(name, s)
 	}
-	return vals
+	return vals, nil
+}
+
+// queryValue formats one scalar as the server's query parser reads it.
+func queryValue(v reflect.Value) (string, error) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), nil
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10), nil
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'f', -1, v.Type().Bits()), nil
+	}
+	return "", fmt.Errorf("%s values cannot be sent in a query", v.Type())
 }
 
 // Int returns a pointer to v, for optional integer fields.

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -16,20 +15,7 @@ import (
 // of a successful call (status < 300). A failure is decoded into *Error
 // and the body closed.
 func (c *Client) request(ctx context.Context, method, path string, query url.Values, body io.Reader, header http.Header) (*http.Response, error) {
-	u := *c.base
-	u.Path += c.route(path)
-	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, method, path, query, body, header)
 	if err != nil {
 		return nil, err
 	}
@@ -37,27 +23,9 @@ func (c *Client) request(ctx context.Context, method, path string, query url.Val
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, errorOf(resp, method, path)
-}
-
-// errorOf decodes a failed response's envelope.
-func errorOf(resp *http.Response, method, path string) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var w wire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: unexpected %s response: %.200s", method, path, resp.Status, raw)}
-	}
-	e := &Error{Status: resp.StatusCode, Message: w.Message, Validation: w.Errors}
-	if w.Hint != nil {
-		e.Hint = *w.Hint
-	}
-	if len(w.Data) > 0 && string(w.Data) != "null" {
-		var fe FileError
-		if json.Unmarshal(w.Data, &fe) == nil && fe.ErrorType != "" {
-			e.Data = &fe
-		}
-	}
-	return e
+	_, err = decodeEnvelope(resp, raw, method, path, nil)
+	return nil, err
 }
 
 // decodeData reads a response's envelope into out.
@@ -67,26 +35,8 @@ func decodeData(resp *http.Response, method, path string, out any) error {
 	if err != nil {
 		return fmt.Errorf("client: reading %s %s: %w", method, path, err)
 	}
-	var w wire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("unexpected %s response: %.200s", resp.Status, raw)}
-	}
-	if !w.Success {
-		e := &Error{Status: resp.StatusCode, Message: w.Message, Validation: w.Errors}
-		if len(w.Data) > 0 && string(w.Data) != "null" {
-			var fe FileError
-			if json.Unmarshal(w.Data, &fe) == nil && fe.ErrorType != "" {
-				e.Data = &fe
-			}
-		}
-		return e
-	}
-	if out != nil && len(w.Data) > 0 {
-		if err := json.Unmarshal(w.Data, out); err != nil {
-			return fmt.Errorf("client: decoding %s %s: %w", method, path, err)
-		}
-	}
-	return nil
+	_, err = decodeEnvelope(resp, raw, method, path, out)
+	return err
 }
 
 // Upload streams r to the file path (POST /v2/fs/upload) as
@@ -178,6 +128,10 @@ func (c *Client) Download(ctx context.Context, path string, opts DownloadOptions
 	}
 	if opts.IfRange != "" {
 		h.Set("If-Range", opts.IfRange)
+	}
+	if c.prefix != "" && (opts.Range != "" || opts.IfRange != "" || opts.ChangePolicy != "") {
+		// The host route takes only the path; it would ignore these.
+		return nil, notOnHost("GET /v2/fs/download with Range, IfRange or ChangePolicy")
 	}
 	method, route := "GET", "/v2/fs/download"
 	if opts.Head {

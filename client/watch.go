@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -28,26 +27,7 @@ func (c *Client) Watches(ctx context.Context) ([]WatcherInfo, error) {
 // PollWatch returns the events after q.Cursor (GET /v2/watch/{id}/poll);
 // with q.Timeout it waits for the first one.
 func (c *Client) PollWatch(ctx context.Context, id string, q PollQuery) (*PollResult, error) {
-	vals := url.Values{}
-	if q.Cursor != nil {
-		vals.Set("cursor", strconv.FormatInt(*q.Cursor, 10))
-	}
-	if q.Limit != nil {
-		vals.Set("limit", strconv.Itoa(*q.Limit))
-	}
-	if q.Timeout != nil {
-		vals.Set("timeout", strconv.FormatFloat(*q.Timeout, 'f', -1, 64))
-	}
-	path := "/v2/watch/" + url.PathEscape(id) + "/poll"
-	resp, err := c.request(ctx, "GET", path, vals, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	var out PollResult
-	if err := decodeData(resp, "GET", path, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return do[PollResult](ctx, c, "GET", "/v2/watch/"+url.PathEscape(id)+"/poll", q, nil)
 }
 
 // StopWatch releases one subscriber of a watcher (DELETE /v2/watch/{id}).

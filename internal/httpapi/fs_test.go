@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/httpapi"
 )
@@ -46,10 +48,13 @@ func TestStatAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only .py files pass (directories always do), from every level;
+	// largest first, the link sized as its 2-byte target, and directories,
+	// which have no size, last.
+	if want := []string{"a.py", "link.py", "c.py", "sub", "deeper"}; !cmp.Equal(names(l), want) {
+		t.Errorf("v1 list .py by size desc = %v, want %v", names(l), want)
+	}
 	for _, f := range l.Files {
-		if !f.IsDirectory && !strings.HasSuffix(f.Name, ".py") {
-			t.Errorf("file_types let %s through", f.Name)
-		}
 		if f.Permissions == nil {
 			t.Errorf("%s lacks permissions", f.Name)
 		}

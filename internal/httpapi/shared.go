@@ -3,11 +3,11 @@ package httpapi
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/fsplane/fsplane/client"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
@@ -178,9 +178,15 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		if res.Deleted {
 			return &client.EditorResult{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, "", nil
 		}
+		// The undo has happened: failing to show the result (binary or too
+		// large for a read, removed meanwhile) must not report it as failed.
 		cur, err := eng.Read(ctx, ops.ReadRequest{Path: p.Path})
 		if err != nil {
-			return nil, "", err
+			e := fserr.From("read", p.Path, err)
+			return &client.EditorResult{
+				Output: fmt.Sprintf("Last edit to %s undone successfully. Its content cannot be shown: %s", p.Path, e.Message),
+				Path:   res.Path, PrevExist: true, Version: res.Version,
+			}, e.Hint, nil
 		}
 		numbered, _ := edit.View([]byte(cur.Content), 1, -1)
 		return &client.EditorResult{

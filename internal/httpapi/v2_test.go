@@ -237,3 +237,48 @@ func TestV2PatchAndUndo(t *testing.T) {
 		t.Errorf("message %q", ce.Message)
 	}
 }
+
+// TestUndoEditReportsSuccessWhenContentUnreadable: undo_edit restores the
+// file and only then reads it back to show it; when the restored content
+// cannot be read as text, the undo still happened and must say so.
+func TestUndoEditReportsSuccessWhenContentUnreadable(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, route, content, why string
+	}{
+		{"v2 binary", "/v2/fs/edit", "ab\x00cd", "binary"},
+		{"v2 not utf-8", "/v2/fs/edit", "caf\xe9\n", "UTF-8"},
+		{"v1 binary", "/v1/file/str_replace_editor", "ab\x00cd", "binary"},
+		{"v1 not utf-8", "/v1/file/str_replace_editor", "caf\xe9\n", "UTF-8"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, map[string]string{"f.dat": tt.content}, httpapi.Options{})
+			st, err := e.c.Stat(bg, client.StatQuery{Path: "f.dat"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.c.Write(bg, client.WriteRequest{Path: "f.dat", Content: "text\n"}); err != nil {
+				t.Fatal(err)
+			}
+			status, body := e.raw("POST", tt.route, `{"command":"undo_edit","path":"f.dat"}`)
+			if status != 200 || body["success"] != true {
+				t.Fatalf("undo reported as failed: %d %v", status, body)
+			}
+			if got := e.file("f.dat"); got != tt.content {
+				t.Fatalf("file after undo = %q, want %q", got, tt.content)
+			}
+			data := body["data"].(map[string]any)
+			out, _ := data["output"].(string)
+			if !strings.HasPrefix(out, "Last edit to f.dat undone successfully. Its content cannot be shown: ") || !strings.Contains(out, tt.why) {
+				t.Errorf("output %q", out)
+			}
+			if data["version"] != st.Version || data["new_content"] != nil || data["prev_exist"] != true {
+				t.Errorf("data %v, want version %s and no content", data, st.Version)
+			}
+			if strOr(body["hint"]) == "" {
+				t.Errorf("no hint on how to get the content: %v", body)
+			}
+		})
+	}
+}

@@ -1,0 +1,224 @@
+package client_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/connector/hub"
+	"github.com/fsplane/fsplane/internal/httpapi"
+	"github.com/fsplane/fsplane/internal/ops"
+)
+
+// TestPollWatchSendsFractionalTimeout: a float query field must reach
+// the server, here as a long-poll that waits instead of returning at once.
+func TestPollWatchSendsFractionalTimeout(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, map[string]string{"a.txt": "a\n"}, httpapi.Options{}, ops.Options{})
+	w, err := s.c.CreateWatch(bg, client.CreateWatchRequest{Path: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.c.PollWatch(bg, w.WatcherID, client.PollQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 300 * time.Millisecond
+	timeout := wait.Seconds()
+	start := time.Now()
+	p, err := s.c.PollWatch(bg, w.WatcherID, client.PollQuery{Cursor: &first.Cursor, Timeout: &timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < wait-50*time.Millisecond || len(p.Events) != 0 {
+		t.Fatalf("poll with timeout %gs returned after %v with %d events; the server did not get the timeout", timeout, elapsed, len(p.Events))
+	}
+}
+
+// TestErrorKeepsHint: the server's hint reaches the *Error whichever way
+// the failure came: an HTTP status (v2) or success:false in a 200 (v1), a
+// JSON call or a streamed upload.
+func TestErrorKeepsHint(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, map[string]string{"a.txt": "a\n"}, httpapi.Options{}, ops.Options{ReadOnly: true})
+	const hint = "only read, list, stat and search operations are available"
+	for _, tt := range []struct {
+		name   string
+		status int
+		call   func() error
+	}{
+		{"v2 JSON", 403, func() error {
+			_, err := s.c.Write(bg, client.WriteRequest{Path: "b.txt", Content: "b"})
+			return err
+		}},
+		{"v1 JSON", 200, func() error {
+			_, err := s.c.V1Write(bg, client.V1WriteRequest{File: "b.txt", Content: "b"})
+			return err
+		}},
+		{"v2 upload", 403, func() error {
+			_, err := s.c.Upload(bg, "b.txt", strings.NewReader("b"), "")
+			return err
+		}},
+		{"v1 upload", 200, func() error {
+			_, err := s.c.V1Upload(bg, "b.txt", strings.NewReader("b"))
+			return err
+		}},
+		{"tree", 403, func() error {
+			_, err := s.c.PutTree(bg, client.TreeQuery{Path: "t"}, bytes.NewReader(tarOf(t, "f", "x")))
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.call()
+			var ce *client.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want *client.Error", err)
+			}
+			if ce.Status != tt.status || ce.Code() != "read_only" || ce.Hint != hint {
+				t.Fatalf("got status %d code %q hint %q, want %d read_only %q", ce.Status, ce.Code(), ce.Hint, tt.status, hint)
+			}
+			if !strings.Contains(err.Error(), "hint: "+hint) {
+				t.Errorf("Error() = %q lacks the hint", err)
+			}
+		})
+	}
+}
+
+func tarOf(t *testing.T, name, content string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestHostClient: a host client reaches the host for the routes the hub
+// serves for hosts, and refuses every other method before sending it, so
+// nothing lands on the server's own workspace or comes back as a bare 404.
+func TestHostClient(t *testing.T) {
+	t.Parallel()
+	s, hostRoot := newHostServer(t, map[string]string{"a.txt": "server\n"}, map[string]string{"a.txt": "host\n"})
+	hc := s.c.Host("laptop")
+
+	t.Run("served", func(t *testing.T) {
+		r, err := hc.Read(bg, client.ReadQuery{Path: "a.txt"})
+		if err != nil || r.Content != "host\n" {
+			t.Fatalf("read: %+v %v", r, err)
+		}
+		for _, tt := range []struct {
+			name string
+			call func() error
+		}{
+			{"Write", func() error { _, err := hc.Write(bg, client.WriteRequest{Path: "w.txt", Content: "w\n"}); return err }},
+			{"Edit", func() error {
+				_, err := hc.Edit(bg, client.EditRequest{Command: "str_replace", Path: "a.txt", OldStr: client.String("host"), NewStr: client.String("edited")})
+				return err
+			}},
+			{"Patch", func() error {
+				_, err := hc.Patch(bg, client.PatchRequest{Path: "a.txt", Patch: "@@\n-edited\n+patched"})
+				return err
+			}},
+			{"Stat", func() error { _, err := hc.Stat(bg, client.StatQuery{Path: "a.txt"}); return err }},
+			{"List", func() error { _, err := hc.List(bg, client.ListQuery{Path: "."}); return err }},
+			{"Grep", func() error { _, err := hc.Grep(bg, client.GrepRequest{Path: ".", Pattern: "patched"}); return err }},
+			{"Find", func() error { _, err := hc.Find(bg, client.FindQuery{Path: ".", Pattern: "*.txt"}); return err }},
+			{"Download", func() error {
+				d, err := hc.Download(bg, "a.txt", client.DownloadOptions{})
+				if err != nil {
+					return err
+				}
+				defer d.Body.Close()
+				b, err := io.ReadAll(d.Body)
+				if err == nil && string(b) != "patched\n" {
+					err = errors.New("downloaded " + string(b))
+				}
+				return err
+			}},
+			{"Download HEAD", func() error { _, err := hc.Download(bg, "a.txt", client.DownloadOptions{Head: true}); return err }},
+			{"TextEditor", func() error {
+				_, err := hc.TextEditor(bg, "laptop", client.TextEditorRequest{Action: "read", Path: "a.txt"})
+				return err
+			}},
+			{"Hosts", func() error { _, err := hc.Hosts(bg); return err }},
+			{"Ping", func() error { return hc.Ping(bg) }},
+		} {
+			if err := tt.call(); err != nil {
+				t.Errorf("%s through the host: %v", tt.name, err)
+			}
+		}
+		for name, want := range map[string]string{"a.txt": "patched\n", "w.txt": "w\n"} {
+			if b, err := os.ReadFile(filepath.Join(hostRoot, name)); err != nil || string(b) != want {
+				t.Errorf("host's %s = %q, %v; want %q", name, b, err, want)
+			}
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		for _, tt := range []struct {
+			method string
+			call   func() error
+		}{
+			{"Undo", func() error { _, err := hc.Undo(bg, "a.txt"); return err }},
+			{"UndoHistory", func() error { _, err := hc.UndoHistory(bg, "a.txt"); return err }},
+			{"Mkdir", func() error { _, err := hc.Mkdir(bg, client.MkdirRequest{Path: "d"}); return err }},
+			{"Delete", func() error { _, err := hc.Delete(bg, client.DeleteRequest{Path: "a.txt"}); return err }},
+			{"V1Delete", func() error { _, err := hc.V1Delete(bg, client.DeleteRequest{Path: "a.txt"}); return err }},
+			{"V1Write", func() error { _, err := hc.V1Write(bg, client.V1WriteRequest{File: "a.txt", Content: "x"}); return err }},
+			{"Upload", func() error { _, err := hc.Upload(bg, "u.txt", strings.NewReader("u"), ""); return err }},
+			{"GetTree", func() error { _, err := hc.GetTree(bg, "."); return err }},
+			{"Download", func() error { _, err := hc.Download(bg, "a.txt", client.DownloadOptions{V1: true}); return err }},
+			{"Download", func() error {
+				_, err := hc.Download(bg, "a.txt", client.DownloadOptions{Range: "bytes=0-1"})
+				return err
+			}},
+			{"CreateWatch", func() error { _, err := hc.CreateWatch(bg, client.CreateWatchRequest{Path: "."}); return err }},
+			{"Sandbox", func() error { _, err := hc.Sandbox(bg); return err }},
+		} {
+			before := s.requests.Load()
+			err := tt.call()
+			if !errors.Is(err, client.ErrNotOnHost) || !strings.HasPrefix(err.Error(), "client: ") ||
+				!strings.Contains(err.Error(), "a host client serves Read, Write, Edit, Patch, Stat, List, Grep, Find, Download") {
+				t.Errorf("%s through the host: %v, want ErrNotOnHost naming what hosts serve", tt.method, err)
+			}
+			if n := s.requests.Load() - before; n != 0 {
+				t.Errorf("%s through the host sent %d requests", tt.method, n)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(s.root, "a.txt")); err != nil || string(b) != "server\n" {
+			t.Errorf("the server's a.txt = %q, %v", b, err)
+		}
+	})
+
+	t.Run("routes match the hub's", func(t *testing.T) {
+		var served []string
+		for _, r := range httpapi.New(nil, httpapi.Options{Hub: hub.New(hub.Options{})}).Routes() {
+			method, path, _ := strings.Cut(r, " ")
+			if rest, ok := strings.CutPrefix(path, "/v2/hosts/{host}/fs/"); ok {
+				served = append(served, method+" /v2/fs/"+rest)
+			}
+		}
+		slices.Sort(served)
+		if diff := cmp.Diff(served, slices.Sorted(slices.Values(client.HostRoutes()))); diff != "" {
+			t.Errorf("host routes (-hub +client):\n%s", diff)
+		}
+	})
+}
