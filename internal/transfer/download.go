@@ -55,7 +55,7 @@ func keyOf(fi fs.FileInfo) fileKey {
 	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		k.dev, k.ino = uint64(st.Dev), uint64(st.Ino)
-		k.ctime = time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)).UnixNano()
+		k.ctime = ctimeOf(st)
 	}
 	return k
 }

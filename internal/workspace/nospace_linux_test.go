@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -161,4 +163,17 @@ func TestCopyMoveNoSpace(t *testing.T) {
 			assertNoStrays(t, src, dst)
 		})
 	}
+}
+
+func TestWriteStreamNoSpace(t *testing.T) {
+	t.Parallel()
+	root := mountTinyFS(t)
+	writeFile(t, filepath.Join(root, "a.txt"), "keep", 0o644)
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	_, err := w.WriteStream(context.Background(), "a.txt", bytes.NewReader(make([]byte, 1<<20)), StreamOptions{})
+	wantCode(t, err, fserr.NoSpaceLeft)
+	if got := readFile(t, filepath.Join(root, "a.txt")); got != "keep" {
+		t.Fatalf("target changed: %q", got)
+	}
+	assertNoParts(t, root)
 }
