@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -317,7 +318,7 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
 		n := l.Number
 		text := l.Text
 		for {
-			j := indexNL(text)
+			j := bytes.IndexByte(text, '\n')
 			if j < 0 {
 				break
 			}
@@ -343,13 +344,4 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
 		}
 	}
 	return out
-}
-
-func indexNL(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }

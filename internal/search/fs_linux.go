@@ -3,8 +3,10 @@
 package search
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -86,7 +88,7 @@ func (d *dirHandle) readEntries(buf []byte, out []rawEntry) ([]rawEntry, error) 
 			}
 			typ := b[18]
 			name := b[19:reclen]
-			if i := indexNUL(name); i >= 0 {
+			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
 			b = b[reclen:]
@@ -103,15 +105,6 @@ func (d *dirHandle) readEntries(buf []byte, out []rawEntry) ([]rawEntry, error) 
 		out = append(out, rawEntry{name: all[s.off:s.end], typ: s.typ})
 	}
 	return out, nil
-}
-
-func indexNUL(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 func direntType(t byte) entryType {
@@ -163,7 +156,7 @@ func (d *dirHandle) openFile(name string) (fileHandle, error) {
 // of name (one per file opened otherwise).
 func openat(dir int, name string, flags int) (int, error) {
 	var b [256]byte
-	if len(name) >= len(b) || indexNULString(name) >= 0 {
+	if len(name) >= len(b) || strings.IndexByte(name, 0) >= 0 {
 		for {
 			fd, err := unix.Openat(dir, name, flags, 0)
 			if err != unix.EINTR {
@@ -182,15 +175,6 @@ func openat(dir int, name string, flags int) (int, error) {
 		}
 		return int(r), nil
 	}
-}
-
-func indexNULString(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // fileHandle is an open file: a raw descriptor, or an *os.File for files

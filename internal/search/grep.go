@@ -77,8 +77,7 @@ var ErrStop = errors.New("search stopped")
 
 const (
 	binaryProbe = 8 << 10   // NUL in this prefix: binary, skipped
-	wholeMax    = 4 << 20   // files up to this size are read whole
-	chunkSize   = 1 << 20   // larger ones are searched in chunks of this size
+	chunkSize   = 1 << 20   // files are searched in chunks of this size
 	multiMax    = 256 << 20 // multiline search reads the whole file: its cap
 )
 

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
@@ -223,7 +221,7 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 	var content io.ReadSeeker = s.file
 	var g *guard
 	if policy == Abort {
-		g = &guard{src: s, h: xxh3.New128()}
+		g = &guard{src: s, h: workspace.NewVersionHash()}
 		content = g
 	} else if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return false, fserr.FromOS("download", s.path, err)
@@ -241,7 +239,7 @@ type guard struct {
 	src      *Source
 	off      int64
 	hashing  bool // reading the whole file from offset 0, in order
-	h        *xxh3.Hasher128
+	h        *workspace.VersionHash
 	lastPath time.Time
 	err      error
 }
@@ -303,8 +301,7 @@ func (g *guard) Read(p []byte) (int, error) {
 	if g.hashing {
 		_, _ = g.h.Write(p[:n])
 		if end == size {
-			b := g.h.Sum128().Bytes()
-			if hexString(b[:]) != g.src.version || (g.src.same != nil && !g.src.same()) {
+			if g.h.Version() != g.src.version || (g.src.same != nil && !g.src.same()) {
 				return g.fail()
 			}
 		}
@@ -317,13 +314,4 @@ func (g *guard) Read(p []byte) (int, error) {
 	}
 	g.off = end
 	return n, nil
-}
-
-func hexString(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 2*len(b))
-	for i, c := range b {
-		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
-	}
-	return string(out)
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
-	"github.com/zeebo/xxh3"
 )
 
 // CopyResult reports a Copy.
@@ -191,7 +190,7 @@ func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 	if err != nil {
 		return staged{}, err
 	}
-	h := xxh3.New128()
+	h := NewVersionHash()
 	n, err := io.Copy(io.MultiWriter(t, h), f)
 	if err == nil {
 		err = finishFile(t, meta(f, fi))
@@ -203,8 +202,7 @@ func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 		_ = dstRoot.Remove(name)
 		return staged{}, err
 	}
-	b := h.Sum128().Bytes()
-	return staged{temp: name, version: hexString(b[:]), size: n}, nil
+	return staged{temp: name, version: h.Version(), size: n}, nil
 }
 
 // installFile renames a staged copy to d and records the change in undo:

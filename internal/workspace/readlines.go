@@ -2,15 +2,12 @@ package workspace
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"time"
 	"unicode/utf8"
-
-	"github.com/zeebo/xxh3"
 
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -45,7 +42,7 @@ func (w *Workspace) ReadTextLines(p string, from, to int) (*TextLines, error) {
 	}
 	defer f.Close()
 	sc := &edit.LineScanner{From: max(from, 1), To: to, Max: TextLimit}
-	h := xxh3.New128()
+	h := NewVersionHash()
 	buf := make([]byte, 256<<10)
 	var off int64 // file offset of buf[0]
 	k := 0        // bytes of an unfinished character carried at buf[:k]
@@ -89,9 +86,8 @@ func (w *Workspace) ReadTextLines(p string, from, to int) (*TextLines, error) {
 		return nil, fserr.New(fserr.TooLarge, op, p, "lines %s of %s are over the 16 MiB a read returns", span, p).
 			WithHint("read fewer lines at a time")
 	}
-	sum := h.Sum128().Bytes()
 	return &TextLines{
-		Path: r.Path, Content: sc.Lines(), TotalLines: sc.Total(), Version: hex.EncodeToString(sum[:]),
+		Path: r.Path, Content: sc.Lines(), TotalLines: sc.Total(), Version: h.Version(),
 		BOM: sc.BOM(), EOL: sc.EOL(), Size: off, Mode: fi.Mode(), ModTime: fi.ModTime(),
 	}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
-	"github.com/zeebo/xxh3"
 )
 
 // Streamed writes (uploads) and the files of an extracted tree move
@@ -174,7 +173,7 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 		return "", 0, "", err
 	}
 	noteTemp(root, name)
-	h := xxh3.New128()
+	h := NewVersionHash()
 	size, err = copyStream(ctx, f, src, h)
 	if err == nil {
 		err = finishFile(f, meta)
@@ -186,8 +185,7 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 		_ = root.Remove(name)
 		return "", 0, "", err
 	}
-	b := h.Sum128().Bytes()
-	return name, size, hexString(b[:]), nil
+	return name, size, h.Version(), nil
 }
 
 // fill reads from r until buf is full or r fails. Unlike io.ReadFull it

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/fsplane/fsplane/internal/fserr"
-	"github.com/zeebo/xxh3"
 )
 
 // Manifest states. Anything but committed is rolled back by recovery.
@@ -195,7 +194,7 @@ func prepareTx(p *planned) error {
 // copyVerified copies src into a new file dst (O_EXCL) with meta, fsyncs
 // it, and returns the version of the bytes copied.
 func copyVerified(root *os.Root, src *os.File, dst string, meta fileMeta) (string, error) {
-	h := xxh3.New128()
+	h := NewVersionHash()
 	f, err := root.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
@@ -211,8 +210,7 @@ func copyVerified(root *os.Root, src *os.File, dst string, meta fileMeta) (strin
 		_ = root.Remove(dst)
 		return "", err
 	}
-	b := h.Sum128().Bytes()
-	return hexString(b[:]), nil
+	return h.Version(), nil
 }
 
 // writeManifest writes m durably: temp, fsync, rename, directory fsync.

@@ -16,16 +16,36 @@ func Version(content []byte) string {
 	return hex.EncodeToString(b[:])
 }
 
+// VersionHash computes a version incrementally: after the content is
+// written to it in any pieces, Version equals Version of the whole. It is
+// the one owner of the token's format besides Version. Not safe for
+// concurrent use.
+type VersionHash struct{ h *xxh3.Hasher128 }
+
+// NewVersionHash returns an empty VersionHash.
+func NewVersionHash() *VersionHash { return &VersionHash{h: xxh3.New128()} }
+
+// Write adds p to the content; it never fails.
+func (v *VersionHash) Write(p []byte) (int, error) { return v.h.Write(p) }
+
+// Reset empties the content.
+func (v *VersionHash) Reset() { v.h.Reset() }
+
+// Version returns the version of the content written so far.
+func (v *VersionHash) Version() string {
+	b := v.h.Sum128().Bytes()
+	return hex.EncodeToString(b[:])
+}
+
 // versionOf hashes r to its end without buffering it; it equals Version of
 // the same bytes.
 func versionOf(r io.Reader) (string, int64, error) {
-	h := xxh3.New128()
+	h := NewVersionHash()
 	n, err := io.CopyBuffer(h, r, make([]byte, 256<<10))
 	if err != nil {
 		return "", n, err
 	}
-	b := h.Sum128().Bytes()
-	return hex.EncodeToString(b[:]), n, nil
+	return h.Version(), n, nil
 }
 
 // isVersion reports whether s has the form of a version token.
@@ -41,5 +61,3 @@ func isVersion(s string) bool {
 	}
 	return true
 }
-
-func hexString(b []byte) string { return hex.EncodeToString(b) }
