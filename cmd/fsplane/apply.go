@@ -59,7 +59,7 @@ tree is unchanged. Each change can be reverted with fsplane's undo.`,
 	}
 	cwd, _ := os.Getwd()
 	cmd.Flags().StringVar(&root, "root", cwd, "directory the patch's paths are relative to; nothing outside it is touched")
-	cmd.Flags().StringVar(&stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "where undo history and transaction journals live (default $XDG_STATE_HOME/fsplane or ~/.local/state/fsplane; env FSPLANE_STATE_DIR)")
+	stateDirFlag(cmd.Flags(), &stateDir)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the unified diff the patch would make and change nothing")
 	return cmd
 }

@@ -75,7 +75,7 @@ command-line arguments.`,
 	f.StringArrayVar(&c.allow, "allow", nil, "another directory the agent may reach (repeatable)")
 	f.StringVar(&c.mode, "mode", "read-only", "read-only or read-write at start (F3 toggles)")
 	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
-	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane)")
+	stateDirFlag(f, &c.stateDir)
 	f.BoolVar(&c.noTUI, "no-tui", false, "print the log as lines instead of the terminal interface")
 	return cmd
 }

@@ -27,14 +27,8 @@ listed, 1 when none was and 2 on an error.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
-	fl.StringArrayVarP(&f.types, "type", "t", nil, "only list files of TYPE (ripgrep type names; repeatable)")
-	fl.BoolVar(&f.hidden, "hidden", false, "list dot-prefixed files and directories too")
-	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
-	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
+	f.addWalkFlags(fl, "list")
 	fl.BoolVar(&f.noMessages, "no-messages", false, "do not print errors about unreadable directories")
-	fl.IntVarP(&f.threads, "threads", "j", 0, "number of walking goroutines (default: the number of CPUs)")
-	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
 	return cmd
 }
 

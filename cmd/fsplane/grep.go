@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fsplane/fsplane/internal/search"
 )
@@ -63,25 +64,31 @@ path order. The exit status is 0 when a line matched, 1 when none did and
 		},
 	}
 	fl := cmd.Flags()
+	f.addWalkFlags(fl, "search")
 	fl.StringArrayVarP(&f.regexps, "regexp", "e", nil, "a pattern to search for (repeatable); the first argument is then a PATH")
 	fl.BoolVarP(&f.ignoreCase, "ignore-case", "i", false, "search case-insensitively")
 	fl.BoolVarP(&f.fixed, "fixed-strings", "F", false, "treat the patterns as literal text, not regular expressions")
 	fl.IntVarP(&f.after, "after-context", "A", 0, "show NUM lines after each match")
 	fl.IntVarP(&f.before, "before-context", "B", 0, "show NUM lines before each match")
 	fl.IntVarP(&f.context, "context", "C", 0, "show NUM lines before and after each match")
-	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
-	fl.StringArrayVarP(&f.types, "type", "t", nil, "only search files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
-	fl.BoolVar(&f.hidden, "hidden", false, "search dot-prefixed files and directories too")
-	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
 	fl.StringVar(&f.maxFilesize, "max-filesize", "", "skip files larger than NUM (K, M or G suffix)")
 	fl.BoolVarP(&f.multiline, "multiline", "U", false, "let matches span lines; '.' matches newlines too (rg -U --multiline-dotall)")
 	fl.BoolVar(&f.multilineAll, "multiline-dotall", false, "accepted for ripgrep compatibility: -U always implies it")
 	fl.BoolVarP(&f.lineNumber, "line-number", "n", true, "show line numbers (always on)")
-	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
 	fl.BoolVar(&f.noMessages, "no-messages", false, "do not print errors about unreadable files and directories")
-	fl.IntVarP(&f.threads, "threads", "j", 0, "number of search goroutines (default: the number of CPUs)")
-	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
 	return cmd
+}
+
+// addWalkFlags registers the flags grep and files share: which files are
+// visited. verb is what the command does to them ("search", "list").
+func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
+	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
+	fl.StringArrayVarP(&f.types, "type", "t", nil, "only "+verb+" files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
+	fl.BoolVar(&f.hidden, "hidden", false, verb+" dot-prefixed files and directories too")
+	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
+	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
+	fl.IntVarP(&f.threads, "threads", "j", 0, "number of goroutines that "+verb+" (default: the number of CPUs)")
+	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
 }
 
 // searchOptions builds the engine options from the flags.

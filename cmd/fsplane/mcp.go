@@ -50,7 +50,7 @@ Example client configuration:
 	cwd, _ := os.Getwd()
 	f := cmd.Flags()
 	f.StringArrayVar(&c.roots, "root", []string{cwd}, "directory the tools may use (repeatable; the first is the base for relative paths)")
-	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane; env FSPLANE_STATE_DIR)")
+	stateDirFlag(f, &c.stateDir)
 	f.BoolVar(&c.readOnly, "read-only", false, "offer only read, grep, glob, list and stat, and refuse every write")
 	f.StringVar(&c.logLevel, "log-level", envOr("FSPLANE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to standard error, never file contents)")
 	return cmd

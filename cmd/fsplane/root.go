@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -50,6 +51,13 @@ func newVersionCmd() *cobra.Command {
 }
 
 // envOr returns the environment variable's value, or def.
+// stateDirFlag registers --state-dir, the same for every command that
+// keeps undo history.
+func stateDirFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "state-dir", envOr("FSPLANE_STATE_DIR", ""),
+		"where undo history and transaction journals live (default $XDG_STATE_HOME/fsplane or ~/.local/state/fsplane; env FSPLANE_STATE_DIR)")
+}
+
 func envOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok && v != "" {
 		return v

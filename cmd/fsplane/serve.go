@@ -56,7 +56,7 @@ API key (or --insecure-no-auth). Paths are confined to the roots; use
 	f.StringVar(&c.listen, "listen", envOr("FSPLANE_LISTEN", "127.0.0.1:18091"), "address to listen on")
 	f.StringArrayVar(&c.roots, "root", defRoots, "workspace root (repeatable; the first is the base for relative paths)")
 	f.StringVar(&c.apiKey, "api-key", envOr("FSPLANE_API_KEY", os.Getenv("AIO_API_KEY")), "require this key (Bearer, x-api-key or ?api_key=)")
-	f.StringVar(&c.stateDir, "state-dir", envOr("FSPLANE_STATE_DIR", ""), "undo history and transaction journals (default $XDG_STATE_HOME/fsplane)")
+	stateDirFlag(f, &c.stateDir)
 	f.StringVar(&c.defaultUser, "default-user", envOr("FSPLANE_DEFAULT_USER", os.Getenv("AIO_DEFAULT_USER")), "account that owns new files when a request names none")
 	f.StringVar(&c.surface, "api-surface", envOr("FSPLANE_API_SURFACE", "full"), "full (v1 and v2) or v2")
 	f.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback address without an API key")
