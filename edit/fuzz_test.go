@@ -2,6 +2,8 @@ package edit
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -112,12 +114,97 @@ func FuzzEditLines(f *testing.F) {
 	})
 }
 
+// refLines splits content into lines without this package's line index:
+// a leading BOM is not text, and CRLF, LF and a lone CR each end a line.
+func refLines(content string) []string {
+	content = strings.TrimPrefix(content, BOM)
+	if content == "" {
+		return nil
+	}
+	content = strings.ReplaceAll(content, "\r\n", "\n")
+	content = strings.ReplaceAll(content, "\r", "\n")
+	lines := strings.Split(content, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1] // the last line's terminator
+	}
+	return lines
+}
+
+// FuzzView checks View against refLines: a valid range gives exactly lines
+// start..end, numbered consecutively from start, each with the file's text;
+// an invalid one gives a bad_request error naming the file's line count.
 func FuzzView(f *testing.F) {
 	f.Add("a\nb\n", 1, -1)
+	f.Add("a\nb\nc", 2, 3)
+	f.Add("a\nb\nc\n", 0, 2)
+	f.Add("one\r\ntwo\rthree\n\nfive", 2, -1)
+	f.Add("\r\r\n\n", 1, 3)
+	f.Add(BOM+"x\ty\n"+BOM+"z", 1, -1)
+	f.Add("", 0, -1)
+	f.Add("", 1, 1)
+	f.Add("a\nb\n", 3, -1)
+	f.Add("a\nb\n", 2, 1)
+	f.Add("a\nb\n", 1, 3)
+	f.Add("a\nb\n", -1, 1)
 	f.Fuzz(func(t *testing.T, content string, start, end int) {
-		out, err := View([]byte(content), start, end)
-		if err == nil && strings.Count(out, "\n") > LineCount([]byte(content)) {
-			t.Fatalf("view has more lines than the file")
+		in := []byte(content)
+		out, err := View(in, start, end)
+		if string(in) != content {
+			t.Fatal("input modified")
+		}
+		lines := refLines(content)
+		n := len(lines)
+		if got := LineCount(in); got != n {
+			t.Fatalf("LineCount = %d, the reference splits %d lines", got, n)
+		}
+		s, e := start, end
+		if s == 0 {
+			s = 1
+		}
+		if e == -1 {
+			e = n
+		}
+		if n == 0 && s == 1 {
+			if out != "" || err != nil {
+				t.Fatalf("View(empty, %d, %d) = %q, %v; want \"\", nil", start, end, out, err)
+			}
+			return
+		}
+		if s < 1 || s > n || e < s || e > n {
+			var ee *Error
+			if !errors.As(err, &ee) || ee.Code != CodeBadRequest || out != "" {
+				t.Fatalf("View(%d, %d) of %d lines = %q, %v; want a %s error", start, end, n, out, err, CodeBadRequest)
+			}
+			var total string // the message names the line count it checked against
+			switch {
+			case s < 1 || s > n:
+				total = fmt.Sprintf("[1, %d]", n)
+			case e > n:
+				total = fmt.Sprintf("`%d`", n)
+			}
+			if !strings.Contains(ee.Message, total) {
+				t.Fatalf("View(%d, %d) of %d lines: %q does not name %s", start, end, n, ee.Message, total)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("View(%d, %d) of %d lines: %v", start, end, n, err)
+		}
+		if !strings.HasSuffix(out, "\n") {
+			t.Fatalf("View(%d, %d) = %q does not end with a line break", start, end, out)
+		}
+		rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(rows) != e-s+1 {
+			t.Fatalf("View(%d, %d) gave %d lines, want %d: %q", start, end, len(rows), e-s+1, out)
+		}
+		for i, row := range rows {
+			num, text, ok := strings.Cut(row, "\t")
+			if want := fmt.Sprintf("%6d", s+i); !ok || num != want {
+				t.Fatalf("View(%d, %d) row %d is numbered %q, want %q: %q", start, end, i, num, want, out)
+			}
+			if want := lines[s-1+i]; text != want {
+				t.Fatalf("View(%d, %d) line %d = %q, want %q", start, end, s+i, text, want)
+			}
 		}
 	})
 }

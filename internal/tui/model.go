@@ -4,13 +4,23 @@
 // Read-only and Read&Write (re-announcing the mode to the hub); q or
 // ctrl-c quits. Line and Plain render the same log as text for --no-tui.
 //
+// The footer shows the mode the host is in, never the one merely asked
+// for: F3 starts one mode change and the footer says "switching…" until
+// its SetMode returns; a further F3 meanwhile is ignored. The mode shown
+// changes only when the host reports it (EventMode, or the mode carried by
+// a state event).
+//
 // # Concurrency
 //
 // Model is a value, as bubbletea wants: Update returns the next model and
 // is called on the program's goroutine only. Host events reach it as
 // EventMsg through tea.Program.Send, which is safe from any goroutine (the
 // host's OnEvent). Options.SetMode runs in a tea.Cmd, off the UI loop, so
-// a slow network never freezes the screen.
+// a slow network never freezes the screen. Its reply (modeSetMsg) and the
+// host's EventMode may reach Update in either order: the reply only ends
+// the pending state (and logs a failure), the event alone sets the mode,
+// and at most one SetMode is in flight, so a reply always belongs to the
+// change shown as pending.
 package tui
 
 import (
@@ -32,7 +42,8 @@ type Options struct {
 	Roots  []string
 	Mode   proto.Mode // initial; "" is read_only
 	// SetMode switches the host's mode and re-announces it (host.SetMode).
-	// It is called in a command when the person presses F3.
+	// It is called in a command when the person presses F3. nil means
+	// there is no host to ask: F3 then flips the mode shown at once.
 	SetMode func(proto.Mode) error
 	// MaxLog bounds the log kept for scrolling; 0 means 1000 lines.
 	MaxLog int
@@ -47,7 +58,10 @@ type EventMsg host.Event
 // model shows it and quits.
 type DoneMsg struct{ Err error }
 
-// modeSetMsg reports the outcome of SetMode after F3.
+// modeSetMsg reports the outcome of SetMode after F3. It does not set the
+// mode shown: an error may leave the host in either mode (host.SetMode
+// switches and then may fail to tell the hub), and a switch is reported
+// by the host's EventMode.
 type modeSetMsg struct {
 	mode proto.Mode
 	err  error
@@ -61,12 +75,14 @@ type Model struct {
 	hostID string
 	retry  string
 	err    string
-	mode   proto.Mode
-	log    []string
-	width  int
-	height int
-	scroll int // lines scrolled back from the newest
-	done   bool
+	mode   proto.Mode // as the host reported it
+	// pending is the mode a SetMode in flight asks for; "" when none is.
+	pending proto.Mode
+	log     []string
+	width   int
+	height  int
+	scroll  int // lines scrolled back from the newest
+	done    bool
 }
 
 type styles struct {
@@ -124,6 +140,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventMsg:
 		m.event(host.Event(msg))
 	case modeSetMsg:
+		m.pending = ""
 		if msg.err != nil {
 			m.add(fmt.Sprintf("could not announce %s to the hub: %s", ModeLabel(msg.mode), host.Printable(msg.err.Error(), 300)))
 		}
@@ -143,15 +160,21 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "q", "ctrl+c":
 		return m, tea.Quit
 	case "f3":
+		if m.pending != "" {
+			// One change at a time: a second SetMode racing the first
+			// could leave the host in either mode.
+			return m, nil
+		}
 		next := proto.ReadWrite
 		if m.mode == proto.ReadWrite {
 			next = proto.ReadOnly
 		}
-		m.mode = next // the footer flips now; the host's EventMode confirms
 		set := m.opts.SetMode
 		if set == nil {
+			m.mode = next
 			return m, nil
 		}
+		m.pending = next // shown as "switching…" until SetMode returns
 		return m, func() tea.Msg { return modeSetMsg{mode: next, err: set(next)} }
 	case "up", "k":
 		m.scroll++
@@ -248,6 +271,9 @@ func (m Model) footer() string {
 	mode := s.ro.Render(" " + ModeLabel(m.mode) + " ")
 	if m.mode == proto.ReadWrite {
 		mode = s.rw.Render(" " + ModeLabel(m.mode) + " ")
+	}
+	if m.pending != "" {
+		mode += s.warn.Render("  switching to " + ModeLabel(m.pending) + "…")
 	}
 	help := "  " + s.key.Render("F3") + s.dim.Render(" toggle") + "  " + s.key.Render("↑↓") + s.dim.Render(" scroll") + "  " + s.key.Render("q") + s.dim.Render(" quit")
 	if m.scroll > 0 {

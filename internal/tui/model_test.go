@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -140,9 +141,12 @@ func TestViewGolden(t *testing.T) {
 			return send(newModel(calls), session()[:7]...)
 		}},
 		{"reconnecting", func() Model { return send(newModel(calls), session()[:9]...) }},
+		{"switching", func() Model {
+			return send(send(newModel(calls), session()[:2]...), key("f3"))
+		}},
 		{"read-write", func() Model {
-			m := send(newModel(calls), session()[:2]...)
-			m = send(m, key("f3"), EventMsg{Time: t0.Add(3 * time.Second), Kind: host.EventMode, Mode: proto.ReadWrite})
+			next, cmd := send(newModel(calls), session()[:2]...).Update(key("f3"))
+			m := send(next.(Model), EventMsg{Time: t0.Add(3 * time.Second), Kind: host.EventMode, Mode: proto.ReadWrite}, cmd())
 			return send(m, op(4*time.Second, "write", "src/main.go", "ok", 2*time.Millisecond))
 		}},
 		{"failed", func() Model {
@@ -162,15 +166,20 @@ func TestViewGolden(t *testing.T) {
 			return send(m, op(time.Second, "read", "a/very/long/path/that/does/not/fit/in/forty/columns.txt", "ok", time.Millisecond))
 		}},
 		{"hostile-path", func() Model {
+			// The notice is raw, as a careless host could pass it on:
+			// SGR, a C1 CSI clearing the screen, an OSC retitling the
+			// terminal, a bell, and a carriage return and line feed that
+			// would forge a log line.
 			return send(newModel(calls), op(time.Second, "read", "evil\x1b[2J\x1b]0;owned\x07.txt", "not_found", time.Millisecond),
-				EventMsg{Time: t0.Add(2 * time.Second), Kind: host.EventNotice, Message: "hub error bad_message: ?[31m"})
+				EventMsg{Time: t0.Add(2 * time.Second), Kind: host.EventNotice,
+					Message: "hub error bad_message: \x1b[31mred\x1b[0m \u009b2J \x1b]0;owned\x07\r\n15:04:08  forged"})
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			v := tt.m().View()
-			if strings.Contains(v, "\x1b") {
-				t.Errorf("the view contains an escape character:\n%q", v)
+			if i := strings.IndexFunc(v, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }); i >= 0 {
+				t.Errorf("the view contains the control character %q:\n%q", []rune(v[i:])[0], v)
 			}
 			golden(t, tt.name, v)
 		})
@@ -197,55 +206,165 @@ func TestViewFitsTheWindow(t *testing.T) {
 	}
 }
 
-func TestF3TogglesAndAnnounces(t *testing.T) {
-	t.Parallel()
-	calls := &modeCalls{}
-	m := send(newModel(calls), session()[:2]...)
-	footer := func(m Model) string {
-		lines := strings.Split(m.View(), "\n")
-		return lines[len(lines)-1]
-	}
-	if f := footer(m); !strings.Contains(f, "Read-only") || strings.Contains(f, "Read&Write") {
-		t.Fatalf("initial footer %q", f)
-	}
-	next, cmd := m.Update(key("f3"))
-	m = next.(Model)
-	if m.Mode() != proto.ReadWrite {
-		t.Errorf("mode after F3 = %s", m.Mode())
-	}
-	if f := footer(m); !strings.Contains(f, "Read&Write") || strings.Contains(f, "Read-only") {
-		t.Errorf("footer after F3 %q", f)
-	}
-	if cmd == nil {
-		t.Fatal("F3 returned no command to announce the mode")
-	}
-	if msg := cmd(); msg != (modeSetMsg{mode: proto.ReadWrite}) {
-		t.Errorf("the command returned %#v", msg)
-	}
-	next, cmd = m.Update(key("f3"))
-	m = next.(Model)
-	cmd()
-	if diff := cmp.Diff([]proto.Mode{proto.ReadWrite, proto.ReadOnly}, calls.modes); diff != "" {
-		t.Errorf("SetMode calls (-want +got):\n%s", diff)
-	}
-	if f := footer(m); !strings.Contains(f, "Read-only") {
-		t.Errorf("footer after the second F3 %q", f)
-	}
+// fakeHost is the host side of F3: SetMode behaves like host.SetMode
+// (switch, emit EventMode when the mode changed, then tell the hub), and
+// the events it emits wait in events until the test delivers them, so a
+// test can order them against SetMode's reply.
+type fakeHost struct {
+	mode   proto.Mode
+	calls  []proto.Mode
+	events []tea.Msg
+	// sendErr fails the announcement after the switch (the connection is
+	// failing); refuse fails before it, leaving the mode unchanged.
+	sendErr, refuse error
+}
 
-	// A failure to announce is logged; the host's events set the mode.
-	calls.err = errors.New("sending hello: connection closed")
-	next, cmd = m.Update(key("f3"))
-	m = send(next.(Model), cmd())
-	if l := m.Log(); !strings.Contains(l[len(l)-1], "could not announce Read&Write to the hub: sending hello: connection closed") {
-		t.Errorf("log %q", l)
+func (h *fakeHost) setMode(m proto.Mode) error {
+	h.calls = append(h.calls, m)
+	if h.refuse != nil {
+		return h.refuse
 	}
-	m = send(m, EventMsg{Time: t0, Kind: host.EventMode, Mode: proto.ReadOnly})
-	if m.Mode() != proto.ReadOnly || !strings.Contains(footer(m), "Read-only") {
-		t.Errorf("an EventMode did not set the mode: %s", m.Mode())
+	if h.mode != m {
+		h.mode = m
+		h.events = append(h.events, EventMsg{Time: t0.Add(time.Minute), Kind: host.EventMode, Mode: m})
 	}
-	m = send(m, state(0, host.Connected, "h-2", 0, ""))
-	if l := m.Log(); l[len(l)-2] != "15:04:05  Local access: Read only." {
-		t.Errorf("mode log line %q", l[len(l)-2])
+	return h.sendErr
+}
+
+func footer(m Model) string {
+	lines := strings.Split(m.View(), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestF3ModeChange delivers F3, SetMode's reply and the host's EventMode
+// in the orders a program can see them; whatever the order, the model
+// ends showing the mode the host is in.
+func TestF3ModeChange(t *testing.T) {
+	t.Parallel()
+	const (
+		ro, rw = proto.ReadOnly, proto.ReadWrite
+		// Steps: press F3; run the commands F3 returned (SetMode);
+		// deliver their replies; deliver the host's events.
+		press, run, reply, confirm = "f3", "run", "reply", "confirm"
+	)
+	errSend := errors.New("sending hello: connection closed")
+	for _, tt := range []struct {
+		name      string
+		sendErr   error
+		refuse    error
+		steps     []any // a step name or a tea.Msg to send
+		wantCalls []proto.Mode
+		wantMode  proto.Mode
+		wantLog   string // the end of the last log line; "" for no check
+	}{
+		{name: "confirmation before the reply", steps: []any{press, run, confirm, reply},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "reply before the confirmation", steps: []any{press, run, reply, confirm},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "double press", steps: []any{press, press, run, confirm, reply},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "double press, reply first", steps: []any{press, press, run, reply, confirm},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "press between confirmation and reply", steps: []any{press, run, confirm, press, reply},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "press after the reply switches back", steps: []any{press, run, confirm, reply, press, run, reply, confirm},
+			wantCalls: []proto.Mode{rw, ro}, wantMode: ro},
+		{name: "state event during the switch", steps: []any{press, state(time.Second, host.Connected, "h-2", 0, ""), run, reply, confirm},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "refused: the mode reverts", refuse: errors.New("host: mode refused"), steps: []any{press, run, confirm, reply},
+			wantCalls: []proto.Mode{rw}, wantMode: ro, wantLog: "could not announce Read&Write to the hub: host: mode refused"},
+		{name: "refused twice", refuse: errors.New("host: mode refused"), steps: []any{press, run, reply, press, run, reply},
+			wantCalls: []proto.Mode{rw, rw}, wantMode: ro, wantLog: "could not announce Read&Write to the hub: host: mode refused"},
+		{name: "hub not told: the host switched anyway", sendErr: errSend, steps: []any{press, run, confirm, reply},
+			wantCalls: []proto.Mode{rw}, wantMode: rw, wantLog: "could not announce Read&Write to the hub: sending hello: connection closed"},
+		{name: "hub not told, reply first", sendErr: errSend, steps: []any{press, run, reply, confirm},
+			wantCalls: []proto.Mode{rw}, wantMode: rw, wantLog: "15:05:05  Local access: Read&Write."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := &fakeHost{mode: ro, sendErr: tt.sendErr, refuse: tt.refuse}
+			m := New(Options{HubURL: "ws://hub", Name: "ada-laptop", Roots: []string{"/r"}, SetMode: h.setMode, Renderer: plainRenderer()})
+			m = send(m, state(0, host.Connected, "h-1", 0, ""))
+			var cmds []tea.Cmd
+			var replies []tea.Msg
+			for i, step := range tt.steps {
+				switch step {
+				case press:
+					next, cmd := m.Update(key("f3"))
+					m = next.(Model)
+					if cmd != nil {
+						cmds = append(cmds, cmd)
+					}
+				case run: // in order; bubbletea runs each in its own goroutine
+					for _, cmd := range cmds {
+						replies = append(replies, cmd())
+					}
+					cmds = nil
+				case reply:
+					m = send(m, replies...)
+					replies = nil
+				case confirm:
+					m = send(m, h.events...)
+					h.events = nil
+				default:
+					m = send(m, step)
+				}
+				// The footer says a change is pending exactly while one is.
+				inFlight := len(cmds)+len(replies) > 0
+				if f := footer(m); strings.Contains(f, "switching to") != inFlight {
+					t.Errorf("after step %d (%v), with a change in flight %t, footer %q", i, step, inFlight, f)
+				}
+			}
+			if len(cmds)+len(replies)+len(h.events) > 0 {
+				t.Fatal("the steps left commands, replies or events undelivered")
+			}
+			if h.mode != tt.wantMode {
+				t.Fatalf("the host is in %s, the test wants %s", h.mode, tt.wantMode)
+			}
+			if diff := cmp.Diff(tt.wantCalls, h.calls); diff != "" {
+				t.Errorf("SetMode calls (-want +got):\n%s", diff)
+			}
+			if m.Mode() != h.mode {
+				t.Errorf("the model shows %s; the host is in %s", m.Mode(), h.mode)
+			}
+			if f := footer(m); !strings.HasPrefix(f, " "+ModeLabel(h.mode)+" ") {
+				t.Errorf("footer %q; the host is in %s", f, ModeLabel(h.mode))
+			}
+			l := m.Log()
+			last := l[len(l)-1]
+			if tt.wantLog != "" && !strings.HasSuffix(last, tt.wantLog) {
+				t.Errorf("last log line %q, want %q", last, tt.wantLog)
+			}
+			failures := 0
+			for _, line := range l {
+				if strings.Contains(line, "could not announce") {
+					failures++
+				}
+			}
+			wantFailures := 0
+			if tt.refuse != nil || tt.sendErr != nil {
+				wantFailures = len(tt.wantCalls) // each call failed
+			}
+			if failures != wantFailures {
+				t.Errorf("%d failures logged, want %d:\n%s", failures, wantFailures, strings.Join(l, "\n"))
+			}
+		})
+	}
+}
+
+// TestF3WithoutSetMode: with no host to ask, F3 flips the mode shown.
+func TestF3WithoutSetMode(t *testing.T) {
+	t.Parallel()
+	m := New(Options{Renderer: plainRenderer()})
+	for _, want := range []proto.Mode{proto.ReadWrite, proto.ReadOnly, proto.ReadWrite} {
+		next, cmd := m.Update(key("f3"))
+		m = next.(Model)
+		if cmd != nil {
+			t.Errorf("F3 returned a command with no SetMode")
+		}
+		if m.Mode() != want || !strings.HasPrefix(footer(m), " "+ModeLabel(want)+" ") {
+			t.Errorf("after F3: mode %s, footer %q; want %s", m.Mode(), footer(m), want)
+		}
 	}
 }
 

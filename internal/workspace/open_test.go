@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,8 +140,10 @@ func TestOpenWaitsForLiveTransaction(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	w1 := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
 	opened := make(chan *Workspace, 1)
+	hooked := false
 	w1.hooks.crashAt = func(step string) bool {
 		if step == "apply/0" {
+			hooked = true
 			go func() {
 				w2, err := Open(Options{Roots: []string{root}, StateDir: state})
 				if err != nil {
@@ -156,22 +159,48 @@ func TestOpenWaitsForLiveTransaction(t *testing.T) {
 				opened <- w2
 			default:
 			}
+			// A recovery that ran would have removed the live manifest.
+			if n := manifestCount(t, state); n != 1 {
+				t.Errorf("%d manifests during the transaction, want its own", n)
+			}
 		}
 		return false
 	}
 	if _, err := w1.Commit([]Change{{Path: "a", Content: []byte("a")}, {Path: "b", Content: []byte("b")}}, CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w2 := <-opened
-	if w2 != nil {
-		defer w2.Close()
+	if !hooked {
+		t.Fatal("the commit never reached step apply/0: nothing was tested")
 	}
+	w2 := <-opened
+	if w2 == nil {
+		t.Fatal("the second Open failed")
+	}
+	defer w2.Close()
 	for _, n := range []string{"a", "b"} {
 		if got := readFile(t, filepath.Join(root, n)); got != n {
 			t.Errorf("%s = %q; the live transaction was disturbed", n, got)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(state, txDir)); err != nil {
+	// The transaction is settled: no manifest for a later Open to act on
+	// (a committed one left behind would be "finished" again over newer
+	// edits), no temp or backup beside the files.
+	assertNoManifests(t, w2)
+	assertNoStrays(t, root)
+}
+
+// manifestCount returns the number of transaction manifests in state.
+func manifestCount(t *testing.T, state string) int {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(state, txDir))
+	if err != nil {
 		t.Fatal(err)
 	}
+	n := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	return n
 }
