@@ -132,11 +132,18 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 		}
 		req.LineTo = *b.LineTo
 	}
+	// Ask the host for one page at most: a big file's rest never crosses
+	// the connection, and a file too large to read whole (over 16 MiB)
+	// still reads page by page.
+	first := max(req.LineFrom, 1)
+	wantTo := req.LineTo
+	if req.LineTo == 0 || req.LineTo > first+teMaxLines-1 {
+		req.LineTo = first + teMaxLines - 1
+	}
 	rr, err := remote.Read(ctx, req)
 	if err != nil {
 		return err
 	}
-	first := max(req.LineFrom, 1)
 	var sb strings.Builder
 	lines := strings.SplitAfter(rr.Content, "\n")
 	if lines[len(lines)-1] == "" {
@@ -154,6 +161,9 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 		}
 		fmt.Fprintf(&sb, "%4d | %s", first+n, l)
 		n++
+	}
+	if last := first + n - 1; reason == "" && n == teMaxLines && last < rr.TotalLines && (wantTo == 0 || wantTo > last) {
+		reason = "max_lines" // the page asked for stopped short of the range
 	}
 	numbered := strings.TrimSuffix(sb.String(), "\n")
 	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
