@@ -72,12 +72,12 @@ func normalizeEOLString(s string) string {
 	return string(normalizeEOL([]byte(s)).b)
 }
 
-// punctASCII maps typographic punctuation to the ASCII a model tends to
+// PunctASCII maps typographic punctuation to the ASCII a model tends to
 // type instead: dashes and minus to '-', curly single quotes to an apostrophe,
 // curly double quotes to '"', non-breaking and other fixed-width spaces to
 // ' ' (the set Codex's apply_patch tolerates). Used only to locate text;
 // what is written is always the caller's text.
-func punctASCII(r rune) (byte, bool) {
+func PunctASCII(r rune) (byte, bool) {
 	switch {
 	case r >= 0x2010 && r <= 0x2015, r == 0x2212:
 		return '-', true
@@ -91,7 +91,7 @@ func punctASCII(r rune) (byte, bool) {
 	return 0, false
 }
 
-// mayHavePunct reports whether b could contain a rune punctASCII maps: all
+// mayHavePunct reports whether b could contain a rune PunctASCII maps: all
 // of them encode with a 0xC2 or 0xE2/0xE3 lead byte.
 func mayHavePunct(b []byte) bool {
 	return bytes.IndexByte(b, 0xE2) >= 0 || bytes.IndexByte(b, 0xC2) >= 0 || bytes.IndexByte(b, 0xE3) >= 0
@@ -114,7 +114,7 @@ func normalizePunct(b []byte) *view {
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
-		a, ok := punctASCII(r)
+		a, ok := PunctASCII(r)
 		if !ok {
 			i += size
 			continue

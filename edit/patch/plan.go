@@ -180,14 +180,15 @@ func (pl *planner) apply(op FileOp, plan *Plan) error {
 
 // update resolves op's chunks against content, in order from a cursor.
 func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, error) {
-	doc := edit.NewDoc(content)
+	find := newFinder(content)
+	doc := find.doc
 	cursor := 0
 	var edits []edit.Edit
 	var hunks []HunkResult
 	for _, ch := range op.Chunks {
 		from, anchor := cursor, -1
 		for _, a := range ch.Anchors {
-			line, ok := doc.FindLine(a, from)
+			line, ok := find.findLine(a, from)
 			if !ok {
 				return nil, nil, pl.anchorMissing(op.Path, a)
 			}
@@ -203,14 +204,16 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			cursor = at
 			continue
 		}
-		tier, blocks := doc.FindBlock(ch.Old, from, ch.EOF)
+		// Behind an anchor the first block wins; without one, every block
+		// of the deciding tier is needed to report an ambiguity.
+		tier, blocks := find.findBlock(ch.Old, from, ch.EOF, anchor >= 0)
 		if len(blocks) == 0 && anchor >= 0 {
 			// The anchor may itself be the first line to change
 			// ("@@ x" / "-x" / "+y").
-			tier, blocks = doc.FindBlock(ch.Old, anchor, ch.EOF)
+			tier, blocks = find.findBlock(ch.Old, anchor, ch.EOF, true)
 		}
 		if len(blocks) == 0 {
-			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor)
+			return nil, nil, pl.contextMissing(find, op.Path, ch, cursor)
 		}
 		if anchor < 0 && len(blocks) > 1 {
 			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
@@ -236,16 +239,22 @@ func (pl *planner) anchorMissing(path, anchor string) error {
 		Hint: "the @@ line must repeat a line of the file, searched after the previous hunk; re-read the file"}
 }
 
-func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor int) error {
+// contextMissing is the error for a chunk that matched nowhere at or after
+// the cursor. After an earlier hunk it says where the lines do occur, if
+// anywhere; that second search is skipped for the first hunk, which has
+// nothing before it to blame.
+func (pl *planner) contextMissing(find *finder, path string, ch Chunk, cursor int) error {
 	e := &edit.Error{Code: edit.CodeNoMatch}
 	if pl.dialect == AgentZero {
 		e.Message = "context not found:\n" + strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
 	} else {
 		e.Message = fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(ch.Old, "\n"))
 	}
-	if _, before := doc.FindBlock(ch.Old, 0, ch.EOF); cursor > 0 && len(before) > 0 {
-		e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", before[0].Line+1)
-		return e
+	if cursor > 0 {
+		if _, before := find.findBlock(ch.Old, 0, ch.EOF, true); len(before) > 0 {
+			e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", before[0].Line+1)
+			return e
+		}
 	}
 	e.Hint = "the context and '-' lines must match the file (tolerating whitespace and indentation differences); re-read the file"
 	return e

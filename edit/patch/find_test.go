@@ -1,0 +1,178 @@
+package patch
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/edit"
+)
+
+// findPieces are line texts that collide under the ladder's keys: the same
+// words with other indentation, trailing blanks, typographic punctuation,
+// byte order marks, invalid UTF-8 and stray carriage returns.
+var findPieces = []string{
+	"", " ", "\t", "  ", "\u00a0", "\u3000",
+	"a", "a ", " a", "\ta", "\t\ta", "  a  ", "a\t", "\u00a0a",
+	"b", "\tb", "    b", "b  ",
+	"a b", "a  b", "a\u00a0b", "a\u2003b", "\ta b ",
+	"x-y", "x\u2014y", "x\u2212y", "\tx\u2013y",
+	`say "hi"`, "say \u201chi\u201d", "say \u201chi\"", "it's", "it\u2019s",
+	"--", "\u2014\u2014", "''", "\u201c\u201d", "\"",
+	"func f() {", "\tfunc f() {", "func f() {  ", "func f(x int) {", "func f",
+	"\xff", "\xe2\x80", "a\xe2\x80\x94", "\xc2", "\xe3\x80\x80a",
+	"\ufeffa", "\ufeff", "a\rb", "a\v", "\fa",
+}
+
+var findBreaks = []string{"\n", "\n", "\n", "\r\n", "\r"}
+
+func randomDoc(r *rand.Rand) string {
+	var sb strings.Builder
+	switch r.IntN(8) {
+	case 0:
+		sb.WriteString(edit.BOM)
+	case 1:
+		sb.WriteString(edit.BOM + edit.BOM)
+	}
+	breaks := findBreaks[:1+r.IntN(len(findBreaks))]
+	for range r.IntN(14) {
+		sb.WriteString(findPieces[r.IntN(len(findPieces))])
+		sb.WriteString(breaks[r.IntN(len(breaks))])
+	}
+	if r.IntN(3) == 0 {
+		sb.WriteString(findPieces[r.IntN(len(findPieces))])
+	}
+	return sb.String()
+}
+
+// randomWant returns lines to look for: usually a run of doc's own lines,
+// some of them swapped for colliding pieces, otherwise pieces alone.
+func randomWant(r *rand.Rand, doc *edit.Doc) []string {
+	var want []string
+	if n := doc.Len(); n > 0 && r.IntN(4) != 0 {
+		i := r.IntN(n)
+		for j := i; j < min(n, i+1+r.IntN(4)); j++ {
+			want = append(want, doc.Text(j))
+		}
+	} else {
+		for range r.IntN(4) {
+			want = append(want, "")
+		}
+	}
+	for j := range want {
+		if r.IntN(3) == 0 {
+			want[j] = findPieces[r.IntN(len(findPieces))]
+		}
+	}
+	if r.IntN(4) == 0 {
+		want = append([]string{findPieces[r.IntN(6)]}, want...)
+	}
+	if r.IntN(4) == 0 {
+		want = append(want, findPieces[r.IntN(6)])
+	}
+	return want
+}
+
+// TestFinderMatchesDoc checks finder against the edit.Doc methods it
+// stands in for, on random documents built to make the tiers collide.
+func TestFinderMatchesDoc(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 30000 {
+		content := randomDoc(r)
+		f := newFinder([]byte(content))
+		doc := edit.NewDoc([]byte(content))
+		for off := range len(f.body) {
+			if c := f.body[off]; c == '\n' || c == '\r' {
+				continue
+			}
+			i := f.lineAt(0, 0, off)
+			if off < f.lineStart(i) || off >= f.lineStart(i+1) {
+				t.Fatalf("lineAt(%d) = %d in %q, which spans [%d, %d)", off, i, content, f.lineStart(i), f.lineStart(i+1))
+			}
+		}
+		want := randomWant(r, doc)
+		from := r.IntN(doc.Len()+3) - 1
+		eof := r.IntN(4) == 0
+		gotTier, got := f.findBlock(want, from, eof, false)
+		wantTier, wantBlocks := doc.FindBlock(want, from, eof)
+		if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
+			t.Fatalf("findBlock(%q, %d, %v) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
+		}
+		// firstOnly may leave out blocks after the first, never change them.
+		if gotTier, got := f.findBlock(want, from, eof, true); gotTier != wantTier || (len(got) == 0) != (len(wantBlocks) == 0) ||
+			len(got) > len(wantBlocks) || !slices.Equal(got, wantBlocks[:len(got)]) {
+			t.Fatalf("findBlock(%q, %d, %v, first) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
+		}
+		text := findPieces[r.IntN(len(findPieces))]
+		if len(want) > 0 && r.IntN(2) == 0 {
+			text = want[0]
+		}
+		gotLine, gotOK := f.findLine(text, from)
+		wantLine, wantOK := doc.FindLine(text, from)
+		if gotLine != wantLine || gotOK != wantOK {
+			t.Fatalf("findLine(%q, %d) on %q = %d, %v; want %d, %v", text, from, content, gotLine, gotOK, wantLine, wantOK)
+		}
+	}
+}
+
+// FuzzFinder checks finder against edit.Doc on arbitrary content; the
+// wanted lines are a run of the content's own lines with one replaced.
+func FuzzFinder(f *testing.F) {
+	f.Add("a\n\tb  \nc\r\n", 0, 2, "\tb", false)
+	f.Add("\ufeffsay \u201chi\u201d\r\n  x\u2014y\n", 0, 2, `say "hi"`, true)
+	f.Add("\n\n a\n\n", 1, 3, "", false)
+	f.Fuzz(func(t *testing.T, content string, i, k int, line string, eof bool) {
+		fd := newFinder([]byte(content))
+		doc := fd.doc
+		n := doc.Len()
+		if n == 0 || k < 0 {
+			return
+		}
+		i, k = ((i%n)+n)%n, 1+k%4
+		var want []string
+		for j := i; j < min(n, i+k); j++ {
+			want = append(want, doc.Text(j))
+		}
+		want[len(want)/2] = line
+		for _, from := range []int{0, i, i + 1} {
+			gotTier, got := fd.findBlock(want, from, eof, false)
+			wantTier, wantBlocks := doc.FindBlock(want, from, eof)
+			if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
+				t.Fatalf("findBlock(%q, %d, %v)\n got %v %+v\nwant %v %+v", want, from, eof, gotTier, got, wantTier, wantBlocks)
+			}
+			gotLine, gotOK := fd.findLine(line, from)
+			wantLine, wantOK := doc.FindLine(line, from)
+			if gotLine != wantLine || gotOK != wantOK {
+				t.Fatalf("findLine(%q, %d) = %d, %v; want %d, %v", line, from, gotLine, gotOK, wantLine, wantOK)
+			}
+		}
+	})
+}
+
+// TestIndexMatchesBytesIndex checks finder.index, including its hand-over
+// to bytes.Index, on haystacks of few distinct bytes.
+func TestIndexMatchesBytesIndex(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "aab\tc "
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for range 3000 {
+		hay := random(r.IntN(5000))
+		f := &finder{body: hay}
+		needle := random(1 + r.IntN(6))
+		for off := 0; off <= len(hay); off += 1 + r.IntN(len(hay)/4+1) {
+			if got, want := f.index(hay[off:], needle), bytes.Index(hay[off:], needle); got != want {
+				t.Fatalf("index(hay[%d:], %q) = %d, want %d", off, needle, got, want)
+			}
+		}
+	}
+}
