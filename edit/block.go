@@ -16,11 +16,10 @@ type Doc struct {
 // NewDoc indexes content. A UTF-8 byte order mark is not part of line 0.
 func NewDoc(content []byte) *Doc {
 	d := &Doc{content: content}
-	if HasBOM(content) {
-		d.bom = len(BOM)
-	}
-	d.idx = newLines(content[d.bom:])
-	d.eol = DetectEOL(content[d.bom:])
+	var body []byte
+	body, d.bom = StripBOM(content)
+	d.idx = newLines(body)
+	d.eol = DetectEOL(body)
 	return d
 }
 

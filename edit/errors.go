@@ -8,7 +8,6 @@ const (
 	CodeBadRequest     = "bad_request"
 	CodeNoMatch        = "no_match"
 	CodeAmbiguousMatch = "ambiguous_match"
-	CodeInvalidRange   = "bad_request"
 )
 
 // Error is the error type of the edit and edit/patch packages. Nothing is

@@ -50,11 +50,7 @@ func noMatchHint(content []byte, old string) string {
 // nearest returns the region of content most similar to old: its 1-based
 // first line, similarity in [0,1] and a compact diff {-old-}{+file+}.
 func nearest(content []byte, old string) (int, float64, string, bool) {
-	bom := 0
-	if HasBOM(content) {
-		bom = len(BOM)
-	}
-	body := content[bom:]
+	body, _ := StripBOM(content)
 	if len(body) > hintScanLimit {
 		body = body[:hintScanLimit]
 	}

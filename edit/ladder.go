@@ -87,11 +87,8 @@ type span struct {
 // tier is tried. A UTF-8 byte order mark at the start of content is never
 // part of a match. It returns (0, nil) when no tier matches.
 func Locate(content []byte, old string, strict bool) (Tier, []Match) {
-	bom := 0
-	if HasBOM(content) {
-		bom = len(BOM)
-	}
-	l := ladder{raw: identity(content[bom:]), old: old}
+	body, bom := StripBOM(content)
+	l := ladder{raw: identity(body), old: old}
 	tier, spans, v := l.run(strict)
 	out := make([]Match, len(spans))
 	for i, s := range spans {

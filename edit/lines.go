@@ -35,11 +35,7 @@ func EditLines(content []byte, edits []LineEdit, diff bool, path string) (*Lines
 	if len(edits) == 0 {
 		return nil, errorf(CodeBadRequest, "edits must be a non-empty list")
 	}
-	bom := 0
-	if HasBOM(content) {
-		bom = len(BOM)
-	}
-	body := content[bom:]
+	body, bom := StripBOM(content)
 	idx := newLines(body)
 	n := idx.count()
 	eol := DetectEOL(body)
@@ -140,21 +136,9 @@ func Insert(content []byte, after int, text string, diff bool, path string) (*Li
 func ptr[T any](v T) *T { return &v }
 
 func describeLines(old, out []byte, edits []Edit, diff bool, path string) *LinesResult {
-	first, last := edits[0], edits[len(edits)-1]
-	shift := 0
-	for _, e := range edits[:len(edits)-1] {
-		shift += len(e.New) - (e.End - e.Start)
-	}
-	startOff := first.Start
-	endOff := lastTextOff(last.Start+shift, last.New)
-	r := &LinesResult{
-		Content:    out,
-		StartLine:  lineAt(out, startOff),
-		TotalLines: LineCount(out),
-		Snippet:    snippet(out, startOff, max(endOff, startOff), snippetContext),
-	}
-	r.EndLine = r.StartLine + countEOLs(out[startOff:max(endOff, startOff)])
-	if len(last.New) == 0 && len(edits) == 1 {
+	r := &LinesResult{Content: out, TotalLines: LineCount(out)}
+	r.StartLine, r.EndLine, r.Snippet = changedLines(out, edits)
+	if len(edits) == 1 && len(edits[0].New) == 0 {
 		r.EndLine = r.StartLine - 1
 	}
 	if diff {
@@ -166,9 +150,7 @@ func describeLines(old, out []byte, edits []Edit, diff bool, path string) *Lines
 // LineCount returns the number of lines: terminators, plus one for text
 // after the last terminator. Empty content has no lines.
 func LineCount(content []byte) int {
-	if HasBOM(content) {
-		content = content[len(BOM):]
-	}
+	content, _ = StripBOM(content)
 	if len(content) == 0 {
 		return 0
 	}
@@ -182,10 +164,7 @@ func LineCount(content []byte) int {
 // View renders lines start..end (1-based, inclusive; end -1 means the last
 // line) in cat -n style. start 0 is read as 1. An empty file views as "".
 func View(content []byte, start, end int) (string, error) {
-	body := content
-	if HasBOM(body) {
-		body = body[len(BOM):]
-	}
+	body, _ := StripBOM(content)
 	idx := newLines(body)
 	n := idx.count()
 	if start == 0 {
@@ -212,10 +191,7 @@ func View(content []byte, start, end int) (string, error) {
 // Lines returns content's lines from..to (1-based inclusive) with their
 // terminators, and the total line count. It clamps to the file.
 func Lines(content []byte, from, to int) (string, int) {
-	body := content
-	if HasBOM(body) {
-		body = body[len(BOM):]
-	}
+	body, _ := StripBOM(content)
 	idx := newLines(body)
 	n := idx.count()
 	from = max(from, 1)

@@ -73,10 +73,7 @@ func numbered(b []byte, first int) string {
 // holding end (an offset inside the last changed line), with ctx lines of
 // context on each side, numbered.
 func snippet(content []byte, start, end, ctx int) string {
-	bom := 0
-	if HasBOM(content) {
-		bom = len(BOM)
-	}
+	body, bom := StripBOM(content)
 	start, end = max(start, bom), max(end, bom)
 	from := lineStart(content, start)
 	for i := 0; i < ctx && from > bom; i++ {
@@ -87,5 +84,5 @@ func snippet(content []byte, start, end, ctx int) string {
 	for i := 0; i < ctx && to < len(content); i++ {
 		to = lineEnd(content, to)
 	}
-	return numbered(content[from:to], lineAt(content[bom:], from-bom))
+	return numbered(content[from:to], lineAt(body, from-bom))
 }

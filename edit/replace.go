@@ -166,6 +166,24 @@ func finish(content []byte, edits []Edit, tier Tier, opts ReplaceOptions) (*Repl
 	if err != nil {
 		return nil, err
 	}
+	r := &ReplaceResult{
+		Content: out,
+		Changed: changes(content, edits),
+		Tier:    tier,
+		Count:   len(edits),
+		Edits:   edits,
+	}
+	r.StartLine, r.EndLine, r.Snippet = changedLines(out, edits)
+	if opts.Diff {
+		r.Diff = unifiedDiff(opts.Path, content, edits)
+	}
+	return r, nil
+}
+
+// changedLines locates sorted edits in out, the content they produced:
+// the 1-based first and last line of out holding the new text of the
+// first and the last edit, and a numbered snippet around them.
+func changedLines(out []byte, edits []Edit) (startLine, endLine int, snip string) {
 	first, last := edits[0], edits[len(edits)-1]
 	shift := 0
 	for _, e := range edits[:len(edits)-1] {
@@ -173,20 +191,8 @@ func finish(content []byte, edits []Edit, tier Tier, opts ReplaceOptions) (*Repl
 	}
 	startOff := first.Start
 	endOff := max(lastTextOff(last.Start+shift, last.New), startOff)
-	r := &ReplaceResult{
-		Content:   out,
-		Changed:   changes(content, edits),
-		Tier:      tier,
-		Count:     len(edits),
-		StartLine: lineAt(out, startOff),
-		Snippet:   snippet(out, startOff, endOff, snippetContext),
-		Edits:     edits,
-	}
-	r.EndLine = r.StartLine + countEOLs(out[startOff:endOff])
-	if opts.Diff {
-		r.Diff = unifiedDiff(opts.Path, content, edits)
-	}
-	return r, nil
+	startLine = lineAt(out, startOff)
+	return startLine, startLine + countEOLs(out[startOff:endOff]), snippet(out, startOff, endOff, snippetContext)
 }
 
 func ambiguous(content []byte, matches []Match, tier Tier) *Error {

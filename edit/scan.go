@@ -47,11 +47,8 @@ func (s *LineScanner) Write(p []byte) (int, error) {
 
 func (s *LineScanner) start() {
 	s.started, s.line = true, 1
-	p := s.head
-	s.head = nil
-	if bytes.HasPrefix(p, []byte(BOM)) {
-		s.bom, p = true, p[len(BOM):]
-	}
+	p, n := StripBOM(s.head)
+	s.head, s.bom = nil, n > 0
 	s.scan(p)
 }
 

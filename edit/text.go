@@ -11,6 +11,15 @@ const BOM = "\xef\xbb\xbf"
 // HasBOM reports whether content starts with a UTF-8 byte order mark.
 func HasBOM(content []byte) bool { return bytes.HasPrefix(content, []byte(BOM)) }
 
+// StripBOM returns content without a leading UTF-8 byte order mark, and
+// the mark's length in content: len(BOM), or 0 when there is none.
+func StripBOM(content []byte) (body []byte, n int) {
+	if HasBOM(content) {
+		return content[len(BOM):], len(BOM)
+	}
+	return content, 0
+}
+
 // EOL is a line terminator: "\n", "\r\n" or "\r".
 type EOL string
 

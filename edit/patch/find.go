@@ -27,11 +27,8 @@ type finder struct {
 }
 
 func newFinder(content []byte) *finder {
-	f := &finder{doc: edit.NewDoc(content), body: content}
-	if edit.HasBOM(content) {
-		f.bom = len(edit.BOM)
-		f.body = content[f.bom:]
-	}
+	f := &finder{doc: edit.NewDoc(content)}
+	f.body, f.bom = edit.StripBOM(content)
 	f.hasCR = bytes.IndexByte(f.body, '\r') >= 0
 	return f
 }

@@ -368,20 +368,11 @@ func (p pruner) canDescend(dir string) bool {
 // pattern is ignored.
 func Files(ctx context.Context, root *os.Root, start string, opts Options, emit func(path string) error) (Stats, error) {
 	q := &Query{opts: opts}
-	var err error
-	globs := append([]string(nil), opts.Globs...)
-	globs = append(globs, opts.Include...)
-	for _, g := range opts.Exclude {
-		globs = append(globs, "!"+g)
-	}
-	if q.globs, err = newGlobFilter(globs); err != nil {
-		return Stats{}, err
-	}
-	if q.types, err = newTypeFilter(opts.Types); err != nil {
+	if err := q.compileFilters(); err != nil {
 		return Stats{}, err
 	}
 	var st Stats
-	errs, nErr, err := walkTree(ctx, root, start, q.walkOptions(false), nil, func(n *node[struct{}]) error {
+	errs, nErr, err := walkTree(ctx, root, start, q.walkOptions(), nil, func(n *node[struct{}]) error {
 		return emit(n.rel)
 	})
 	for _, e := range errs {

@@ -118,7 +118,7 @@ func Stream[T any](ctx context.Context, root *os.Root, start string, q *Query,
 func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, limit int,
 	collect func(*FileMatches) T, emit func(path string, v T) error) (Stats, error) {
 	var st Stats
-	wo := q.walkOptions(true)
+	wo := q.walkOptions()
 	wo.heldBytes = func(r any) int64 { return r.(*fileOutcome[T]).held }
 	process := func(f *fileRef, local *any) fileOutcome[T] {
 		s, _ := (*local).(*searchState)

@@ -3,6 +3,8 @@ package search
 import (
 	"bytes"
 	"strings"
+
+	"github.com/fsplane/fsplane/edit"
 )
 
 // An ignorePattern is one non-comment line of an ignore file, parsed the
@@ -42,7 +44,7 @@ type ignoreList struct {
 // malformed pattern (an unterminated class) matches nothing, as in git.
 func parseIgnore(source string, content []byte) *ignoreList {
 	l := &ignoreList{source: source}
-	content = bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))
+	content, _ = edit.StripBOM(content)
 	lineNo := 0
 	for len(content) > 0 {
 		lineNo++

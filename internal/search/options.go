@@ -100,14 +100,7 @@ func Compile(opts Options) (*Query, error) {
 		return nil, err
 	}
 	q := &Query{opts: opts, m: m}
-	globs := append(append([]string(nil), opts.Globs...), opts.Include...)
-	for _, g := range opts.Exclude {
-		globs = append(globs, "!"+g)
-	}
-	if q.globs, err = newGlobFilter(globs); err != nil {
-		return nil, err
-	}
-	if q.types, err = newTypeFilter(opts.Types); err != nil {
+	if err := q.compileFilters(); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -115,10 +108,21 @@ func Compile(opts Options) (*Query, error) {
 
 const maxContext = 1000
 
-// Options returns the options the query was compiled from.
-func (q *Query) Options() Options { return q.opts }
+// compileFilters sets q's glob and type filters from its options.
+func (q *Query) compileFilters() error {
+	globs := append(append([]string(nil), q.opts.Globs...), q.opts.Include...)
+	for _, g := range q.opts.Exclude {
+		globs = append(globs, "!"+g)
+	}
+	var err error
+	if q.globs, err = newGlobFilter(globs); err != nil {
+		return err
+	}
+	q.types, err = newTypeFilter(q.opts.Types)
+	return err
+}
 
-func (q *Query) walkOptions(wantFiles bool) *walkOptions {
+func (q *Query) walkOptions() *walkOptions {
 	o := &walkOptions{
 		hidden:      q.opts.Hidden,
 		ignoreFiles: q.opts.RespectIgnore,

@@ -142,18 +142,13 @@ func (w *Workspace) Commit(changes []Change, opts CommitOptions) ([]FileResult, 
 		}
 		reqs[i] = &request{Change: c}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.checkOpen(op, ""); err != nil {
-		return nil, err
-	}
-	unlock, err := w.lock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w.settle()
-	return w.commitLocked(op, reqs, opts)
+	var results []FileResult
+	err := w.locked(op, "", func() error {
+		var err error
+		results, err = w.commitLocked(op, reqs, opts)
+		return err
+	})
+	return results, err
 }
 
 // commitLocked is Commit for a caller that holds the locks.
@@ -201,8 +196,7 @@ func checkChange(op string, c Change) error {
 	case c.ExpectAbsent && c.ExpectedVersion != "":
 		return fserr.New(fserr.BadRequest, op, c.Path, "a change of %s cannot both expect a version and expect the file to be absent", c.Path)
 	case c.ExpectedVersion != "" && !isVersion(c.ExpectedVersion):
-		return fserr.New(fserr.BadRequest, op, c.Path, "%q is not a version (32 lowercase hex characters)", c.ExpectedVersion).
-			WithHint("pass the version a read returned")
+		return badVersion(op, c.Path, c.ExpectedVersion)
 	case c.Mode&^permBits != 0:
 		return fserr.New(fserr.BadRequest, op, c.Path, "mode %v is not a file permission", c.Mode)
 	}

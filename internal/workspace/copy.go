@@ -116,15 +116,11 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 	if dfi != nil {
 		uid, gid, _ = fileOwner(dfi)
 	}
-	dirs, err := missingParents(op, dst, d.r, d.Rel)
+	dirs, err := makeParents(op, d, owner)
 	if err != nil {
 		return err
 	}
 	root := d.r.root
-	if err := makeDirs(root, dirs, owner); err != nil {
-		removeDirs(root, dirs)
-		return osErr(op, dst, err)
-	}
 	st, err := stageCopy(s.r.root, s.Rel, root, d.Rel, func(_ *os.File, fi fs.FileInfo) fileMeta {
 		return fileMeta{mode: fi.Mode() & permBits, uid: uid, gid: gid}
 	})
@@ -297,15 +293,11 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 		}
 		return tc.dir(s.Rel, d.Rel, "", sfi)
 	}
-	dirs, err := missingParents(op, dst, d.r, d.Rel)
+	dirs, err := makeParents(op, d, owner)
 	if err != nil {
 		return err
 	}
 	root := d.r.root
-	if err := makeDirs(root, dirs, owner); err != nil {
-		removeDirs(root, dirs)
-		return osErr(op, dst, err)
-	}
 	tmp := siblingName(d.Rel, randomTag(), "tmp")
 	noteTemp(root, tmp)
 	fail := func(err error) error {
@@ -643,12 +635,5 @@ func (tc *treeCopy) linkStays(srcRel, target, finalRel string) bool {
 	if _, _, err := tc.w.follow(tc.op, srcRel, tc.src, srcRel); err != nil {
 		return false
 	}
-	if filepath.IsAbs(target) {
-		t := filepath.Clean(target)
-		_, in := within(t, tc.dst.path)
-		_, inReal := within(t, tc.dst.real)
-		return in || inReal
-	}
-	j := path.Join(path.Dir(finalRel), target)
-	return j != ".." && !(len(j) > 2 && j[:3] == "../")
+	return linkStays(tc.dst, finalRel, target)
 }

@@ -123,6 +123,21 @@ func missingParents(op, given string, root *wsRoot, rel string) ([]string, error
 	return nil, nil
 }
 
+// makeParents creates the parent directories of d that do not exist yet,
+// each given to owner when set, and returns them, outermost first. When
+// one cannot be created, those made are removed again.
+func makeParents(op string, d *resolved, owner *Owner) ([]string, error) {
+	dirs, err := missingParents(op, d.Given, d.r, d.Rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := makeDirs(d.r.root, dirs, owner); err != nil {
+		removeDirs(d.r.root, dirs)
+		return nil, osErr(op, d.Given, err)
+	}
+	return dirs, nil
+}
+
 // Lstat describes p like Stat, except that when p's last component is a
 // symbolic link it describes the link itself (Mode has fs.ModeSymlink,
 // Size is the length of its target), wherever the link points. A missing

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
@@ -21,8 +22,6 @@ const (
 	// binary, as git and grep do.
 	sniffLen = 8 << 10
 )
-
-const utf8BOM = "\xef\xbb\xbf"
 
 // TextFile is a file read as UTF-8 text.
 type TextFile struct {
@@ -65,12 +64,8 @@ func (w *Workspace) ReadTextLimit(p string, limit int64) (*TextFile, error) {
 		return nil, fserr.New(fserr.DecodeError, op, p, "%s appears to be binary (it contains a NUL byte)", p).
 			WithHint("use download, or read with encoding=base64")
 	}
-	bom := bytes.HasPrefix(content, []byte(utf8BOM))
-	start := 0
-	if bom {
-		start = len(utf8BOM)
-	}
-	if off := invalidUTF8(content[start:]); off >= 0 {
+	body, start := edit.StripBOM(content)
+	if off := invalidUTF8(body); off >= 0 {
 		return nil, fserr.New(fserr.DecodeError, op, p, "%s is not valid UTF-8: invalid byte at offset %d", p, start+off).
 			WithHint("use download, or read with encoding=base64")
 	}
@@ -78,7 +73,7 @@ func (w *Workspace) ReadTextLimit(p string, limit int64) (*TextFile, error) {
 		Path:    r.Path,
 		Content: content,
 		Version: Version(content),
-		BOM:     bom,
+		BOM:     start > 0,
 		Mode:    fi.Mode(),
 		ModTime: fi.ModTime(),
 	}, nil

@@ -144,6 +144,24 @@ func within(p, base string) (string, bool) {
 	return "", false
 }
 
+// linkStays reports whether a symbolic link at rel in root, pointing to
+// target, leads inside root: an absolute target below the root's path
+// (as configured or resolved), a relative one that does not climb above
+// it. An empty target, or one with a NUL byte, leads nowhere.
+func linkStays(root *wsRoot, rel, target string) bool {
+	if target == "" || strings.IndexByte(target, 0) >= 0 {
+		return false
+	}
+	if path.IsAbs(target) {
+		c := path.Clean(target)
+		_, in := within(c, root.path)
+		_, inReal := within(c, root.real)
+		return in || inReal
+	}
+	j := path.Join(path.Dir(rel), target)
+	return j != ".." && !strings.HasPrefix(j, "../")
+}
+
 func (w *Workspace) outside(op, p string) *fserr.Error {
 	return fserr.New(fserr.OutsideRoot, op, p,
 		"path %s is outside the workspace roots (%s); use a path inside a root", p, w.rootList())

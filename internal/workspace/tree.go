@@ -189,12 +189,6 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 	return t, nil
 }
 
-// Mode returns TreeRename or TreeMerge.
-func (t *TreeWriter) Mode() string { return t.mode }
-
-// Path returns the tree's destination.
-func (t *TreeWriter) Path() Path { return t.d.Path }
-
 func (t *TreeWriter) badEntry(name, format string, args ...any) *fserr.Error {
 	return fserr.New(fserr.BadRequest, t.op, t.d.Given, "invalid tree entry %q: "+format, append([]any{name}, args...)...)
 }
@@ -337,7 +331,7 @@ func (t *TreeWriter) Symlink(name, target string) error {
 	if err != nil {
 		return err
 	}
-	if !t.linkStays(name, target) {
+	if !linkStays(t.d.r, path.Join(t.d.Rel, name), target) {
 		return fserr.New(fserr.OutsideRoot, t.op, t.d.Given,
 			"tree entry %q is a symbolic link to %s, which leads outside the workspace root %s", name, target, t.d.r.path).
 			WithHint("remove the link from the archive or make it relative inside the tree")
@@ -354,22 +348,6 @@ func (t *TreeWriter) Symlink(name, target string) error {
 	t.kinds[name] = fs.ModeSymlink
 	t.entries++
 	return nil
-}
-
-// linkStays reports whether target, read from the link's final place,
-// stays inside the root.
-func (t *TreeWriter) linkStays(name, target string) bool {
-	if target == "" || strings.IndexByte(target, 0) >= 0 {
-		return false
-	}
-	if path.IsAbs(target) {
-		c := path.Clean(target)
-		_, in := within(c, t.d.r.path)
-		_, inReal := within(c, t.d.r.real)
-		return in || inReal
-	}
-	j := path.Join(path.Dir(path.Join(t.d.Rel, name)), target)
-	return j != ".." && !strings.HasPrefix(j, "../")
 }
 
 // Link adds a hard link to target, a regular file added earlier.

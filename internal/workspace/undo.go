@@ -108,18 +108,17 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.checkOpen(op, p); err != nil {
-		return nil, err
-	}
-	unlock, err := w.lock(op)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w.settle()
+	var out *UndoResult
+	err = w.locked(op, p, func() error {
+		var err error
+		out, err = w.undoLocked(op, p, res)
+		return err
+	})
+	return out, err
+}
 
+// undoLocked is Undo for a caller that holds the locks.
+func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error) {
 	if err := w.journal.refresh(); err != nil {
 		return nil, stateErr(op, w.stateDir, err)
 	}
@@ -150,6 +149,7 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	}
 	reqs := make([]*request, len(group))
 	for i, ge := range group {
+		var err error
 		if reqs[i], err = w.undoRequest(op, ge, targets[i]); err != nil {
 			return nil, err
 		}
