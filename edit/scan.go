@@ -1,6 +1,9 @@
 package edit
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // A LineScanner reads a text given in pieces — a file too large to hold —
 // and keeps the lines From..To, with the semantics of Lines, LineCount and
@@ -81,6 +84,28 @@ func (s *LineScanner) scan(p []byte) {
 		}
 		p = p[i+1:]
 	}
+}
+
+// CutLine splits s at its first line terminator as the rest of edit reads
+// them (CRLF, LF or a lone CR): the first line's text, its terminator
+// ("" when s has none) and what follows. Fronts that number lines of text
+// they got from the engine use it, so their numbers are the engine's.
+func CutLine(s string) (line, eol, rest string) {
+	i := strings.IndexByte(s, '\n')
+	head := s
+	if i >= 0 {
+		head = s[:i]
+	}
+	if j := strings.IndexByte(head, '\r'); j >= 0 {
+		if j+1 < len(s) && s[j+1] == '\n' {
+			return s[:j], s[j : j+2], s[j+2:]
+		}
+		return s[:j], s[j : j+1], s[j+1:]
+	}
+	if i < 0 {
+		return s, "", ""
+	}
+	return s[:i], s[i : i+1], s[i+1:]
 }
 
 // IndexLineBreak returns the index of b's first CR or LF, or -1. It is

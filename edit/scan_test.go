@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -75,5 +76,40 @@ func FuzzLineScanner(f *testing.F) {
 		}
 		from, to = min(max(from, 0), 1<<20), min(max(to, -1), 1<<20)
 		checkScanner(t, content, from, to, cut1, cut2)
+	})
+}
+
+// FuzzCutLine: cutting a text line by line gives it back whole, with as
+// many lines as LineCount and each line's text free of terminators.
+func FuzzCutLine(f *testing.F) {
+	for _, s := range []string{"", "a", "a\n", "a\r\nb", "a\rb\r", "\r\n\r\n", "\n\r", "x\r\r\ny"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if HasBOM([]byte(s)) {
+			return // LineCount does not count a BOM; CutLine gets text without one
+		}
+		var b strings.Builder
+		n := 0
+		for rest := s; rest != ""; n++ {
+			var line, eol string
+			line, eol, rest = CutLine(rest)
+			if strings.ContainsAny(line, "\r\n") {
+				t.Fatalf("line %q holds a terminator", line)
+			}
+			if eol != "" && eol != "\n" && eol != "\r\n" && eol != "\r" {
+				t.Fatalf("terminator %q", eol)
+			}
+			if eol == "" && rest != "" {
+				t.Fatalf("no terminator but %q follows", rest)
+			}
+			b.WriteString(line + eol)
+		}
+		if b.String() != s {
+			t.Fatalf("rejoined %q, want %q", b.String(), s)
+		}
+		if want := LineCount([]byte(s)); n != want {
+			t.Fatalf("%d lines, LineCount says %d", n, want)
+		}
 	})
 }

@@ -144,31 +144,48 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 	if err != nil {
 		return err
 	}
+	// Number the lines as the engine does (CRLF, LF and a lone CR end a
+	// line), so a line number read here is the one an edit will change.
 	var sb strings.Builder
-	lines := strings.SplitAfter(rr.Content, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
 	n, reason := 0, ""
-	for _, l := range lines {
-		if n == teMaxLines {
-			reason = "max_lines"
-			break
+	for rest := rr.Content; rest != ""; {
+		var l, eol string
+		l, eol, rest = edit.CutLine(rest)
+		if eol == "\r" {
+			eol = "\n" // shown as the line break it is
 		}
-		if sb.Len()+len(l)+7 > teMaxBytes {
+		if sb.Len()+len(l)+len(eol)+7 > teMaxBytes {
 			reason = "max_bytes"
 			break
 		}
-		fmt.Fprintf(&sb, "%4d | %s", first+n, l)
+		fmt.Fprintf(&sb, "%4d | %s%s", first+n, l, eol)
 		n++
 	}
-	if last := first + n - 1; reason == "" && n == teMaxLines && last < rr.TotalLines && (wantTo == 0 || wantTo > last) {
-		reason = "max_lines" // the page asked for stopped short of the range
+	// The range asked for, within the file; anything of it not shown was
+	// cut by the page (max_lines) or by the byte cap.
+	want := rr.TotalLines
+	if wantTo != 0 {
+		want = min(wantTo, rr.TotalLines)
+	}
+	if reason == "" && first+n-1 < want {
+		reason = "max_lines"
 	}
 	numbered := strings.TrimSuffix(sb.String(), "\n")
 	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
 	res.Version, res.TotalLines, res.LineFrom, res.LineTo = rr.Version, rr.TotalLines, first, first+n-1
-	if reason != "" {
+	switch {
+	case reason == "":
+	case n == 0: // one line alone is over the byte cap: continuing from it would loop
+		res.Truncated = true
+		skip := ""
+		if first < rr.TotalLines {
+			res.NextLine = first + 1
+			skip = fmt.Sprintf(" Continue with line_from=%d to skip it, or use", first+1)
+		} else {
+			skip = " Use"
+		}
+		res.Output += fmt.Sprintf("\n[Remote text read truncated by max_bytes: line %d alone is over %d KiB.%s GET /v2/hosts/{host}/fs/download for the complete file.]", first, teMaxBytes>>10, skip)
+	default:
 		res.Truncated, res.NextLine = true, first+n
 		res.Output += fmt.Sprintf("\n[Remote text read truncated by %s. Continue with line_from=%d. Use GET /v2/hosts/{host}/fs/download for the complete or binary file.]", reason, first+n)
 	}
