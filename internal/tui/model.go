@@ -17,10 +17,10 @@
 // EventMsg through tea.Program.Send, which is safe from any goroutine (the
 // host's OnEvent). Options.SetMode runs in a tea.Cmd, off the UI loop, so
 // a slow network never freezes the screen. Its reply (modeSetMsg) and the
-// host's EventMode may reach Update in either order: the reply only ends
-// the pending state (and logs a failure), the event alone sets the mode,
-// and at most one SetMode is in flight, so a reply always belongs to the
-// change shown as pending.
+// host's EventMode may reach Update in either order: the reply ends the
+// pending state (a success sets the mode it asked for, a failure is
+// logged), the event sets the mode, and at most one SetMode is in flight,
+// so a reply always belongs to the change shown as pending.
 package tui
 
 import (
@@ -58,10 +58,10 @@ type EventMsg host.Event
 // model shows it and quits.
 type DoneMsg struct{ Err error }
 
-// modeSetMsg reports the outcome of SetMode after F3. It does not set the
-// mode shown: an error may leave the host in either mode (host.SetMode
-// switches and then may fail to tell the hub), and a switch is reported
-// by the host's EventMode.
+// modeSetMsg reports the outcome of SetMode after F3. Success means the
+// host is in mode; an error may leave the host in either mode (host.SetMode
+// switches and then may fail to tell the hub), so then only the host's
+// EventMode sets the mode shown.
 type modeSetMsg struct {
 	mode proto.Mode
 	err  error
@@ -141,6 +141,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.event(host.Event(msg))
 	case modeSetMsg:
 		m.pending = ""
+		if msg.err == nil {
+			// The host is in msg.mode now. Its EventMode says so too, but a
+			// state event carrying the mode read just before the switch
+			// may land after it; without this the footer would keep the
+			// old mode, and SetMode of a mode the host is already in
+			// emits no event to correct it.
+			m.mode = msg.mode
+		}
 		if msg.err != nil {
 			m.add(fmt.Sprintf("could not announce %s to the hub: %s", ModeLabel(msg.mode), host.Printable(msg.err.Error(), 300)))
 		}

@@ -271,6 +271,8 @@ func TestF3ModeChange(t *testing.T) {
 			wantCalls: []proto.Mode{rw, ro}, wantMode: ro},
 		{name: "state event during the switch", steps: []any{press, state(time.Second, host.Connected, "h-2", 0, ""), run, reply, confirm},
 			wantCalls: []proto.Mode{rw}, wantMode: rw},
+		{name: "a state event read before the switch lands after it", steps: []any{press, run, confirm, state(time.Second, host.Connected, "h-1", 0, ""), reply},
+			wantCalls: []proto.Mode{rw}, wantMode: rw},
 		{name: "refused: the mode reverts", refuse: errors.New("host: mode refused"), steps: []any{press, run, confirm, reply},
 			wantCalls: []proto.Mode{rw}, wantMode: ro, wantLog: "could not announce Read&Write to the hub: host: mode refused"},
 		{name: "refused twice", refuse: errors.New("host: mode refused"), steps: []any{press, run, reply, press, run, reply},
