@@ -28,6 +28,21 @@ const (
 	PingTimeout  = 45 * time.Second
 )
 
+// WriteTimeout bounds one write to the WebSocket. Writes do not end with
+// their caller's context (see Conn.write); a peer that takes no frame for
+// this long has stopped reading, and the connection is closed.
+const WriteTimeout = PingTimeout
+
+// errPeerAborted is the cause that ends an outbound transfer when the
+// receiver sent transfer_abort for it: the sender stops and does not
+// answer with an abort of its own.
+var errPeerAborted = errors.New("connector: the receiver aborted the transfer")
+
+// maxDropped bounds how many aborted inbound transfers a reader remembers
+// in order to ignore their late frames; past it, each late frame is
+// answered with transfer_abort again.
+const maxDropped = 1024
+
 // ErrTooLarge is returned (wrapped) by Send for a message larger than the
 // negotiated transfer limit; the sender should answer too_large instead.
 var ErrTooLarge = errors.New("connector: message exceeds the transfer limit")
@@ -50,6 +65,9 @@ type Conn struct {
 	sinks     map[string]DataSink // op id → receiver of its data transfer
 	forgotten []string            // op ids whose streams must be failed
 
+	outMu sync.Mutex
+	outs  map[uint32]outbound // transfers being sent, by transfer id
+
 	frames *FrameConn // when set, each message goes out in one write
 }
 
@@ -70,8 +88,15 @@ func New(ws *websocket.Conn, limits proto.Limits) *Conn {
 // Run and Send.
 func (c *Conn) GatherWrites(fc *FrameConn) { c.frames = fc }
 
-// write sends one WebSocket message.
+// write sends one WebSocket message. It does not end with ctx:
+// coder/websocket closes the whole connection when a write's context ends
+// mid-write, so one caller going away (an HTTP client disconnecting, an op
+// timing out) would fail every other operation on the connection. Callers
+// check ctx between messages instead, and WriteTimeout bounds a write to a
+// peer that stopped reading.
 func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
+	defer cancel()
 	if c.frames == nil {
 		return c.ws.Write(ctx, typ, b)
 	}
@@ -96,7 +121,16 @@ func (c *Conn) Negotiate(peer proto.Limits) {
 // encoding exceeds MaxMessageBytes moves as a transfer; at most
 // MaxConcurrentTransfers of those are in flight, and Send waits for a slot
 // (or ctx).
-func (c *Conn) Send(ctx context.Context, msg any) error {
+//
+// ctx is checked before the message and between the frames of a transfer,
+// never during a write (see write): when it ends midway, the peer is sent
+// transfer_abort, so it drops the partial message, and Send returns ctx's
+// error; a message that was not sent whole is never handled by the peer.
+// A transfer_abort from the peer ends the transfer the same way.
+func (c *Conn) Send(ctx context.Context, msg any) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	b, err := proto.Encode(msg)
 	if err != nil {
 		return err
@@ -120,16 +154,83 @@ func (c *Conn) Send(ctx context.Context, msg any) error {
 	case *proto.Result:
 		kind, opID = proto.TypeResult, m.OpID
 	}
-	start, frames, end := proto.Split(c.nextID.Add(1), opID, kind, b, l.ChunkBytes)
+	id := c.nextID.Add(1)
+	start, frames, end := proto.Split(id, opID, kind, b, l.ChunkBytes)
+	ctx, done := c.track(ctx, id, opID)
+	defer done()
 	if err := c.sendText(ctx, start); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			c.abandon(ctx, id, opID, err)
+		}
+	}()
 	for _, f := range frames {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		if err := c.write(ctx, websocket.MessageBinary, f); err != nil {
 			return err
 		}
 	}
 	return c.sendText(ctx, end)
+}
+
+// outbound is a transfer this side is sending.
+type outbound struct {
+	opID string
+	stop context.CancelCauseFunc
+}
+
+// track registers outbound transfer id of opID, so a transfer_abort from
+// the receiver stops it: the returned context then ends with cause
+// errPeerAborted. done unregisters it.
+func (c *Conn) track(ctx context.Context, id uint32, opID string) (_ context.Context, done func()) {
+	ctx, stop := context.WithCancelCause(ctx)
+	c.outMu.Lock()
+	if c.outs == nil {
+		c.outs = map[uint32]outbound{}
+	}
+	c.outs[id] = outbound{opID: opID, stop: stop}
+	c.outMu.Unlock()
+	return ctx, func() {
+		c.outMu.Lock()
+		delete(c.outs, id)
+		c.outMu.Unlock()
+		stop(nil)
+	}
+}
+
+// stopOutbound stops the outbound transfer m aborts and reports whether m
+// was about one. Both sides number their transfers from 1, so an abort
+// matches an outbound transfer only with its op id too (or none: the
+// receiver did not know the transfer at all).
+func (c *Conn) stopOutbound(m *proto.TransferAbort) bool {
+	c.outMu.Lock()
+	o, ok := c.outs[m.TransferID]
+	c.outMu.Unlock()
+	if !ok || (m.OpID != "" && m.OpID != o.opID) {
+		return false
+	}
+	o.stop(fmt.Errorf("%w: %s", errPeerAborted, m.Reason))
+	return true
+}
+
+// abandon tells the peer that outbound transfer id (of opID) will not
+// complete, so it drops what arrived and fails whoever waits for it
+// instead of waiting for the idle timeout. Nothing is sent when the peer
+// itself aborted the transfer, or when the connection is gone.
+func (c *Conn) abandon(ctx context.Context, id uint32, opID string, why error) {
+	if errors.Is(context.Cause(ctx), errPeerAborted) {
+		return
+	}
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	_ = c.sendText(ctx, &proto.TransferAbort{TransferID: id, OpID: opID, Reason: "the sender stopped: " + why.Error()})
 }
 
 func (c *Conn) sendText(ctx context.Context, msg any) error {
@@ -158,7 +259,7 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go c.keepalive(ctx)
-	r := &reader{c: c, ctx: ctx, handle: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{}}
+	r := &reader{c: c, ctx: ctx, handle: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{}, dropped: map[uint32]time.Time{}}
 	defer r.close()
 	go r.expire(ctx)
 	go func() {
@@ -192,7 +293,8 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 }
 
 // reader is the state of Run: open transfers and data streams, guarded by
-// mu against the expiry goroutine.
+// mu against the expiry goroutine. mu is never held across a sink's Write
+// (see streamChunk).
 type reader struct {
 	c       *Conn
 	ctx     context.Context
@@ -200,6 +302,10 @@ type reader struct {
 	mu      sync.Mutex
 	asm     *proto.Assembler
 	streams map[uint32]*dataStream
+	// dropped holds the inbound transfers this side aborted, with when a
+	// frame of theirs last arrived: the frames the sender sent before it
+	// learnt of the abort are ignored, not answered one abort each.
+	dropped map[uint32]time.Time
 }
 
 func (r *reader) frame(typ websocket.MessageType, data []byte) {
@@ -207,11 +313,13 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 	if typ == websocket.MessageBinary {
 		id, idx, payload, err := proto.DecodeChunk(data)
 		r.mu.Lock()
-		defer r.mu.Unlock()
 		if d, ok := r.streams[id]; ok && err == nil {
-			if err := d.chunk(idx, payload, time.Now()); err != nil {
-				r.failStream(id, err.Error())
-			}
+			r.streamChunk(d, idx, payload) // unlocks
+			return
+		}
+		defer r.mu.Unlock()
+		if _, ok := r.dropped[id]; ok && err == nil {
+			r.dropped[id] = time.Now()
 			return
 		}
 		if err == nil {
@@ -220,7 +328,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 		if err != nil {
 			ts, _ := r.asm.Abort(id)
 			ts.TransferID = id
-			c.abort(ctx, ts, err.Error())
+			r.abortIn(ts, err.Error())
 		}
 		return
 	}
@@ -238,7 +346,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 			return
 		}
 		if err := r.asm.Start(*m, time.Now()); err != nil {
-			c.abort(ctx, *m, err.Error())
+			r.abortIn(*m, err.Error())
 		}
 	case *proto.TransferEnd:
 		r.mu.Lock()
@@ -250,6 +358,11 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 			if err != nil {
 				c.abort(ctx, d.start, err.Error())
 			}
+			return
+		}
+		if _, ok := r.dropped[m.TransferID]; ok {
+			delete(r.dropped, m.TransferID)
+			r.mu.Unlock()
 			return
 		}
 		ts, data, err := r.asm.End(m.TransferID)
@@ -265,17 +378,63 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 		}
 		r.handle(inner)
 	case *proto.TransferAbort:
-		r.mu.Lock()
-		if d, ok := r.streams[m.TransferID]; ok {
-			delete(r.streams, m.TransferID)
-			d.sink.Finish(errors.New("the sender aborted: " + m.Reason))
+		if c.stopOutbound(m) {
+			r.handle(m) // the receiver dropped what this side sends
+			return
 		}
+		r.mu.Lock()
+		d, ok := r.streams[m.TransferID]
+		ok = ok && (m.OpID == "" || m.OpID == d.start.OpID)
+		if ok {
+			delete(r.streams, m.TransferID)
+		}
+		delete(r.dropped, m.TransferID)
 		r.asm.Abort(m.TransferID)
 		r.mu.Unlock()
+		why := errors.New("the sender aborted: " + m.Reason)
+		switch {
+		case ok:
+			d.sink.Finish(why)
+		case m.OpID != "":
+			// A data transfer given up before it started (the op ended
+			// first, the file is over the limit): its receiver must not
+			// wait for bytes that will never come.
+			if sink, waiting := c.takeSink(m.OpID); waiting {
+				sink.Finish(why)
+			}
+		}
 		r.handle(m)
 	default:
 		r.handle(msg)
 	}
+}
+
+// streamChunk hands one chunk of data stream d to its sink. mu is held on
+// entry and released on return, but not across sink.Write: a sink that
+// blocks (an HTTP client that stopped reading) then stalls this goroutine
+// only, and the expiry goroutine can still fail the stream, which ends the
+// blocked Write (see DataSink).
+func (r *reader) streamChunk(d *dataStream, idx uint32, payload []byte) {
+	id := d.start.TransferID
+	if err := d.check(idx, payload); err != nil {
+		r.failStream(id, err.Error())
+		r.mu.Unlock()
+		return
+	}
+	d.writing = true
+	r.mu.Unlock()
+	_, err := d.sink.Write(payload)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d.writing = false
+	if r.streams[id] != d {
+		return // failed meanwhile: finished and aborted already
+	}
+	if err != nil {
+		r.failStream(id, "the receiver stopped: "+err.Error())
+		return
+	}
+	d.commit(payload, time.Now())
 }
 
 // startStream opens an inbound data transfer (mu held).
@@ -284,13 +443,13 @@ func (r *reader) startStream(m *proto.TransferStart) {
 	sink, ok := c.takeSink(m.OpID)
 	switch {
 	case !ok:
-		c.abort(r.ctx, *m, "no receiver for the data of op "+m.OpID)
+		r.abortIn(*m, "no receiver for the data of op "+m.OpID)
 	case len(r.streams)+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
 		sink.Finish(proto.ErrTooManyTransfers)
-		c.abort(r.ctx, *m, proto.ErrTooManyTransfers.Error())
+		r.abortIn(*m, proto.ErrTooManyTransfers.Error())
 	case m.TotalBytes > c.Limits().MaxTransferBytes:
 		sink.Finish(proto.ErrTransferTooLarge)
-		c.abort(r.ctx, *m, proto.ErrTransferTooLarge.Error())
+		r.abortIn(*m, proto.ErrTransferTooLarge.Error())
 	default:
 		r.streams[m.TransferID] = &dataStream{start: *m, sink: sink, hash: sha256.New(), last: time.Now()}
 	}
@@ -301,10 +460,20 @@ func (r *reader) failStream(id uint32, reason string) {
 	d := r.streams[id]
 	delete(r.streams, id)
 	d.sink.Finish(errors.New(reason))
-	r.c.abort(r.ctx, d.start, reason)
+	r.abortIn(d.start, reason)
 }
 
-// expire aborts idle transfers and the streams of abandoned operations.
+// abortIn aborts an inbound transfer (mu held) and remembers it, so the
+// frames still on their way are dropped quietly.
+func (r *reader) abortIn(ts proto.TransferStart, reason string) {
+	if len(r.dropped) < maxDropped {
+		r.dropped[ts.TransferID] = time.Now()
+	}
+	r.c.abort(r.ctx, ts, reason)
+}
+
+// expire aborts idle transfers, streams whose sink accepts nothing, and
+// the streams of abandoned operations.
 func (r *reader) expire(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -315,11 +484,20 @@ func (r *reader) expire(ctx context.Context) {
 		case now := <-t.C:
 			r.mu.Lock()
 			for _, ts := range r.asm.Expired(now) {
-				r.c.abort(ctx, ts, "transfer idle for 30 s")
+				r.abortIn(ts, "transfer idle for 30 s")
 			}
 			for id, d := range r.streams {
-				if now.Sub(d.last) > proto.IdleTimeout {
+				switch {
+				case now.Sub(d.last) <= proto.IdleTimeout:
+				case d.writing:
+					r.failStream(id, "the receiver of the data accepted nothing for 30 s")
+				default:
 					r.failStream(id, "transfer idle for 30 s")
+				}
+			}
+			for id, last := range r.dropped {
+				if now.Sub(last) > proto.IdleTimeout {
+					delete(r.dropped, id)
 				}
 			}
 			r.c.sinkMu.Lock()

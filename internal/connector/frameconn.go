@@ -3,6 +3,7 @@ package connector
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // FrameConn is the network connection under a WebSocket that turns the
@@ -60,10 +61,18 @@ func (c *FrameConn) release() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.holds--
-	if c.holds > 0 || c.err != nil {
+	if c.holds > 0 || c.err != nil || len(c.buf) == 0 {
 		return c.err
 	}
-	return c.flushLocked()
+	// The gathered bytes leave after the WebSocket library's own write
+	// timeout has ended, so this write gets a bound of its own: a peer
+	// that stopped reading fails it instead of blocking every later
+	// message (the connection is then broken, as a timed-out write leaves
+	// it anyway).
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	err := c.flushLocked()
+	_ = c.Conn.SetWriteDeadline(time.Time{})
+	return err
 }
 
 func (c *FrameConn) flushLocked() error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -15,6 +16,8 @@ type writesConn struct {
 	writes []string
 	fail   error
 }
+
+func (w *writesConn) SetWriteDeadline(time.Time) error { return nil }
 
 func (w *writesConn) Write(p []byte) (int, error) {
 	if w.fail != nil {

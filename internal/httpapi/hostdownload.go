@@ -1,11 +1,21 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 )
+
+// hostWriteTimeout bounds each write of a host download to its client. The
+// bytes arrive on the host's connection, which carries every other
+// operation on that host too, and the connection is not read while a
+// write waits (see connector.DataSink): a client that stops reading would
+// hold them all up. Past this, that client's download fails instead, and
+// the host is told to stop sending (transfer_abort).
+const hostWriteTimeout = 5 * time.Second
 
 // pipeSink hands a data transfer's bytes to the HTTP handler through a
 // pipe, so the response is written by the handler's own goroutine.
@@ -22,8 +32,10 @@ func (p pipeSink) Finish(err error) {
 
 // hostDownload streams a file from a connected host: headers (size,
 // ETag = version, Last-Modified) from the host's result, then the bytes as
-// they arrive. A transfer that fails midway cuts the response, so a
-// client never takes a partial file for a whole one.
+// they arrive. A transfer that fails midway (the host aborts it, or a
+// write to the client passes hostWriteTimeout) cuts the response, so a
+// client never takes a partial file for a whole one, nor waits for bytes
+// that will not come.
 func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	path := q.str("path", true)
@@ -59,9 +71,54 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 		pr.CloseWithError(errors.New("HEAD request: body not wanted"))
 		return
 	}
-	n, err := io.Copy(w, pr)
+	// A client that goes away ends the wait for the host's bytes too; the
+	// closed pipe then fails the stream, and the host is told.
+	stop := context.AfterFunc(r.Context(), func() { pr.CloseWithError(r.Context().Err()) })
+	defer stop()
+	n, err := copyTimed(w, pr)
 	if err != nil || n != res.Size {
 		s.log.Warn("Host download cut", "path", path, "bytes", n, "of", res.Size, "err", err)
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// copyTimed copies src to w, giving each write to the client, and the
+// final flush, hostWriteTimeout. A writer without deadlines (a wrapper
+// that hides them) is written to without.
+func copyTimed(w http.ResponseWriter, src io.Reader) (int64, error) {
+	rc := http.NewResponseController(w)
+	send := func(b []byte) (int, error) {
+		if err := rc.SetWriteDeadline(time.Now().Add(hostWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return 0, err
+		}
+		if b != nil {
+			return w.Write(b)
+		}
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return 0, err
+		}
+		return 0, nil
+	}
+	// Without a WriteTimeout the server leaves a connection's deadline as
+	// it is for the next request on it: clear ours.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		k, rerr := src.Read(buf)
+		if k > 0 {
+			m, err := send(buf[:k])
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+		}
+		if rerr == io.EOF {
+			_, err := send(nil)
+			return n, err
+		}
+		if rerr != nil {
+			return n, rerr
+		}
 	}
 }

@@ -104,7 +104,10 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 }
 
 // download opens the file for a download: the result carries its size,
-// version and time; its bytes follow as a data transfer.
+// version and time; its bytes follow as a data transfer. A file over the
+// connection's transfer limit is refused with too_large before the result:
+// once the hub has the result it starts its answer (an HTTP 200 with the
+// size), and the bytes could then only be cut off.
 func download(e *ops.Engine, p string) call {
 	var src *transfer.Source
 	f := &followUp{
@@ -119,9 +122,32 @@ func download(e *ops.Engine, p string) call {
 		if err != nil {
 			return nil, err
 		}
+		if limit := transferLimit(ctx); s.Size() > limit {
+			s.Close()
+			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "the file is %d bytes; a download from a host is at most %d bytes", s.Size(), limit).
+				WithHint("split the file on the host, or copy it another way")
+		}
 		src = s
 		return proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}, nil
 	}}
+}
+
+// connKey carries a session's Conn in the context of its operations, for
+// the limits negotiated with the hub.
+type connKey struct{}
+
+// withConn returns ctx carrying conn (see transferLimit).
+func withConn(ctx context.Context, conn *connector.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, conn)
+}
+
+// transferLimit is the largest transfer the connection an operation runs
+// for carries: the smaller of the host's and the hub's max_transfer_bytes.
+func transferLimit(ctx context.Context) int64 {
+	if c, ok := ctx.Value(connKey{}).(*connector.Conn); ok {
+		return c.Limits().MaxTransferBytes
+	}
+	return proto.DefaultLimits.MaxTransferBytes
 }
 
 // refused reports whether mode forbids c: a write (not a dry run) on a

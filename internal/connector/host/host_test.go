@@ -205,6 +205,30 @@ func (f *fixture) fail(t *testing.T, op *proto.Op, code string) *proto.Error {
 	return r.Error
 }
 
+// waitRunning waits until the host has op id in flight, so a test acts on
+// an op known to be running rather than after a guessed delay.
+func (f *fixture) waitRunning(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.h.helloMu.Lock()
+		s := f.h.live
+		f.h.helloMu.Unlock()
+		if s != nil {
+			s.mu.Lock()
+			_, ok := s.inflight[id]
+			s.mu.Unlock()
+			if ok {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("op %s was not running on the host within 10 s; events: %s", id, describe(f.rec.all()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (f *fixture) file(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(f.root, name))
@@ -749,9 +773,13 @@ func TestInFlightOpsAreDroppedAtDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	f.waitRunning(t, "long")
 	hub.Drop()
-	<-done
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection did not end after Drop")
+	}
 	e, _ := f.rec.wait(t, 10*time.Second, 0, "dropped op", func(e Event) bool { return e.Kind == EventOp && e.Op.ID == "long" })
 	if e.Op.Result != ResultDropped || e.Op.Delivered {
 		t.Errorf("record %+v, want dropped", e.Op)
@@ -762,9 +790,12 @@ func TestInFlightOpsAreDroppedAtDisconnect(t *testing.T) {
 	if err := hub.WaitConnected(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The dropped op's record (awaited above) is the last thing it does,
+	// after any result it would send; the host sends in order and the hub
+	// reads in order. So a result of it on this connection would have
+	// reached Stray before the stat's result: no waiting is needed.
 	var st ops.StatResult
 	f.ok(t, &proto.Op{Op: "stat", Path: "slow"}, &st)
-	time.Sleep(100 * time.Millisecond)
 	if s := hub.Stray(); len(s) != 0 {
 		t.Errorf("the dropped op was answered on the new connection: %+v", s)
 	}
@@ -884,7 +915,7 @@ func TestDuplicateOpID(t *testing.T) {
 	if _, _, err := hub.Start(ctx, &proto.Op{OpID: "same", Op: "grep", Path: "slow", Args: args(t, ops.GrepRequest{Pattern: slowPattern})}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	f.waitRunning(t, "same")
 	e := f.fail(t, &proto.Op{OpID: "same", Op: "stat", Path: "."}, "bad_request")
 	if !strings.Contains(e.Message, "duplicate op_id") {
 		t.Errorf("message %q", e.Message)
@@ -989,5 +1020,46 @@ func TestDialGathersWrites(t *testing.T) {
 		if fc == nil {
 			t.Errorf("%s: dial made no FrameConn", tc.name)
 		}
+	}
+}
+
+// TestDownloadOverTheLimitIsRefused: a file the transfer cannot carry is
+// refused with too_large before any result, at the protocol's 256 MiB
+// limit (a sparse file) and at a lower one the host sets; one within the
+// limit is answered.
+func TestDownloadOverTheLimitIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		limit int64 // the host's max_transfer_bytes; 0: the default
+		size  int64
+	}{
+		{"default limit", 0, proto.DefaultLimits.MaxTransferBytes + 1},
+		{"host limit", 1 << 20, 1<<20 + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hub := hosttest.Start(t, hosttest.Options{})
+			f := setup(t, hub, proto.ReadOnly, map[string]string{"small.bin": "abc"}, func(o *Options) {
+				o.Limits = proto.Limits{MaxTransferBytes: tc.limit}
+			})
+			big, err := os.Create(filepath.Join(f.root, "big.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := big.Truncate(tc.size); err != nil {
+				t.Fatal(err)
+			}
+			big.Close()
+			e := f.fail(t, &proto.Op{Op: "download", Path: "big.bin"}, "too_large")
+			if !strings.Contains(e.Message, fmt.Sprint(tc.size)) {
+				t.Errorf("message %q does not give the size", e.Message)
+			}
+			var res proto.DownloadResult
+			f.ok(t, &proto.Op{Op: "download", Path: "small.bin"}, &res)
+			if res.Size != 3 {
+				t.Errorf("small.bin: %+v", res)
+			}
+		})
 	}
 }

@@ -163,7 +163,7 @@ type session struct {
 }
 
 func newSession(parent context.Context, h *Host, conn *connector.Conn) *session {
-	ctx, cancel := context.WithCancelCause(parent)
+	ctx, cancel := context.WithCancelCause(withConn(parent, conn))
 	return &session{h: h, conn: conn, ctx: ctx, cancel: cancel, welcomed: make(chan struct{}),
 		inflight: map[string]context.CancelCauseFunc{}}
 }

@@ -374,10 +374,17 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	if sink != nil {
 		x.conn.ExpectData(id, sink)
 	}
+	// Send stops between the frames of a large op when tctx ends, and
+	// then tells the host to drop the part it has (transfer_abort): the op
+	// never runs. The connection, shared with every other op on the host,
+	// is left alone.
 	if err := x.conn.Send(tctx, msg); err != nil {
 		x.drop(id)
 		if sink != nil {
 			x.conn.ForgetData(id)
+		}
+		if tctx.Err() != nil {
+			return fserr.New(fserr.Timeout, op, path, "the request ended before %s reached host %s; it was not run", op, x.Info().Name)
 		}
 		return fserr.New(fserr.Unavailable, op, path, "could not send %s to host %s: %v", op, x.Info().Name, err)
 	}

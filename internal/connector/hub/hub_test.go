@@ -1,12 +1,15 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,13 +41,32 @@ type fakeHost struct {
 	mu     sync.Mutex
 	ops    []*proto.Op
 	cancel []string
+	aborts []*proto.TransferAbort
 }
 
 func dial(t *testing.T, srv *httptest.Server, name string, mode proto.Mode, answer func(*proto.Op) *proto.Result) *fakeHost {
 	t.Helper()
+	return dialVia(t, srv, name, mode, answer, nil)
+}
+
+// dialVia is dial over what wrap makes of the TCP connection (nil: the
+// connection as is).
+func dialVia(t *testing.T, srv *httptest.Server, name string, mode proto.Mode, answer func(*proto.Op) *proto.Result, wrap func(net.Conn) net.Conn) *fakeHost {
+	t.Helper()
 	ctx := context.Background()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{proto.Protocol}})
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{proto.Protocol}}
+	if wrap != nil {
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return wrap(c), nil
+			},
+		}}
+	}
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +89,10 @@ func dial(t *testing.T, srv *httptest.Server, name string, mode proto.Mode, answ
 		case *proto.Cancel:
 			f.mu.Lock()
 			f.cancel = append(f.cancel, m.OpID)
+			f.mu.Unlock()
+		case *proto.TransferAbort:
+			f.mu.Lock()
+			f.aborts = append(f.aborts, m)
 			f.mu.Unlock()
 		}
 	})
@@ -183,7 +209,11 @@ func TestModeChangeNotifies(t *testing.T) {
 	changes := make(chan struct{}, 10)
 	defer h.Subscribe(func() { changes <- struct{}{} })()
 	f := dial(t, srv, "laptop", proto.ReadOnly, func(*proto.Op) *proto.Result { return nil })
-	<-changes
+	select {
+	case <-changes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification within 5 s of the host connecting")
+	}
 	f.hello(t, "laptop", proto.ReadWrite)
 	select {
 	case <-changes:
@@ -280,5 +310,110 @@ func TestLargeResultMovesAsTransfer(t *testing.T) {
 	wr, err := r.Write(context.Background(), ops.WriteRequest{Path: "big.txt", Content: []byte(big)})
 	if err != nil || wr.Bytes != len(big) {
 		t.Fatalf("write: %+v %v", wr, err)
+	}
+}
+
+// gate stops a connection's reading once limit bytes were read, until
+// open is closed. With a small receive buffer, the peer's writes then block
+// mid-message on TCP backpressure.
+type gate struct {
+	limit   int64
+	reached chan struct{} // closed when reading stops
+	open    chan struct{} // close to resume reading
+	once    sync.Once
+}
+
+func newGate(limit int64) *gate {
+	return &gate{limit: limit, reached: make(chan struct{}), open: make(chan struct{})}
+}
+
+func (g *gate) wrap(c net.Conn) net.Conn {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(64 << 10)
+	}
+	return &gatedConn{Conn: c, g: g}
+}
+
+type gatedConn struct {
+	net.Conn
+	g    *gate
+	read atomic.Int64
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	if c.read.Load() >= c.g.limit {
+		c.g.once.Do(func() { close(c.g.reached) })
+		<-c.g.open
+	}
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// TestCancelMidSendKeepsTheConnection: a caller that goes away while its
+// large op is being written to the host (an HTTP client disconnecting)
+// fails its own call only. The write in progress is not cut (that would
+// close the WebSocket, failing every op on the host); the host is told to
+// drop the partial op, stays connected and serves the next op.
+func TestCancelMidSendKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	g := newGate(2 << 20)
+	f := dialVia(t, srv, "laptop", proto.ReadWrite, func(*proto.Op) *proto.Result {
+		return ok(ops.ReadResult{Content: "still here"})
+	}, g.wrap)
+	r, err := h.Remote("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// About 21 MiB of JSON: a transfer of some 90 chunks, far more than
+	// the socket buffers hold once the host stops reading.
+	big := bytes.Repeat([]byte("x"), 16<<20)
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Write(ctx, ops.WriteRequest{Path: "big.bin", Content: big})
+		done <- err
+	}()
+	select {
+	case <-g.reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the op's transfer never got under way")
+	}
+	cancel() // while the hub is blocked writing the op
+	close(g.open)
+	select {
+	case err := <-done:
+		if !fserr.Is(err, fserr.Timeout) || !strings.Contains(err.Error(), "not run") {
+			t.Errorf("the cancelled call failed with %v, want timeout saying the op was not run", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	res, err := r.Read(context.Background(), ops.ReadRequest{Path: "a.txt"})
+	if err != nil || res.Content != "still here" {
+		t.Fatalf("an op after the cancelled one: %+v, %v", res, err)
+	}
+	select {
+	case <-f.conn.Done():
+		t.Fatal("the host's connection closed")
+	default:
+	}
+	if hosts := h.Hosts(); len(hosts) != 1 || hosts[0].ID != f.hostID {
+		t.Errorf("connected hosts %+v, want the same host still connected", hosts)
+	}
+	waitFor(t, "transfer_abort for the abandoned op", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.aborts) > 0
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ops) != 1 || f.ops[0].Op != proto.OpRead {
+		t.Errorf("the host handled %d ops, want only the read: the abandoned write must never run", len(f.ops))
+	}
+	if a := f.aborts[0]; a.OpID == "" || !strings.Contains(a.Reason, "context canceled") {
+		t.Errorf("transfer_abort %+v, want the write's op id and why", a)
 	}
 }

@@ -1,0 +1,310 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fsplane/fsplane/internal/connector"
+	"github.com/fsplane/fsplane/internal/connector/host"
+	"github.com/fsplane/fsplane/internal/connector/hub"
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/httpapi"
+	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
+)
+
+const hubToken = "hub-token"
+
+// hubEnv is an API server with a hub, over a real loopback listener.
+type hubEnv struct {
+	url string
+	hub *hub.Hub
+}
+
+// newHubEnv starts the server; with smallSendBuffers its connections
+// buffer little outbound (a client that stops reading blocks a response
+// at once, not after megabytes).
+func newHubEnv(t *testing.T, smallSendBuffers bool) *hubEnv {
+	t.Helper()
+	ws, err := workspace.Open(workspace.Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	h := hub.New(hub.Options{Token: hubToken})
+	srv := httptest.NewUnstartedServer(httpapi.New(ops.New(ws, ops.Options{}), httpapi.Options{Hub: h}))
+	if smallSendBuffers {
+		srv.Listener = sendBufferListener{srv.Listener}
+	}
+	srv.Start()
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	return &hubEnv{url: srv.URL, hub: h}
+}
+
+type sendBufferListener struct{ net.Listener }
+
+func (l sendBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(32 << 10)
+	}
+	return c, err
+}
+
+// waitHosts waits until n hosts are connected.
+func (e *hubEnv) waitHosts(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.hub.Hosts()) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d hosts connected, want %d", len(e.hub.Hosts()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// notices collects a host's notices.
+type notices struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (n *notices) add(e host.Event) {
+	if e.Kind == host.EventNotice {
+		n.mu.Lock()
+		n.msgs = append(n.msgs, e.Message)
+		n.mu.Unlock()
+	}
+}
+
+func (n *notices) has(sub string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, m := range n.msgs {
+		if strings.Contains(m, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// connectHost runs a real host named laptop over a new root holding files
+// (name → size; the files are sparse) until the test ends.
+func (e *hubEnv) connectHost(t *testing.T, files map[string]int64, limits proto.Limits) *notices {
+	t.Helper()
+	root := t.TempDir()
+	for name, size := range files {
+		f, err := os.Create(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &notices{}
+	x, err := host.New(host.Options{URL: e.url, Token: hubToken, Name: "laptop", Mode: proto.ReadOnly,
+		Engine: ops.New(ws, ops.Options{}), Limits: limits, OnEvent: n.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { x.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; ws.Close() })
+	e.waitHosts(t, 1)
+	return n
+}
+
+// get fetches url and reads the whole body with a client that gives up
+// after 10 s, so a response that never ends fails the test.
+func get(t *testing.T, url string) (*http.Response, []byte, error) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestHostDownloadOverTheLimit: a file over the connector's transfer limit
+// is refused by the host before it answers, so the client gets 413
+// too_large instead of a 200 whose body never comes.
+func TestHostDownloadOverTheLimit(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, false)
+	e.connectHost(t, map[string]int64{"big.bin": 1<<20 + 1, "ok.bin": 1 << 20}, proto.Limits{MaxTransferBytes: 1 << 20})
+	resp, body, err := get(t, e.url+"/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatalf("download over the limit: %v (the response hung or was cut)", err)
+	}
+	var env struct {
+		Data struct {
+			ErrorType string `json:"error_type"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(body, &env) != nil || env.Data.ErrorType != "too_large" {
+		t.Fatalf("download over the limit: %d %.300q, want 413 too_large", resp.StatusCode, body)
+	}
+	resp, body, err = get(t, e.url+"/v2/hosts/laptop/fs/download?path=ok.bin")
+	if err != nil || resp.StatusCode != http.StatusOK || len(body) != 1<<20 {
+		t.Fatalf("download at the limit: %v, %d bytes", err, len(body))
+	}
+}
+
+// fakeHost connects to the hub as a host named laptop and answers each
+// download op with answer (on its own goroutine).
+func fakeHost(t *testing.T, e *hubEnv, answer func(c *connector.Conn, op *proto.Op)) {
+	t.Helper()
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/v2/connector", &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + hubToken}}, Subprotocols: []string{proto.Protocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connector.New(ws, proto.DefaultLimits)
+	t.Cleanup(c.Close)
+	go c.Run(ctx, func(msg any) {
+		if op, ok := msg.(*proto.Op); ok {
+			go answer(c, op)
+		}
+	})
+	if err := c.Send(ctx, &proto.Hello{Name: "laptop", Roots: []string{"/x"}, Mode: proto.ReadOnly,
+		Capabilities: proto.Capabilities{Ops: []string{proto.OpDownload}, Transfer: 1}, Limits: proto.DefaultLimits}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHosts(t, 1)
+}
+
+// failingReader yields n bytes, then fails.
+type failingReader struct{ n int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, errors.New("disk gone")
+	}
+	k := min(len(p), r.n)
+	clear(p[:k])
+	r.n -= k
+	return k, nil
+}
+
+// TestHostDownloadAbortEndsTheResponse: when the host gives up a download
+// after its result (before the first byte, or midway), the client's
+// response ends at once, cut, instead of waiting for bytes that will
+// never come.
+func TestHostDownloadAbortEndsTheResponse(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20
+	for _, tc := range []struct {
+		name string
+		fail func(c *connector.Conn, opID string) error
+	}{
+		{"before the first byte", func(c *connector.Conn, opID string) error {
+			return c.Send(context.Background(), &proto.TransferAbort{TransferID: 1 << 30, OpID: opID, Reason: "the op was cancelled"})
+		}},
+		{"midway", func(c *connector.Conn, opID string) error {
+			err := c.SendData(context.Background(), opID, &failingReader{n: size / 3}, size)
+			if err == nil {
+				return errors.New("SendData succeeded")
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newHubEnv(t, false)
+			fakeHost(t, e, func(c *connector.Conn, op *proto.Op) {
+				res, _ := json.Marshal(proto.DownloadResult{Size: size, ModTime: time.Now()})
+				if err := c.Send(context.Background(), &proto.Result{OpID: op.OpID, OK: true, Result: res}); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := tc.fail(c, op.OpID); err != nil {
+					t.Error(err)
+				}
+			})
+			resp, body, err := get(t, e.url+"/v2/hosts/laptop/fs/download?path=f.bin")
+			switch {
+			case isTimeout(err):
+				t.Fatalf("the response did not end when the host aborted the download: %v", err)
+			case err == nil:
+				t.Fatalf("a download the host aborted looked whole: %d, %d bytes", resp.StatusCode, len(body))
+			}
+			t.Logf("the client saw: %v", err)
+		})
+	}
+}
+
+// TestStalledHostDownloadDoesNotBlockTheHost: a client that opens a large
+// download and stops reading fails its own download (its writes time out)
+// instead of holding up the host's connection: another op on the host
+// completes meanwhile, and the host is told to stop sending.
+func TestStalledHostDownloadDoesNotBlockTheHost(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, true)
+	n := e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "a.txt": 10}, proto.Limits{})
+	stalled := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(16 << 10)
+		}
+		return c, err
+	}}}
+	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // never read: the client stalls
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %s", resp.Status)
+	}
+	start := time.Now()
+	c := &http.Client{Timeout: 25 * time.Second}
+	r, err := c.Get(e.url + "/v2/hosts/laptop/fs/stat?path=a.txt")
+	if err != nil {
+		t.Fatalf("a stat behind the stalled download: %v", err)
+	}
+	r.Body.Close()
+	took := time.Since(start)
+	t.Logf("the stat took %s behind the stalled download", took)
+	if r.StatusCode != http.StatusOK || took > 10*time.Second {
+		t.Fatalf("a stat behind the stalled download: %s after %s, want 200 within 10 s", r.Status, took)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !n.has("the hub aborted a transfer") {
+		if time.Now().After(deadline) {
+			t.Fatal("the host was not told to stop sending the stalled download")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := len(e.hub.Hosts()); got != 1 {
+		t.Errorf("%d hosts connected after the stalled download, want 1", got)
+	}
+}
