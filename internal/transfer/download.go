@@ -59,11 +59,39 @@ func keyOf(fi fs.FileInfo) fileKey {
 }
 
 // racyMargin is how much older than the start of hashing a file's ctime
-// must be for its version to be cached. Timestamps advance in coarse
-// ticks (a few ms); a change made in the tick the hash started could keep
-// the same ctime, so such files are hashed again next time (git's "racy
-// index" rule).
+// must be for its version to be cached, when the file system keeps
+// sub-second timestamps. They still advance in ticks (a few ms, 10 ms on
+// exFAT); a change made in the tick the hash started could keep the same
+// ctime, so such files are hashed again next time (git's "racy index"
+// rule). See coarseMargin for whole-second timestamps.
 const racyMargin = 50 * time.Millisecond
+
+// coarseMargin replaces racyMargin for timestamps kept to the second
+// (HFS+, ext4 with 128-byte inodes, many FUSE and SMB mounts) or to two
+// seconds (FAT, exFAT): a same-size rewrite in the same tick keeps the
+// whole key, so the tick must be over before the hash starts. Two seconds
+// cover the coarsest tick however the file system rounds.
+const coarseMargin = 2 * time.Second
+
+// coarse reports whether k's timestamps look kept to whole seconds: its
+// ctime has no sub-second part. The ctime decides because the kernel sets
+// it, at the file system's resolution; an mtime can be set to anything
+// (tar, touch -d), and whole-second ones are common on fine file systems.
+// A fine ctime lands on a whole second once in 10⁹ changes, which costs
+// only a second hash.
+func coarse(k fileKey) bool { return k.ctime%int64(time.Second) == 0 }
+
+// cacheable reports whether a version hashed from start on may be cached
+// under k: only when k's ctime is older than start by more than the
+// timestamps' tick, so that any later change gets another ctime, and
+// with it another key.
+func cacheable(k fileKey, start time.Time) bool {
+	margin := racyMargin
+	if coarse(k) {
+		margin = coarseMargin
+	}
+	return start.Sub(time.Unix(0, k.ctime)) > margin
+}
 
 // VersionCache remembers content versions by file identity (device,
 // inode, size, mtime, ctime), so a large file is hashed once, not at every
@@ -73,6 +101,14 @@ type VersionCache struct {
 	m     map[fileKey]string
 	order []fileKey // ring, for eviction
 	next  int
+
+	hooks cacheHooks
+}
+
+// cacheHooks let tests act inside version. They are nil outside tests.
+type cacheHooks struct {
+	afterKey func()                    // the key is taken, nothing checked or hashed yet
+	hashing  func(io.Reader) io.Reader // wraps what is hashed
 }
 
 // NewVersionCache returns a cache of at most size entries.
@@ -81,7 +117,8 @@ func NewVersionCache(size int) *VersionCache {
 }
 
 // version returns f's content version and whether f stayed unchanged
-// while it was hashed (false: the version may not describe the content).
+// while it was hashed, as fi describes it (false: no version describes
+// the content, and the returned one is "").
 func (c *VersionCache) version(f *os.File, fi fs.FileInfo) (string, bool, error) {
 	k := keyOf(fi)
 	c.mu.Lock()
@@ -90,8 +127,27 @@ func (c *VersionCache) version(f *os.File, fi fs.FileInfo) (string, bool, error)
 	if ok {
 		return v, true, nil
 	}
+	if c.hooks.afterKey != nil {
+		c.hooks.afterKey()
+	}
+	// fi may be old by now. A file that no longer matches it is not
+	// hashed at all: the version could not describe fi, and a file being
+	// appended to would be read for nothing.
+	now, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	if keyOf(now) != k {
+		return "", false, nil
+	}
 	start := time.Now()
-	v, _, err := workspace.VersionOf(io.NewSectionReader(f, 0, fi.Size()))
+	// At most the size fi gives: growth meanwhile changes the key (its
+	// size), checked below, and is never read.
+	var r io.Reader = io.NewSectionReader(f, 0, fi.Size())
+	if c.hooks.hashing != nil {
+		r = c.hooks.hashing(r)
+	}
+	v, n, err := workspace.VersionOf(r)
 	if err != nil {
 		return "", false, err
 	}
@@ -99,10 +155,10 @@ func (c *VersionCache) version(f *os.File, fi fs.FileInfo) (string, bool, error)
 	if err != nil {
 		return "", false, err
 	}
-	if keyOf(after) != k {
-		return v, false, nil
+	if n != fi.Size() || keyOf(after) != k {
+		return "", false, nil
 	}
-	if start.Sub(time.Unix(0, k.ctime)) > racyMargin && len(c.order) > 0 {
+	if cacheable(k, start) && len(c.order) > 0 {
 		c.mu.Lock()
 		if _, dup := c.m[k]; !dup {
 			delete(c.m, c.order[c.next])

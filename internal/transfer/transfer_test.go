@@ -277,7 +277,7 @@ func TestVersionCache(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(p, old, old)
-	time.Sleep(2 * racyMargin) // the ctime of the chtimes ages
+	waitCacheable(t, p) // the ctime of the chtimes ages
 	openSource(t, p, cache)
 	if len(cache.m) != 1 {
 		t.Fatalf("settled file not cached: %d", len(cache.m))
@@ -292,7 +292,9 @@ func TestVersionCache(t *testing.T) {
 		q := filepath.Join(dir, string(rune('a'+i)))
 		os.WriteFile(q, []byte{byte(i)}, 0o644)
 	}
-	time.Sleep(2 * racyMargin)
+	for i := range 5 {
+		waitCacheable(t, filepath.Join(dir, string(rune('a'+i))))
+	}
 	for i := range 5 {
 		openSource(t, filepath.Join(dir, string(rune('a'+i))), cache)
 	}

@@ -394,7 +394,7 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 		if err != nil {
 			return osErr(tc.op, filepath.Join(tc.src.path, cs), err)
 		}
-		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs) {
+		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs, cfi) {
 			continue
 		}
 		if tc.merge && tc.w.inStateAt(tc.dst, cd) {
@@ -448,7 +448,7 @@ func (tc *treeCopy) checkMerge(srcRel, dstRel string) error {
 		if err != nil {
 			return osErr(tc.op, filepath.Join(tc.src.path, cs), err)
 		}
-		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs) {
+		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs, cfi) {
 			continue // never copied
 		}
 		if tc.w.inStateAt(tc.dst, cd) {

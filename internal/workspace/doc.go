@@ -16,7 +16,9 @@
 // through the *os.Root with the resolved, link-free relative path, so a
 // link swapped in between the walk and the access cannot escape either.
 // The state directory is never part of the workspace, even inside a root:
-// its journals steer recovery.
+// its journals steer recovery. It is recognised by identity (device and
+// inode) as well as by path, so another spelling of it (another case on a
+// case-insensitive file system, a bind mount) is refused too.
 //
 // # Reads
 //

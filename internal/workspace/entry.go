@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -64,17 +65,23 @@ func (w *Workspace) locked(op, p string, fn func() error) error {
 }
 
 // checkHolds refuses to remove or move away a directory that holds a
-// workspace root or the state directory.
+// workspace root or the state directory. Like inStateAt it checks path
+// strings and identities, so another spelling of the directory (another
+// case, a bind mount) is refused too.
 func (w *Workspace) checkHolds(op, verb string, r *resolved) error {
+	fi, err := r.r.root.Lstat(r.Rel)
+	if err != nil || !fi.IsDir() {
+		fi = nil // holds nothing; the operation reports the error
+	}
 	for _, s := range []string{w.stateReal, w.stateDir} {
-		if _, in := within(s, r.canonKey); in {
+		if _, in := within(s, r.canonKey); in || holds(fi, s) {
 			return fserr.New(fserr.InvalidTarget, op, r.Given,
 				"cannot %s %s: it contains fsplane's state directory %s", verb, r.Given, w.stateDir)
 		}
 	}
 	for _, root := range w.roots {
 		for _, s := range []string{root.real, root.path} {
-			if _, in := within(s, r.canonKey); in {
+			if _, in := within(s, r.canonKey); in || holds(fi, s) {
 				return fserr.New(fserr.InvalidTarget, op, r.Given,
 					"cannot %s %s: it is or contains the workspace root %s", verb, r.Given, root.path)
 			}
@@ -83,9 +90,31 @@ func (w *Workspace) checkHolds(op, verb string, r *resolved) error {
 	return nil
 }
 
-// isStateDir reports whether rel in root is the state directory.
-func (w *Workspace) isStateDir(root *wsRoot, rel string) bool {
-	return filepath.Join(root.real, rel) == w.stateReal || filepath.Join(root.path, rel) == w.stateDir
+// holds reports whether the directory dir (nil: none) is the absolute
+// path p or one of its ancestors, compared by identity. It stats p's
+// ancestors by their own path, which is fsplane's configuration (a root
+// or the state directory), not the caller's.
+func holds(dir fs.FileInfo, p string) bool {
+	if dir == nil {
+		return false
+	}
+	for {
+		if fi, err := os.Stat(p); err == nil && os.SameFile(dir, fi) {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
+}
+
+// isStateDir reports whether rel in root, described by fi (from Lstat),
+// is the state directory: by path, or by identity when it is reached by
+// another spelling (see inStateAt).
+func (w *Workspace) isStateDir(root *wsRoot, rel string, fi fs.FileInfo) bool {
+	return filepath.Join(root.real, rel) == w.stateReal || filepath.Join(root.path, rel) == w.stateDir || w.isState(fi)
 }
 
 // lstatEntry is Lstat through r's root, with a missing file (or one

@@ -157,7 +157,7 @@ func (l *lister) dir(rootRel, rel string, depth int) (stop bool, err error) {
 			}
 			return false, err
 		}
-		if fi.IsDir() && l.w.isStateDir(l.root, childRoot) {
+		if fi.IsDir() && l.w.isStateDir(l.root, childRoot, fi) {
 			continue
 		}
 		e := Entry{
@@ -199,7 +199,7 @@ func (w *Workspace) linkTarget(root *wsRoot, rel string) fs.FileInfo {
 	if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 		return nil
 	}
-	if fi.IsDir() && w.isStateDir(root, target) {
+	if fi.IsDir() && w.isStateDir(root, target, fi) {
 		return nil
 	}
 	return fi

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -89,10 +90,51 @@ func (w *Workspace) inState(r *resolved) bool { return w.inStateAt(r.r, r.Rel) }
 // it. Paths a write derives below a resolved one (a tree's entries, the
 // files of a merged copy) never pass through resolve, so the write must
 // check each of them with this.
+//
+// Comparing path strings is not enough: on a case-insensitive file system
+// ~/.LOCAL/STATE/fsplane is the state directory, and so is a bind mount
+// of it, yet neither string lies under the state directory's path. So
+// besides the cheap string check, which also covers missing paths below
+// the state directory, it compares the identity of every existing
+// directory from the root down to rel with the state directory's.
 func (w *Workspace) inStateAt(root *wsRoot, rel string) bool {
 	_, in := within(filepath.Join(root.path, rel), w.stateDir)
 	_, inReal := within(filepath.Join(root.real, rel), w.stateReal)
-	return in || inReal
+	return in || inReal || w.stateOnPath(root, rel)
+}
+
+// stateOnPath reports whether the root, rel or one of the directories
+// between them is the state directory, compared by identity. It stats
+// through the root, so it never looks outside it (a component that leads
+// out fails to stat, and the write that follows would fail the same
+// way), and stops at the first component that is missing or not a
+// directory: nothing below it can be the state directory, which exists.
+// A link among the components is followed, as a write through it would.
+func (w *Workspace) stateOnPath(root *wsRoot, rel string) bool {
+	if w.stateID == nil {
+		return false
+	}
+	comps := splitRel(rel)
+	dir := "."
+	for i := 0; ; i++ {
+		fi, err := root.root.Stat(dir)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if w.isState(fi) {
+			return true
+		}
+		if i == len(comps) {
+			return false
+		}
+		dir = path.Join(dir, comps[i])
+	}
+}
+
+// isState reports whether fi describes the state directory itself,
+// however it was reached.
+func (w *Workspace) isState(fi fs.FileInfo) bool {
+	return w.stateID != nil && fi != nil && os.SameFile(fi, w.stateID)
 }
 
 // locate finds the root that contains the absolute, cleaned path abs,

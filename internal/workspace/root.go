@@ -78,9 +78,15 @@ type Workspace struct {
 	stateDir  string
 	stateReal string   // stateDir with symlinks evaluated
 	state     *os.Root // the state directory
-	lockFile  *os.File // StateDir/lock; flocked around every mutation
-	temps     *tempLog // the temps this workspace creates (see temps.go)
-	limits    UndoLimits
+	// stateID identifies the state directory (device and inode) for
+	// os.SameFile. Path strings cannot tell that a directory is the
+	// state directory when it is spelled differently: in another case on
+	// a case-insensitive file system (macOS), through a bind mount, or
+	// after a parent was renamed. See inStateAt.
+	stateID  fs.FileInfo
+	lockFile *os.File // StateDir/lock; flocked around every mutation
+	temps    *tempLog // the temps this workspace creates (see temps.go)
+	limits   UndoLimits
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
 	journal *undoJournal
@@ -197,6 +203,11 @@ func Open(opts Options) (*Workspace, error) {
 		w.stateReal = real
 	}
 	if w.state, err = os.OpenRoot(stateDir); err != nil {
+		return nil, stateErr("open", stateDir, err)
+	}
+	// Stat the opened directory, not the path: it is the directory the
+	// journals go to even if the path is swapped meanwhile.
+	if w.stateID, err = w.state.Stat("."); err != nil {
 		return nil, stateErr("open", stateDir, err)
 	}
 	for _, d := range []string{txDir, undoDir, blobDir} {

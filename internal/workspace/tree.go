@@ -96,7 +96,7 @@ func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.Fil
 			if err != nil {
 				return osErr(op, filepath.Join(r.r.path, crel), err)
 			}
-			if cfi.IsDir() && w.isStateDir(r.r, crel) {
+			if cfi.IsDir() && w.isStateDir(r.r, crel, cfi) {
 				continue
 			}
 			if err := walk(crel, path.Join(name, n), cfi); err != nil {
