@@ -69,6 +69,8 @@ type Conn struct {
 	outs  map[uint32]outbound // transfers being sent, by transfer id
 
 	frames *FrameConn // when set, each message goes out in one write
+
+	handoff time.Duration // see HandOffAfter; 0: never
 }
 
 // New wraps ws. limits are this side's own; Negotiate lowers them to the
@@ -107,6 +109,18 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	}
 	return err
 }
+
+// HandOffAfter lets the Handler do short work inline: when one call of it
+// lasts longer than d, reading goes on in a new goroutine, so a slow
+// handler delays the messages behind it (cancels, pings, other
+// operations) by d at most. Handler calls may then overlap, and Run
+// returns when the connection ends even while such a call still runs.
+// Data chunks are not Handler calls and never change goroutine. Without
+// it, the Handler must return promptly. Call it before Run.
+//
+// A handler that answers most messages within d saves the goroutine
+// switch (and the thread wake-up) a handoff per message costs.
+func (c *Conn) HandOffAfter(d time.Duration) { c.handoff = d }
 
 // Limits returns the limits in force.
 func (c *Conn) Limits() proto.Limits { return *c.limits.Load() }
@@ -259,7 +273,8 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go c.keepalive(ctx)
-	r := &reader{c: c, ctx: ctx, handle: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{}, dropped: map[uint32]time.Time{}}
+	r := &reader{c: c, ctx: ctx, handler: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{},
+		dropped: map[uint32]time.Time{}, ended: make(chan error, 1)}
 	defer r.close()
 	go r.expire(ctx)
 	go func() {
@@ -269,6 +284,20 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 		}
 		cancel() // unblocks the read below
 	}()
+	if c.handoff > 0 {
+		// Reading may move between goroutines (see HandOffAfter).
+		go r.loop()
+	} else {
+		r.loop()
+	}
+	return <-r.ended
+}
+
+// loop reads frames until the connection ends (then it sends why to
+// r.ended), or until a Handler call outlasts the handoff budget and
+// reading moves on to a new loop (then it just ends).
+func (r *reader) loop() {
+	c, ctx := r.c, r.ctx
 	var buf bytes.Buffer
 	for {
 		typ, rd, err := c.ws.Reader(ctx)
@@ -279,16 +308,20 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 		if err != nil {
 			select {
 			case <-c.closed:
-				return errors.New("connector: connection closed")
+				err = errors.New("connector: connection closed")
 			default:
+				if ctx.Err() != nil {
+					err = ctx.Err()
+				} else {
+					c.closeNow()
+				}
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			c.closeNow()
-			return err
+			r.ended <- err
+			return
 		}
-		r.frame(typ, buf.Bytes())
+		if r.frame(typ, buf.Bytes()) {
+			return
+		}
 	}
 }
 
@@ -298,7 +331,8 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 type reader struct {
 	c       *Conn
 	ctx     context.Context
-	handle  Handler
+	handler Handler
+	ended   chan error // why reading ended, from the loop that read last
 	mu      sync.Mutex
 	asm     *proto.Assembler
 	streams map[uint32]*dataStream
@@ -308,7 +342,9 @@ type reader struct {
 	dropped map[uint32]time.Time
 }
 
-func (r *reader) frame(typ websocket.MessageType, data []byte) {
+// frame handles one frame; it reports whether reading was handed to a new
+// loop while the Handler ran (this loop must then stop).
+func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) {
 	c, ctx := r.c, r.ctx
 	if typ == websocket.MessageBinary {
 		id, idx, payload, err := proto.DecodeChunk(data)
@@ -376,11 +412,10 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 			c.abort(ctx, ts, err.Error())
 			return
 		}
-		r.handle(inner)
+		return r.handle(inner)
 	case *proto.TransferAbort:
 		if c.stopOutbound(m) {
-			r.handle(m) // the receiver dropped what this side sends
-			return
+			return r.handle(m) // the receiver dropped what this side sends
 		}
 		r.mu.Lock()
 		d, ok := r.streams[m.TransferID]
@@ -403,10 +438,31 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) {
 				sink.Finish(why)
 			}
 		}
-		r.handle(m)
+		return r.handle(m)
 	default:
-		r.handle(msg)
+		return r.handle(msg)
 	}
+	return false
+}
+
+// handle passes msg to the Handler, handing reading to a new loop if the
+// call outlasts the budget (see HandOffAfter).
+func (r *reader) handle(msg any) (handedOff bool) {
+	d := r.c.handoff
+	if d <= 0 {
+		r.handler(msg)
+		return false
+	}
+	const running, returned, handed = 0, 1, 2
+	var state atomic.Int32
+	t := time.AfterFunc(d, func() {
+		if state.CompareAndSwap(running, handed) {
+			go r.loop()
+		}
+	})
+	r.handler(msg)
+	t.Stop()
+	return !state.CompareAndSwap(running, returned)
 }
 
 // streamChunk hands one chunk of data stream d to its sink. mu is held on

@@ -36,6 +36,13 @@ const (
 	DialTimeout = 15 * time.Second
 	// helloTimeout bounds sending one hello.
 	helloTimeout = 5 * time.Second
+	// inlineBudget is how long an operation runs on the reading goroutine
+	// before reading moves on without it: a small read or stat finishes
+	// well within it and is answered without a goroutine switch and the
+	// thread wake-up that costs (host CPU per 4 KiB read op 176 -> 150 µs
+	// on a 2-vCPU VM), while a slow one delays a cancel or the next op by
+	// this much at most.
+	inlineBudget = time.Millisecond
 )
 
 // Errors Run returns (wrapped) when retrying cannot help. They end Run
@@ -345,6 +352,7 @@ func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
 	conn.OnAbort(s.onAbort)
 
 	runErr := make(chan error, 1)
+	conn.HandOffAfter(inlineBudget)
 	go func() { runErr <- conn.Run(s.ctx, s.handle) }()
 
 	h.helloMu.Lock()

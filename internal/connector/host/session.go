@@ -186,8 +186,9 @@ func (s *session) end() {
 	s.conn.Close()
 }
 
-// handle receives each message Conn.Run reads, on Run's goroutine; it
-// never blocks on an operation.
+// handle receives each message Conn.Run reads, on its reading goroutine.
+// It runs an operation right there: most answer within the Conn's handoff
+// budget (inlineBudget), and reading moves on without a slower one.
 func (s *session) handle(msg any) {
 	h := s.h
 	switch m := msg.(type) {
@@ -235,7 +236,8 @@ func opSuffix(id string) string {
 	return " (op " + Printable(id, 64) + ")"
 }
 
-// startOp registers op and runs it on its own goroutine.
+// startOp registers op and runs it on the calling goroutine (the Conn
+// hands reading off when it takes long; see inlineBudget).
 func (s *session) startOp(op *proto.Op) {
 	h := s.h
 	start := time.Now()
@@ -258,7 +260,9 @@ func (s *session) startOp(op *proto.Op) {
 		prev := cancel
 		cancel = func(cause error) { stop(); prev(cause) }
 	}
-	h.opsWG.Go(func() {
+	h.opsWG.Add(1)
+	defer h.opsWG.Done()
+	func() {
 		defer func() {
 			s.mu.Lock()
 			delete(s.inflight, op.OpID)
@@ -302,7 +306,7 @@ func (s *session) startOp(op *proto.Op) {
 			h.log.Info("Data transfer failed", "op", op.Op, "op_id", op.OpID, "err", err)
 		}
 		s.record(op, start, result, result == ResultOK)
-	})
+	}()
 }
 
 // answer sends op's result (res, or a failure with e) and records it.
