@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Connector benchmark, one run: a 4 KiB read through the hub vs the same
-# read on the local route (p50 latency, one connection, wrk), and a
+# read on the local route (p50 latency, one connection, wrk; with the CPU
+# time the server, hub and host processes spent per request), and a
 # 100 MiB download through the hub (curl, MB/s, median of 3). Then the
 # floor of any relay on this machine (bench/relayfloor: an HTTP handler
 # that does nothing vs one that first round-trips 200 bytes over a
@@ -27,19 +28,29 @@ cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
 "$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
-pids+=($!)
+hub_pid=$!
+pids+=($hub_pid)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 FSPLANE_CONNECTOR_TOKEN=$TOKEN "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
   --no-tui --state-dir "$work/s2" >"$work/host.log" 2>&1 &
-pids+=($!)
+host_pid=$!
+pids+=($host_pid)
 for _ in $(seq 100); do curl -s "http://127.0.0.1:$PORT/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
 
 p50() { # wrk's 50% latency in microseconds
   wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
-    if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}'
+    if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}
+    /requests in/ {print $1 > "'"$work"'/count"}'
 }
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # user+system CPU, 1/100 s
+# cpu_per_req PID T0: CPU µs the process spent per request of the last run.
+cpu_per_req() { awk -v a="$2" -v b="$(ticks "$1")" -v n="$(cat "$work/count")" 'BEGIN {printf "%.0f", (b-a)*10000/n}'; }
+h0=$(ticks $hub_pid)
 local_us=$(p50 "http://127.0.0.1:$PORT/v2/fs/read?path=small.txt")
+local_cpu=$(cpu_per_req $hub_pid "$h0")
+h0=$(ticks $hub_pid); s0=$(ticks $host_pid)
 hub_us=$(p50 "http://127.0.0.1:$PORT/v2/hosts/bench/fs/read?path=small.txt")
+hub_cpu=$(cpu_per_req $hub_pid "$h0"); host_cpu=$(cpu_per_req $host_pid "$s0")
 speeds=()
 for _ in 1 2 3; do
   speeds+=($(curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$PORT/v2/hosts/bench/fs/download?path=big.bin"))
@@ -56,8 +67,10 @@ for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break
 noop_us=$(p50 "http://$floor_addr/local")
 relay_us=$(p50 "http://$floor_addr/relay")
 
-awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" 'BEGIN {
+awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" \
+  -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" 'BEGIN {
   printf "4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", l, h, h/l
+  printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
   printf "100 MiB download through the hub: %.0f MB/s median of 3 (target >= 300 MB/s)\n", m/1e6
   printf "relay floor on this machine: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs);\n", n, r, r-n
   printf "  a hub adding only that to the local read would be at %.2fx; fsplane adds %.0f µs\n", (l+r-n)/l, h-l
