@@ -256,8 +256,10 @@ func (c *Conn) sendText(ctx context.Context, msg any) error {
 }
 
 // Handler receives each complete message Run reads: decoded messages of
-// the protocol (transfers already reassembled), in arrival order, on Run's
-// goroutine. It must not block for long; long work goes to a goroutine.
+// the protocol (transfers already reassembled), in arrival order, on the
+// goroutine reading the connection. It must not block for long (long work
+// goes to a goroutine) unless the Conn hands reading off (HandOffAfter);
+// then calls that outlast the budget may overlap later ones.
 type Handler func(msg any)
 
 // Run reads until the connection ends or ctx is done, pinging the peer

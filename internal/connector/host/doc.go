@@ -12,9 +12,13 @@
 //     allowed because they write nothing. Paths are confined to the
 //     workspace roots by internal/workspace (os.Root): absolute paths outside
 //     the roots, ".." and symbolic links leading out fail with outside_root.
-//   - Each operation runs in its own goroutine (at most MaxConcurrentOps at
-//     once), with a context cancelled by the hub's cancel, by the op's
-//     timeout_ms, or by the end of the connection. An operation ended by its
+//   - An operation starts on the goroutine that read it; one that takes
+//     longer than a millisecond has reading move on to a new goroutine
+//     (connector.Conn.HandOffAfter), and one that finds all
+//     MaxConcurrentOps slots taken waits for a slot on a goroutine of its
+//     own. Its context is cancelled by the hub's cancel, by the op's
+//     timeout_ms (which bounds running the op, not the data transfer a
+//     download sends after its result), or by the end of the connection. An operation ended by its
 //     context gets no result (the hub has given up on it); every other
 //     operation is answered with one result. Results larger than the
 //     negotiated message limit move as transfers (connector.Conn.Send).

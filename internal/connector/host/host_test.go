@@ -1063,3 +1063,35 @@ func TestDownloadOverTheLimitIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuedOpDoesNotHoldTheReader: with every op slot taken, an op waits
+// for one on its own goroutine; on the reading goroutine it would hold up
+// everything behind it (a cancel, a pong) a handoff budget per queued op.
+func TestQueuedOpDoesNotHoldTheReader(t *testing.T) {
+	t.Parallel()
+	hub := hosttest.Start(t, hosttest.Options{})
+	f := setup(t, hub, proto.ReadOnly, map[string]string{"a.txt": "a\n"}, nil)
+	for range MaxConcurrentOps {
+		f.h.opSlots <- struct{}{}
+	}
+	f.h.helloMu.Lock()
+	s := f.h.live
+	f.h.helloMu.Unlock()
+	returned := make(chan struct{})
+	go func() {
+		s.startOp(&proto.Op{OpID: "queued", Op: proto.OpStat, Path: "a.txt"})
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("startOp with every slot taken did not return: it waits for a slot on the reading goroutine")
+	}
+	for range MaxConcurrentOps {
+		<-f.h.opSlots
+	}
+	e, _ := f.rec.wait(t, 10*time.Second, 0, "the queued op", func(e Event) bool { return e.Kind == EventOp && e.Op.ID == "queued" })
+	if e.Op.Result != ResultOK {
+		t.Errorf("the queued op ended %s, want ok once a slot was free", e.Op.Result)
+	}
+}

@@ -237,7 +237,9 @@ func opSuffix(id string) string {
 }
 
 // startOp registers op and runs it on the calling goroutine (the Conn
-// hands reading off when it takes long; see inlineBudget).
+// hands reading off when it takes long; see inlineBudget) — unless every
+// op slot is taken: then it waits for one on a goroutine of its own, so a
+// queue of ops never holds the reader a budget per op.
 func (s *session) startOp(op *proto.Op) {
 	h := s.h
 	start := time.Now()
@@ -250,9 +252,13 @@ func (s *session) startOp(op *proto.Op) {
 		})
 		return
 	}
-	ctx, cancel := context.WithCancelCause(s.ctx)
+	// streamCtx ends with a cancel from the hub or the session; ctx also
+	// at the op's timeout, which bounds running the op, not the data
+	// transfer a download sends after its result.
+	streamCtx, cancel := context.WithCancelCause(s.ctx)
 	s.inflight[op.OpID] = cancel
 	s.mu.Unlock()
+	ctx := streamCtx
 	// A timeout too large for a time.Duration is no timeout.
 	if op.TimeoutMS > 0 && op.TimeoutMS <= math.MaxInt64/int64(time.Millisecond) {
 		var stop context.CancelFunc
@@ -260,53 +266,77 @@ func (s *session) startOp(op *proto.Op) {
 		prev := cancel
 		cancel = func(cause error) { stop(); prev(cause) }
 	}
+	o := &runningOp{op: op, start: start, ctx: ctx, streamCtx: streamCtx, cancel: cancel}
 	h.opsWG.Add(1)
-	defer h.opsWG.Done()
-	func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight, op.OpID)
-			s.mu.Unlock()
-			cancel(nil)
+	select {
+	case h.opSlots <- struct{}{}:
+		defer h.opsWG.Done()
+		s.run(o, true)
+	default:
+		go func() {
+			defer h.opsWG.Done()
+			s.run(o, false)
 		}()
+	}
+}
+
+// runningOp is an op startOp registered.
+type runningOp struct {
+	op             *proto.Op
+	start          time.Time
+	ctx, streamCtx context.Context
+	cancel         context.CancelCauseFunc
+}
+
+// run executes o, answers it and records it; haveSlot says whether an op
+// slot is already held for it.
+func (s *session) run(o *runningOp, haveSlot bool) {
+	h, op, ctx, start := s.h, o.op, o.ctx, o.start
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, op.OpID)
+		s.mu.Unlock()
+		o.cancel(nil)
+	}()
+	if !haveSlot {
 		select {
 		case h.opSlots <- struct{}{}:
-			defer func() { <-h.opSlots }()
 		case <-ctx.Done():
 			s.record(op, start, ctxResult(ctx, ctx.Err()), false)
 			return
 		}
-		res, after, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
-			h.log.Error("Operation panicked", "op", op.Op, "panic", errString(v), "stack", string(stack))
-		})
-		if err != nil {
-			if why := ctxResult(ctx, err); why != "" {
-				s.record(op, start, why, false)
-				return
-			}
-			e := wireError(op.Op, op.Path, err)
-			s.answer(op, start, nil, e, e.Code)
+	}
+	defer func() { <-h.opSlots }()
+	res, after, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
+		h.log.Error("Operation panicked", "op", op.Op, "panic", errString(v), "stack", string(stack))
+	})
+	if err != nil {
+		if why := ctxResult(ctx, err); why != "" {
+			s.record(op, start, why, false)
 			return
 		}
-		if after == nil {
-			s.answer(op, start, res, nil, ResultOK)
-			return
+		e := wireError(op.Op, op.Path, err)
+		s.answer(op, start, nil, e, e.Code)
+		return
+	}
+	if after == nil {
+		s.answer(op, start, res, nil, ResultOK)
+		return
+	}
+	if err := s.conn.Send(s.ctx, res); err != nil {
+		after.release()
+		s.record(op, start, ResultOK, false)
+		return
+	}
+	result := ResultOK
+	if err := after.stream(o.streamCtx, s.conn, op.OpID); err != nil {
+		result = ctxResult(o.streamCtx, err)
+		if result == "" {
+			result = "io_error"
 		}
-		if err := s.conn.Send(s.ctx, res); err != nil {
-			after.release()
-			s.record(op, start, ResultOK, false)
-			return
-		}
-		result := ResultOK
-		if err := after.stream(ctx, s.conn, op.OpID); err != nil {
-			result = ctxResult(ctx, err)
-			if result == "" {
-				result = "io_error"
-			}
-			h.log.Info("Data transfer failed", "op", op.Op, "op_id", op.OpID, "err", err)
-		}
-		s.record(op, start, result, result == ResultOK)
-	}()
+		h.log.Info("Data transfer failed", "op", op.Op, "op_id", op.OpID, "err", err)
+	}
+	s.record(op, start, result, result == ResultOK)
 }
 
 // answer sends op's result (res, or a failure with e) and records it.
