@@ -9,7 +9,6 @@ package connector
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -32,6 +31,13 @@ const (
 // their caller's context (see Conn.write); a peer that takes no frame for
 // this long has stopped reading, and the connection is closed.
 const WriteTimeout = PingTimeout
+
+// frameChunkBytes caps the payload this side puts in one binary frame,
+// below the negotiated chunk_bytes (256 KiB by default). The WebSocket
+// library gives a pong 5 s to be written, and a pong waits for the frame
+// being written: a 64 KiB frame crosses even a 13 KB/s uplink in time,
+// where a 256 KiB one needs 52 KB/s. The peer reads each frame sooner too.
+const frameChunkBytes = 64 << 10
 
 // errPeerAborted is the cause that ends an outbound transfer when the
 // receiver sent transfer_abort for it: the sender stops and does not
@@ -169,7 +175,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 		kind, opID = proto.TypeResult, m.OpID
 	}
 	id := c.nextID.Add(1)
-	start, frames, end := proto.Split(id, opID, kind, b, l.ChunkBytes)
+	start, frames, end := proto.Split(id, opID, kind, b, min(l.ChunkBytes, frameChunkBytes))
 	ctx, done := c.track(ctx, id, opID)
 	defer done()
 	if err := c.sendText(ctx, start); err != nil {
@@ -268,15 +274,15 @@ type Handler func(msg any)
 // to OnAbort so a waiting operation can fail). It returns why reading
 // stopped.
 //
-// Frames are read into one reused buffer and handled on the reading
-// goroutine, so a data transfer costs no allocation per chunk; a second
-// goroutine expires idle transfers.
+// Frames are read into one reused buffer; a data chunk is copied into a
+// buffer its stream's own goroutine recycles, so a data transfer costs no
+// allocation per chunk. A second goroutine expires idle transfers.
 func (c *Conn) Run(ctx context.Context, handle Handler) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go c.keepalive(ctx)
 	r := &reader{c: c, ctx: ctx, handler: handle, asm: proto.NewAssembler(c.Limits()), streams: map[uint32]*dataStream{},
-		dropped: map[uint32]time.Time{}, ended: make(chan error, 1)}
+		dropped: map[uint32]droppedIn{}, ended: make(chan error, 1)}
 	defer r.close()
 	go r.expire(ctx)
 	go func() {
@@ -328,8 +334,9 @@ func (r *reader) loop() {
 }
 
 // reader is the state of Run: open transfers and data streams, guarded by
-// mu against the expiry goroutine. mu is never held across a sink's Write
-// (see streamChunk).
+// mu against the expiry goroutine and the streams' drain goroutines. The
+// reader never calls a sink's Write: each data stream's own goroutine does
+// (see streamChunk and drain).
 type reader struct {
 	c       *Conn
 	ctx     context.Context
@@ -337,11 +344,19 @@ type reader struct {
 	ended   chan error // why reading ended, from the loop that read last
 	mu      sync.Mutex
 	asm     *proto.Assembler
+	// streams holds the data streams arriving, and those whose
+	// transfer_end arrived while their queue still drains to the sink.
 	streams map[uint32]*dataStream
-	// dropped holds the inbound transfers this side aborted, with when a
-	// frame of theirs last arrived: the frames the sender sent before it
-	// learnt of the abort are ignored, not answered one abort each.
-	dropped map[uint32]time.Time
+	// dropped holds the inbound transfers this side aborted: the frames
+	// the sender sent before it learnt of the abort are ignored, not
+	// answered one abort each.
+	dropped map[uint32]droppedIn
+}
+
+// droppedIn is an inbound transfer this side aborted.
+type droppedIn struct {
+	opID string
+	last time.Time // when a frame of it last arrived
 }
 
 // frame handles one frame; it reports whether reading was handed to a new
@@ -356,8 +371,9 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 			return
 		}
 		defer r.mu.Unlock()
-		if _, ok := r.dropped[id]; ok && err == nil {
-			r.dropped[id] = time.Now()
+		if dr, ok := r.dropped[id]; ok && err == nil {
+			dr.last = time.Now()
+			r.dropped[id] = dr
 			return
 		}
 		if err == nil {
@@ -389,13 +405,13 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 	case *proto.TransferEnd:
 		r.mu.Lock()
 		if d, ok := r.streams[m.TransferID]; ok {
-			delete(r.streams, m.TransferID)
-			r.mu.Unlock()
-			err := d.end(m.SHA256)
-			d.sink.Finish(err)
-			if err != nil {
-				c.abort(ctx, d.start, err.Error())
+			// The drain goroutine writes what is queued, then checks
+			// the size and the SHA-256 and finishes the sink.
+			if !d.ended {
+				d.ended, d.sum = true, m.SHA256
+				close(d.q)
 			}
+			r.mu.Unlock()
 			return
 		}
 		if _, ok := r.dropped[m.TransferID]; ok {
@@ -419,20 +435,27 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 		if c.stopOutbound(m) {
 			return r.handle(m) // the receiver dropped what this side sends
 		}
+		// The sender gives up an inbound transfer. Both sides number
+		// their transfers from 1, so this may also be the receiver's
+		// late abort of a transfer this side sent and finished: an
+		// inbound transfer with the same id, of another op, is left
+		// alone.
+		ofIt := func(opID string) bool { return m.OpID == "" || m.OpID == opID }
+		why := errors.New("the sender aborted: " + m.Reason)
 		r.mu.Lock()
 		d, ok := r.streams[m.TransferID]
-		ok = ok && (m.OpID == "" || m.OpID == d.start.OpID)
+		ok = ok && ofIt(d.start.OpID)
 		if ok {
-			delete(r.streams, m.TransferID)
+			r.endStream(d, why)
 		}
-		delete(r.dropped, m.TransferID)
-		r.asm.Abort(m.TransferID)
+		if dr, dropped := r.dropped[m.TransferID]; dropped && ofIt(dr.opID) {
+			delete(r.dropped, m.TransferID)
+		}
+		if ts, open := r.asm.Started(m.TransferID); open && ofIt(ts.OpID) {
+			r.asm.Abort(m.TransferID)
+		}
 		r.mu.Unlock()
-		why := errors.New("the sender aborted: " + m.Reason)
-		switch {
-		case ok:
-			d.sink.Finish(why)
-		case m.OpID != "":
+		if !ok && m.OpID != "" {
 			// A data transfer given up before it started (the op ended
 			// first, the file is over the limit): its receiver must not
 			// wait for bytes that will never come.
@@ -467,32 +490,46 @@ func (r *reader) handle(msg any) (handedOff bool) {
 	return !state.CompareAndSwap(running, returned)
 }
 
-// streamChunk hands one chunk of data stream d to its sink. mu is held on
-// entry and released on return, but not across sink.Write: a sink that
-// blocks (an HTTP client that stopped reading) then stalls this goroutine
-// only, and the expiry goroutine can still fail the stream, which ends the
-// blocked Write (see DataSink).
+// streamChunk queues one chunk of data stream d for its drain goroutine,
+// copied out of the read buffer. mu is held on entry and released on
+// return. When the queue is full the reader waits for room, without mu,
+// but only as long as the consumer keeps up (see streamQueue); past that
+// the stream is failed and reading goes on.
 func (r *reader) streamChunk(d *dataStream, idx uint32, payload []byte) {
-	id := d.start.TransferID
 	if err := d.check(idx, payload); err != nil {
-		r.failStream(id, err.Error())
+		r.failStream(d, err.Error())
 		r.mu.Unlock()
 		return
 	}
-	d.writing = true
-	r.mu.Unlock()
-	_, err := d.sink.Write(payload)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	d.writing = false
-	if r.streams[id] != d {
-		return // failed meanwhile: finished and aborted already
+	now := time.Now()
+	d.next++
+	d.recv += int64(len(payload))
+	d.last = now
+	b := d.copyOf(payload)
+	// A spell of slowness opens when the queue is found full and closes
+	// once the consumer has caught up or taken consumerKeepUp bytes.
+	if !d.fullSince.IsZero() && (len(d.q) == 0 || d.written.Load()-d.fullMark >= consumerKeepUp) {
+		d.fullSince = time.Time{}
 	}
-	if err != nil {
-		r.failStream(id, "the receiver stopped: "+err.Error())
+	select {
+	case d.q <- b:
+		r.mu.Unlock()
+		return
+	default:
+	}
+	if d.fullSince.IsZero() {
+		d.fullSince, d.fullMark = now, d.written.Load()
+	}
+	wait := d.fullSince.Add(consumerStall).Sub(now)
+	r.mu.Unlock()
+	if wait > 0 && d.put(r.ctx, b, wait) {
 		return
 	}
-	d.commit(payload, time.Now())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx.Err() == nil { // else close fails it
+		r.failStream(d, fmt.Sprintf("the receiver of the data cannot keep up: its consumer took under %d MiB in %d s", consumerKeepUp>>20, consumerStall/time.Second))
+	}
 }
 
 // startStream opens an inbound data transfer (mu held).
@@ -502,85 +539,124 @@ func (r *reader) startStream(m *proto.TransferStart) {
 	switch {
 	case !ok:
 		r.abortIn(*m, "no receiver for the data of op "+m.OpID)
-	case len(r.streams)+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
+	case r.streams[m.TransferID] != nil:
+		err := fmt.Errorf("transfer %d is already open", m.TransferID)
+		sink.Finish(err)
+		r.abortIn(*m, err.Error())
+	case r.receiving()+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
 		sink.Finish(proto.ErrTooManyTransfers)
 		r.abortIn(*m, proto.ErrTooManyTransfers.Error())
 	case m.TotalBytes > c.Limits().MaxTransferBytes:
 		sink.Finish(proto.ErrTransferTooLarge)
 		r.abortIn(*m, proto.ErrTransferTooLarge.Error())
 	default:
-		r.streams[m.TransferID] = &dataStream{start: *m, sink: sink, hash: sha256.New(), last: time.Now()}
+		d := newDataStream(*m, sink, time.Now())
+		r.streams[m.TransferID] = d
+		go r.drain(d)
 	}
 }
 
-// failStream ends a data stream with reason (mu held).
-func (r *reader) failStream(id uint32, reason string) {
-	d := r.streams[id]
-	delete(r.streams, id)
-	d.sink.Finish(errors.New(reason))
-	r.abortIn(d.start, reason)
+// receiving counts the data streams still arriving, not those only
+// draining their queue after transfer_end (mu held).
+func (r *reader) receiving() int {
+	n := 0
+	for _, d := range r.streams {
+		if !d.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// failStream ends data stream d with reason and tells the sender (mu
+// held). A stream already finished is left alone.
+func (r *reader) failStream(d *dataStream, reason string) {
+	if r.endStream(d, errors.New(reason)) {
+		r.abortIn(d.start, reason)
+	}
+}
+
+// endStream finishes data stream d's sink with err (mu held): it
+// unregisters d and stops its drain goroutine, whose Write in progress
+// Finish ends (see DataSink). It reports false, doing nothing, when d was
+// finished already.
+func (r *reader) endStream(d *dataStream, err error) bool {
+	if d.done {
+		return false
+	}
+	d.done = true
+	if r.streams[d.start.TransferID] == d {
+		delete(r.streams, d.start.TransferID)
+	}
+	close(d.dead)
+	d.sink.Finish(err)
+	return true
 }
 
 // abortIn aborts an inbound transfer (mu held) and remembers it, so the
 // frames still on their way are dropped quietly.
 func (r *reader) abortIn(ts proto.TransferStart, reason string) {
 	if len(r.dropped) < maxDropped {
-		r.dropped[ts.TransferID] = time.Now()
+		r.dropped[ts.TransferID] = droppedIn{opID: ts.OpID, last: time.Now()}
 	}
 	r.c.abort(r.ctx, ts, reason)
 }
 
 // expire aborts idle transfers, streams whose sink accepts nothing, and
-// the streams of abandoned operations.
+// the streams of abandoned operations. Once reading has stopped (ctx done)
+// it still watches the streams left draining their queue, until none is.
 func (r *reader) expire(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			r.mu.Lock()
+	for now := range t.C {
+		r.mu.Lock()
+		reading := ctx.Err() == nil
+		if reading {
 			for _, ts := range r.asm.Expired(now) {
 				r.abortIn(ts, "transfer idle for 30 s")
 			}
-			for id, d := range r.streams {
-				switch {
-				case now.Sub(d.last) <= proto.IdleTimeout:
-				case d.writing:
-					r.failStream(id, "the receiver of the data accepted nothing for 30 s")
-				default:
-					r.failStream(id, "transfer idle for 30 s")
+		}
+		for _, d := range r.streams {
+			switch {
+			case !d.ended && now.Sub(d.last) > proto.IdleTimeout:
+				r.failStream(d, "transfer idle for 30 s")
+			case d.stalled(now):
+				r.failStream(d, fmt.Sprintf("the receiver of the data accepted nothing for %d s", consumerStall/time.Second))
+			}
+		}
+		for id, dr := range r.dropped {
+			if now.Sub(dr.last) > proto.IdleTimeout {
+				delete(r.dropped, id)
+			}
+		}
+		r.c.sinkMu.Lock()
+		gone := r.c.forgotten
+		r.c.forgotten = nil
+		r.c.sinkMu.Unlock()
+		for _, op := range gone {
+			for _, d := range r.streams {
+				if d.start.OpID == op {
+					r.failStream(d, "the operation was abandoned")
 				}
 			}
-			for id, last := range r.dropped {
-				if now.Sub(last) > proto.IdleTimeout {
-					delete(r.dropped, id)
-				}
-			}
-			r.c.sinkMu.Lock()
-			gone := r.c.forgotten
-			r.c.forgotten = nil
-			r.c.sinkMu.Unlock()
-			for _, op := range gone {
-				for id, d := range r.streams {
-					if d.start.OpID == op {
-						r.failStream(id, "the operation was abandoned")
-					}
-				}
-			}
-			r.mu.Unlock()
+		}
+		over := !reading && len(r.streams) == 0
+		r.mu.Unlock()
+		if over {
+			return
 		}
 	}
 }
 
-// close fails the streams still open when Run returns.
+// close fails the data streams still arriving when Run returns. Those
+// whose bytes all arrived go on draining to their sinks.
 func (r *reader) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, d := range r.streams {
-		delete(r.streams, id)
-		d.sink.Finish(errors.New("connection closed during the data transfer"))
+	for _, d := range r.streams {
+		if !d.ended {
+			r.endStream(d, errors.New("connection closed during the data transfer"))
+		}
 	}
 }
 

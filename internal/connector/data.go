@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -16,19 +17,19 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
 
-// DataSink receives the bytes of a data transfer (a download) as they
-// arrive, on Run's goroutine: while Write blocks, nothing else is read
-// from the connection, so a sink must hand the bytes on promptly and give
-// up (fail its Write) on a consumer that stopped taking them. An io.Pipe
-// to an HTTP response whose writes have a deadline is fine.
+// DataSink receives the bytes of a data transfer (a download). Write is
+// called in order on a goroutine of the stream's own, never the
+// connection's reader; a few chunks queue for it, and a sink that takes
+// nothing for 2 s, or under 2 MiB in 2 s while its queue is full, fails its
+// stream rather than hold up the connection. An io.Pipe to an HTTP
+// response whose writes have a deadline is fine.
 type DataSink interface {
 	io.Writer
-	// Finish is called exactly once: with nil after the last byte, the
-	// size and SHA-256 verified; or with why the stream failed. A stream
-	// is failed while its Write is blocked when the op is abandoned
-	// (ForgetData) or the Write takes longer than proto.IdleTimeout, so
-	// Finish may run concurrently with Write and must then make that
-	// Write return (io.PipeWriter.CloseWithError does).
+	// Finish is called exactly once: with nil after the last byte was
+	// written and the size and SHA-256 verified; or with why the stream
+	// failed. It may run while a Write is blocked (the op was abandoned
+	// with ForgetData, or the consumer is too slow) and must then make
+	// that Write return (io.PipeWriter.CloseWithError does).
 	Finish(err error)
 }
 
@@ -92,14 +93,15 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		return err
 	}
 	h := sha256.New()
-	frame := make([]byte, 8+l.ChunkBytes)
+	chunk := min(l.ChunkBytes, frameChunkBytes)
+	frame := make([]byte, 8+chunk)
 	binary.BigEndian.PutUint32(frame[0:4], id)
 	var sent int64
 	for idx := uint32(0); sent < size; idx++ {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		n, err := io.ReadFull(r, frame[8:8+min(int64(l.ChunkBytes), size-sent)])
+		n, err := io.ReadFull(r, frame[8:8+min(int64(chunk), size-sent)])
 		if err != nil {
 			return fmt.Errorf("connector: reading data for %s: %w", opID, err)
 		}
@@ -126,42 +128,177 @@ func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// dataStream is an inbound data transfer being handed to its sink. The
-// reader's mu guards it, except sink.Write (see reader.streamChunk).
+// Pacing of inbound data streams. Each stream's chunks wait in a queue of
+// streamQueue chunks for a goroutine of the stream's own that writes them
+// to the sink, so the reader hands a chunk on and goes on reading (other
+// ops' messages, the peer's pongs) while the consumer takes it.
+//
+// A consumer slower than the sender (an HTTP client on a slow link) fills
+// the queue. The protocol has no flow control of its own, so the reader
+// then waits for room, which slows the sender down through TCP — and the
+// whole connection with it: every other message queues behind the
+// megabytes the TCP buffers hold, and the sender's pongs wait behind its
+// blocked writes, past the 5 s the WebSocket library allows them (at
+// 200 KB/s, the connection is lost). So the wait is bounded: once the
+// queue is found full, the consumer has consumerStall to take
+// consumerKeepUp bytes (1 MiB/s) or catch up, and a sink that takes
+// nothing for consumerStall is as slow. Too slow, the stream fails (its
+// sink is finished with an error, the sender told with transfer_abort)
+// and the connection goes on at full speed.
+const (
+	streamQueue    = 4
+	consumerStall  = 2 * time.Second
+	consumerKeepUp = 2 << 20
+)
+
+// dataStream is an inbound data transfer: the reader checks and queues its
+// chunks (q), and its drain goroutine writes them to the sink, hashing
+// them; when the reader closes q at transfer_end, the drain goroutine
+// checks the size and SHA-256 and finishes the sink.
 type dataStream struct {
-	start   proto.TransferStart
-	sink    DataSink
-	hash    hash.Hash
-	got     int64
-	next    uint32
-	last    time.Time // when a chunk was last accepted (or the start)
-	writing bool      // the sink's Write is in progress
+	start proto.TransferStart
+	sink  DataSink
+
+	// Guarded by the reader's mu.
+	next      uint32    // the index the next chunk must have
+	recv      int64     // bytes received
+	last      time.Time // when a chunk last arrived (or the start)
+	ended     bool      // transfer_end arrived: q is closed
+	sum       string    // its SHA-256, read by the drain once q is closed
+	done      bool      // the sink is finished (or being finished by the drain)
+	fullSince time.Time // when the reader found q full (see streamChunk)
+	fullMark  int64     // written at fullSince
+
+	q       chan []byte   // the chunks, in order, for the drain goroutine
+	free    chan []byte   // buffers the drain goroutine is done with
+	dead    chan struct{} // closed when the stream fails
+	written atomic.Int64  // bytes the sink took
+	writing atomic.Int64  // when the Write in progress began (Unix ns), or 0
+	hash    hash.Hash     // of the bytes the sink took (drain goroutine)
 }
 
-// check validates the next chunk before it goes to the sink.
+func newDataStream(start proto.TransferStart, sink DataSink, now time.Time) *dataStream {
+	return &dataStream{start: start, sink: sink, last: now, hash: sha256.New(),
+		q: make(chan []byte, streamQueue), free: make(chan []byte, streamQueue+2), dead: make(chan struct{})}
+}
+
+// check validates the next chunk before it is queued.
 func (d *dataStream) check(idx uint32, payload []byte) error {
-	if idx != d.next {
+	switch {
+	case d.ended:
+		return errors.New("a chunk arrived after transfer_end")
+	case idx != d.next:
 		return fmt.Errorf("chunk index %d arrived; expected %d", idx, d.next)
-	}
-	if d.got+int64(len(payload)) > d.start.TotalBytes {
+	case d.recv+int64(len(payload)) > d.start.TotalBytes:
 		return fmt.Errorf("data transfer sent more than its %d bytes", d.start.TotalBytes)
 	}
 	return nil
 }
 
-// commit accounts for a chunk the sink took.
-func (d *dataStream) commit(payload []byte, now time.Time) {
-	d.hash.Write(payload)
-	d.got += int64(len(payload))
-	d.next++
-	d.last = now
+// copyOf copies payload out of the read buffer, into a buffer the drain
+// goroutine is done with when there is one: a stream allocates a few
+// buffers, not one per chunk.
+func (d *dataStream) copyOf(payload []byte) []byte {
+	var b []byte
+	select {
+	case b = <-d.free:
+	default:
+	}
+	return append(b[:0], payload...)
 }
 
-func (d *dataStream) end(sum string) error {
-	if d.got != d.start.TotalBytes {
-		return fmt.Errorf("data transfer ended after %d of %d bytes", d.got, d.start.TotalBytes)
+// put waits up to wait for room in the queue and reports whether b was
+// queued. It gives up early when the stream fails or reading stops.
+func (d *dataStream) put(ctx context.Context, b []byte, wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case d.q <- b:
+		return true
+	case <-t.C:
+	case <-d.dead:
+	case <-ctx.Done():
 	}
-	if sum == "" || hex.EncodeToString(d.hash.Sum(nil)) != sum {
+	return false
+}
+
+// stalled reports whether the sink's Write in progress began over
+// consumerStall before now.
+func (d *dataStream) stalled(now time.Time) bool {
+	w := d.writing.Load()
+	return w != 0 && now.Sub(time.Unix(0, w)) > consumerStall
+}
+
+// failed reports whether the stream failed.
+func (d *dataStream) failed() bool {
+	select {
+	case <-d.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// drain writes stream d's chunks to its sink, in order, until the reader
+// closes the queue at transfer_end (then it checks the size and SHA-256
+// and finishes the sink: after the last byte was written, and only if
+// nothing failed the stream meanwhile) or the stream fails (whoever failed
+// it finished the sink).
+func (r *reader) drain(d *dataStream) {
+	for {
+		var b []byte
+		var more bool
+		select {
+		case b, more = <-d.q:
+		case <-d.dead:
+			return
+		}
+		if !more {
+			break
+		}
+		if d.failed() {
+			return
+		}
+		d.writing.Store(time.Now().UnixNano())
+		_, err := d.sink.Write(b)
+		d.writing.Store(0)
+		if err != nil {
+			r.mu.Lock()
+			r.failStream(d, "the receiver stopped: "+err.Error())
+			r.mu.Unlock()
+			return
+		}
+		d.hash.Write(b)
+		d.written.Add(int64(len(b)))
+		select {
+		case d.free <- b:
+		default:
+		}
+	}
+	r.mu.Lock()
+	if d.done {
+		r.mu.Unlock()
+		return
+	}
+	d.done = true
+	if r.streams[d.start.TransferID] == d {
+		delete(r.streams, d.start.TransferID)
+	}
+	r.mu.Unlock()
+	err := d.end()
+	d.sink.Finish(err)
+	if err != nil {
+		r.c.abort(r.ctx, d.start, err.Error())
+	}
+}
+
+// end checks what the sink took against the transfer's size and the
+// SHA-256 its transfer_end carried (drain goroutine, q closed).
+func (d *dataStream) end() error {
+	if got := d.written.Load(); got != d.start.TotalBytes {
+		return fmt.Errorf("data transfer ended after %d of %d bytes", got, d.start.TotalBytes)
+	}
+	if d.sum == "" || hex.EncodeToString(d.hash.Sum(nil)) != d.sum {
 		return errors.New("transfer SHA-256 mismatch")
 	}
 	return nil

@@ -3,11 +3,17 @@ package connector
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
@@ -152,5 +158,233 @@ func TestBlockedSinkIsFailedWhenAbandoned(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no message got through after the stream was failed")
 		}
+	}
+}
+
+// paceSink takes bytes at rate bytes/s, as an HTTP response to a client on
+// a slow link does. Finish ends a Write in progress, as closing a pipe
+// does, and is counted: it must be called once.
+type paceSink struct {
+	rate     int
+	finished chan struct{}
+	finishes atomic.Int32
+	done     chan error
+}
+
+func newPaceSink(rate int) *paceSink {
+	return &paceSink{rate: rate, finished: make(chan struct{}), done: make(chan error, 2)}
+}
+
+func (s *paceSink) Write(p []byte) (int, error) {
+	select {
+	case <-time.After(time.Duration(len(p)) * time.Second / time.Duration(s.rate)):
+		return len(p), nil
+	case <-s.finished:
+		return 0, errors.New("finished")
+	}
+}
+
+func (s *paceSink) Finish(err error) {
+	if s.finishes.Add(1) == 1 {
+		close(s.finished)
+	}
+	s.done <- err
+}
+
+// TestSlowConsumerFailsOnlyItsOwnStream: a download whose consumer is slow
+// but steady must not hold up the connection. At 40 KB/s a 256 KiB chunk
+// took 6 s to write, long enough for the host's pong to miss its 5 s; at
+// 300 KB/s no Write takes long, but the TCP buffers the consumer lets fill
+// hold every other message back for many seconds, and the host's writes
+// (its pongs behind them) block as long. Either way the stream is failed
+// within seconds and the sender told, while the host's pongs (the hub
+// pings it every half second) and a message sent afterwards still get
+// through, and the host's connection stays up.
+func TestSlowConsumerFailsOnlyItsOwnStream(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []int{40 << 10, 300 << 10} {
+		t.Run(fmt.Sprintf("%d KiB/s", rate>>10), func(t *testing.T) {
+			t.Parallel()
+			slowConsumer(t, rate)
+		})
+	}
+}
+
+func slowConsumer(t *testing.T, rate int) {
+	ctx := context.Background()
+	host, hub := pairWith(t, true) // the host gathers its writes, as fsplane connect does
+	hostEnd := make(chan error, 1)
+	go func() { hostEnd <- host.Run(ctx, func(any) {}) }()
+	got := make(chan any, 16)
+	go hub.Run(ctx, func(m any) { got <- m })
+	sink := newPaceSink(rate)
+	hub.ExpectData("dl", sink)
+	sent := make(chan error, 1)
+	data := make([]byte, 64<<20)
+	go func() { sent <- host.SendData(ctx, "dl", bytes.NewReader(data), int64(len(data))) }()
+	pingErr := make(chan error, 1)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			pctx, cancel := context.WithTimeout(ctx, PingTimeout)
+			err := hub.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				pingErr <- err
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	select {
+	case err := <-sink.done:
+		if err == nil {
+			t.Fatal("the slow consumer's stream was finished without an error")
+		}
+		t.Logf("the slow consumer's stream failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case err := <-hostEnd:
+		t.Fatalf("the host's connection ended after %v: %v (a slow download consumer took it down)", time.Since(start), err)
+	case err := <-pingErr:
+		t.Fatalf("a ping of the host failed after %v: %v", time.Since(start), err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow consumer's stream was not failed within 10 s: it holds up the connection")
+	}
+	select {
+	case err := <-sent:
+		if !errors.Is(err, errPeerAborted) {
+			t.Errorf("SendData = %v, want the receiver's abort", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sender kept sending after the receiver failed the stream")
+	}
+	if err := host.Send(ctx, &proto.Result{OpID: "after", OK: true, Result: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for done := false; !done; {
+		select {
+		case m := <-got:
+			r, ok := m.(*proto.Result)
+			done = ok && r.OpID == "after"
+		case err := <-hostEnd:
+			t.Fatalf("the host's connection ended: %v", err)
+		case <-deadline:
+			t.Fatal("a message sent after the failed stream did not arrive within 5 s")
+		}
+	}
+	select {
+	case err := <-pingErr:
+		t.Fatalf("a ping of the host failed: %v", err)
+	default:
+	}
+	if n := sink.finishes.Load(); n != 1 {
+		t.Errorf("the sink was finished %d times, want once", n)
+	}
+}
+
+// recordSink keeps what it is given, taking pause per Write, and notes how
+// much it held when it was finished.
+type recordSink struct {
+	pause    time.Duration
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	atFinish int
+	finishes int
+	done     chan error
+}
+
+func (s *recordSink) Write(p []byte) (int, error) {
+	time.Sleep(s.pause)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *recordSink) Finish(err error) {
+	s.mu.Lock()
+	s.atFinish = s.buf.Len()
+	s.finishes++
+	s.mu.Unlock()
+	s.done <- err
+}
+
+// TestDataStreamChecksAfterTheQueue: chunks queued for a sink slower than
+// the connection reach it whole and in order; the size and SHA-256 from
+// transfer_end are checked once all of them were written, and Finish is
+// called once, with the check's verdict.
+func TestDataStreamChecksAfterTheQueue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	peer, c := pairWith(t, false)
+	go peer.Run(ctx, func(any) {})
+	got := make(chan any, 16)
+	go c.Run(ctx, func(m any) { got <- m })
+	data := make([]byte, 16*frameChunkBytes+100)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	sum := proto.Digest(data)
+	for i, tc := range []struct {
+		name    string
+		total   int64
+		sum     string
+		wantErr string
+	}{
+		{"whole", int64(len(data)), sum, ""},
+		{"corrupt", int64(len(data)), proto.Digest(nil), "SHA-256 mismatch"},
+		{"short", int64(len(data)) + 1, sum, "ended after"},
+	} {
+		id, op := uint32(i+1), "op-"+tc.name
+		sink := &recordSink{pause: 5 * time.Millisecond, done: make(chan error, 2)}
+		c.ExpectData(op, sink)
+		if err := peer.sendText(ctx, &proto.TransferStart{TransferID: id, OpID: op, Kind: proto.KindData, TotalBytes: tc.total}); err != nil {
+			t.Fatal(err)
+		}
+		for idx := 0; idx*frameChunkBytes < len(data); idx++ {
+			chunk := data[idx*frameChunkBytes : min((idx+1)*frameChunkBytes, len(data))]
+			if err := peer.write(ctx, websocket.MessageBinary, proto.EncodeChunk(id, uint32(idx), chunk)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := peer.sendText(ctx, &proto.TransferEnd{TransferID: id, SHA256: tc.sum}); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		select {
+		case err = <-sink.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the sink was never finished", tc.name)
+		}
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: Finish(%v), want nil", tc.name, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: Finish(%v), want %q", tc.name, err, tc.wantErr)
+		}
+		// A round trip through the connection, for a second Finish to show.
+		if err := peer.Send(ctx, &proto.Cancel{OpID: "sync-" + tc.name}); err != nil {
+			t.Fatal(err)
+		}
+		for synced := false; !synced; {
+			select {
+			case m := <-got:
+				m2, ok := m.(*proto.Cancel)
+				synced = ok && m2.OpID == "sync-"+tc.name
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: a message after the transfer never arrived", tc.name)
+			}
+		}
+		sink.mu.Lock()
+		if sink.atFinish != len(data) || !bytes.Equal(sink.buf.Bytes(), data) || sink.finishes != 1 {
+			t.Errorf("%s: the sink held %d bytes at Finish (want all %d; equal: %v), finished %d times",
+				tc.name, sink.atFinish, len(data), bytes.Equal(sink.buf.Bytes(), data), sink.finishes)
+		}
+		sink.mu.Unlock()
 	}
 }

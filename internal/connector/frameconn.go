@@ -28,8 +28,11 @@ type FrameConn struct {
 // NewFrameConn wraps c.
 func NewFrameConn(c net.Conn) *FrameConn { return &FrameConn{Conn: c} }
 
-// maxGather bounds what a hold gathers before it writes anyway.
-const maxGather = 1 << 20
+// maxGather bounds what a hold gathers before it writes anyway, and so
+// how long one write to the network keeps a pong waiting (the library
+// gives a pong 5 s): a chunk frame (see frameChunkBytes) fits, but the
+// frames of overlapping holds (concurrent transfers) leave in pieces.
+const maxGather = 128 << 10
 
 func (c *FrameConn) Write(p []byte) (int, error) {
 	c.mu.Lock()

@@ -9,12 +9,14 @@ import (
 	"time"
 )
 
-// hostWriteTimeout bounds each write of a host download to its client. The
-// bytes arrive on the host's connection, which carries every other
-// operation on that host too, and the connection is not read while a
-// write waits (see connector.DataSink): a client that stops reading would
-// hold them all up. Past this, that client's download fails instead, and
-// the host is told to stop sending (transfer_abort).
+// hostWriteTimeout bounds each write of a host download to its client, so
+// a client that stops reading does not keep this handler forever. The
+// host's connection, which carries every other operation on that host
+// too, does not wait for it: the connector queues a download's chunks and
+// fails the download when its consumer falls behind (it takes nothing, or
+// under 1 MiB/s while the host sends faster, for 2 s), telling the host
+// to stop sending (transfer_abort). The closed pipe then ends the copy,
+// and this deadline a write to the client still waiting.
 const hostWriteTimeout = 5 * time.Second
 
 // pipeSink hands a data transfer's bytes to the HTTP handler through a
@@ -32,8 +34,9 @@ func (p pipeSink) Finish(err error) {
 
 // hostDownload streams a file from a connected host: headers (size,
 // ETag = version, Last-Modified) from the host's result, then the bytes as
-// they arrive. A transfer that fails midway (the host aborts it, or a
-// write to the client passes hostWriteTimeout) cuts the response, so a
+// they arrive. A transfer that fails midway (the host aborts it, the
+// client is too slow for the connector, or a write to the client passes
+// hostWriteTimeout) cuts the response, so a
 // client never takes a partial file for a whole one, nor waits for bytes
 // that will not come.
 func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {

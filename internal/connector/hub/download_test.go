@@ -42,8 +42,9 @@ func TestDownloadOutlivesTheOpTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 128 chunks of 256 KiB at 10 ms each: over a second, more than the
-	// socket buffers hold, so the host is still sending long after 200 ms.
+	// 512 chunks of 64 KiB at 10 ms each (6.4 MB/s, fast enough for the
+	// hub to keep the stream): 5 s, more than the socket buffers hold, so
+	// the host is still sending long after 200 ms.
 	sink := &slowSink{pause: 10 * time.Millisecond, done: make(chan error, 1)}
 	ctx := WithTimeout(context.Background(), 200*time.Millisecond)
 	var res proto.DownloadResult

@@ -87,6 +87,37 @@ func TestTransferRoundTrip(t *testing.T) {
 	}
 }
 
+// TestAssemblerStarted: Started reports an open transfer's start message
+// (its op id) without closing it, and nothing for one not open.
+func TestAssemblerStarted(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	data := []byte("abc")
+	start, frames, end := Split(1, "op-b", TypeOp, data, 2)
+	a := NewAssembler(Limits{})
+	if _, open := a.Started(1); open {
+		t.Fatal("Started reports a transfer that was never started")
+	}
+	if err := a.Start(*start, now); err != nil {
+		t.Fatal(err)
+	}
+	if ts, open := a.Started(1); !open || ts.OpID != "op-b" {
+		t.Fatalf("Started(1) = %+v, %v; want op-b's transfer", ts, open)
+	}
+	for _, f := range frames {
+		id, idx, p, _ := DecodeChunk(f)
+		if err := a.Chunk(id, idx, p, now); err != nil {
+			t.Fatalf("a chunk after Started: %v (Started must leave the transfer open)", err)
+		}
+	}
+	if _, got, err := a.End(end.TransferID); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("End after Started: %v, %q", err, got)
+	}
+	if _, open := a.Started(1); open {
+		t.Error("Started reports a transfer that ended")
+	}
+}
+
 func TestTransferFailures(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(100, 0)

@@ -131,6 +131,18 @@ func (a *Assembler) End(id uint32) (TransferStart, []byte, error) {
 	return t.start, t.data, nil
 }
 
+// Started returns the start message of open transfer id, leaving it open.
+// Both sides of a connection number their transfers from 1, so a
+// transfer_abort naming id may be about the other direction's transfer
+// id: its op id tells them apart.
+func (a *Assembler) Started(id uint32) (TransferStart, bool) {
+	t, ok := a.open[id]
+	if !ok {
+		return TransferStart{}, false
+	}
+	return t.start, true
+}
+
 // Abort drops a transfer and returns its start message, if it was open.
 func (a *Assembler) Abort(id uint32) (TransferStart, bool) {
 	t, ok := a.open[id]
