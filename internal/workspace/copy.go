@@ -301,7 +301,7 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 	tmp := siblingName(d.Rel, randomTag(), "tmp")
 	noteTemp(root, tmp)
 	fail := func(err error) error {
-		_ = root.RemoveAll(tmp)
+		_ = w.removeAll(op, "remove", tmp, root, tmp)
 		removeDirs(root, dirs)
 		return err
 	}
@@ -366,6 +366,8 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 	if tc.merge {
 		dfi, err := dr.Lstat(dstRel)
 		switch {
+		case err == nil && tc.w.isState(dfi):
+			return tc.stateErr(srcRel, dstRel) // checkMerge saw it first
 		case err == nil && dfi.IsDir():
 			created = false
 		case err == nil:
@@ -397,7 +399,10 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs, cfi) {
 			continue
 		}
-		if tc.merge && tc.w.inStateAt(tc.dst, cd) {
+		// A directory is compared by identity where it is merged into
+		// (above); a file or link replaces what is at cd, never writes
+		// through it.
+		if tc.merge && tc.w.inStateByPath(tc.dst, cd) {
 			return tc.stateErr(cs, cd) // checkMerge saw it first
 		}
 		switch {
@@ -433,6 +438,8 @@ func (tc *treeCopy) dir(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 // the state directory (outside_root): the journals steer recovery and
 // undo. It descends only into directories that exist at the destination;
 // nothing below a missing one can be the state directory, which exists.
+// dstRel was checked (by resolve, or as an entry one level up), so each
+// entry's own path and identity are all that is left to compare.
 func (tc *treeCopy) checkMerge(srcRel, dstRel string) error {
 	names, err := readNames(tc.src.root, srcRel)
 	if err != nil {
@@ -451,18 +458,15 @@ func (tc *treeCopy) checkMerge(srcRel, dstRel string) error {
 		if cfi.IsDir() && tc.w.isStateDir(tc.src, cs, cfi) {
 			continue // never copied
 		}
-		if tc.w.inStateAt(tc.dst, cd) {
+		dfi, err := tc.dst.root.Lstat(cd)
+		if err != nil && !gone(err) {
+			return tc.fail(cd, err)
+		}
+		dfi = existing(dfi, err)
+		if tc.w.inStateBelow(tc.dst, cd, dfi) {
 			return tc.stateErr(cs, cd)
 		}
-		if !cfi.IsDir() {
-			continue
-		}
-		dfi, err := tc.dst.root.Lstat(cd)
-		switch {
-		case gone(err):
-		case err != nil:
-			return tc.fail(cd, err)
-		case dfi.IsDir():
+		if cfi.IsDir() && dfi != nil && dfi.IsDir() {
 			if err := tc.checkMerge(cs, cd); err != nil {
 				return err
 			}
@@ -632,7 +636,7 @@ func (tc *treeCopy) link(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 // source root, and would lead inside the destination root from finalRel,
 // where its copy ends up.
 func (tc *treeCopy) linkStays(srcRel, target, finalRel string) bool {
-	if _, _, err := tc.w.follow(tc.op, srcRel, tc.src, srcRel); err != nil {
+	if _, _, _, err := tc.w.follow(tc.op, srcRel, tc.src, srcRel); err != nil {
 		return false
 	}
 	return linkStays(tc.dst, finalRel, target)

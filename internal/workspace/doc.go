@@ -18,7 +18,10 @@
 // The state directory is never part of the workspace, even inside a root:
 // its journals steer recovery. It is recognised by identity (device and
 // inode) as well as by path, so another spelling of it (another case on a
-// case-insensitive file system, a bind mount) is refused too.
+// case-insensitive file system, a bind mount) is refused too; a link to
+// it is an entry like any other (it can be deleted or moved), but is not
+// followed into it. A directory tree that holds it, or a root, however
+// spelled, is not deleted: the tree is searched before anything goes.
 //
 // # Reads
 //

@@ -7,15 +7,19 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"golang.org/x/sys/unix"
 )
 
 // resolveEntry resolves p like resolve but leaves its last component
 // alone, so that when it is a symbolic link the result names the link
 // itself (to delete, move or describe it), wherever the link points. The
 // directories above it are resolved, links inside the root followed, as
-// always. A path naming a root itself resolves as resolve does.
+// always. A path naming a root itself resolves as resolve does. The state
+// directory is refused as by resolve, but a link to it is not: the entry
+// is the link, which is no part of the state directory.
 func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return w.resolve(op, p) // the same errors
@@ -28,7 +32,7 @@ func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 		return w.resolve(op, p)
 	}
 	root := w.roots[idx]
-	dir, _, err := w.follow(op, p, root, path.Dir(rel))
+	dir, _, inState, err := w.follow(op, p, root, path.Dir(rel))
 	if err != nil {
 		return nil, err
 	}
@@ -38,12 +42,12 @@ func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 		r:        root,
 		canonKey: filepath.Join(root.real, rel),
 	}
-	if fi, err := root.root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		r.viaLink = true
+	if fi, err := root.root.Lstat(rel); err == nil {
+		r.viaLink = fi.Mode()&fs.ModeSymlink != 0
+		inState = inState || w.isState(fi)
 	}
-	if w.inState(r) {
-		return nil, fserr.New(fserr.OutsideRoot, op, p,
-			"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
+	if inState || w.inStateByPath(root, rel) {
+		return nil, w.inStateErr(op, p)
 	}
 	return r, nil
 }
@@ -65,9 +69,11 @@ func (w *Workspace) locked(op, p string, fn func() error) error {
 }
 
 // checkHolds refuses to remove or move away a directory that holds a
-// workspace root or the state directory. Like inStateAt it checks path
-// strings and identities, so another spelling of the directory (another
-// case, a bind mount) is refused too.
+// workspace root or the state directory. It checks path strings and
+// identities, so another spelling of the directory (another case, a bind
+// mount) is refused too. It finds the state directory and the roots by
+// their configured paths, which a rename of one of their parents
+// defeats; a removal walks the tree too (see removeAll).
 func (w *Workspace) checkHolds(op, verb string, r *resolved) error {
 	fi, err := r.r.root.Lstat(r.Rel)
 	if err != nil || !fi.IsDir() {
@@ -110,9 +116,135 @@ func holds(dir fs.FileInfo, p string) bool {
 	}
 }
 
+// removeAll is r.RemoveAll(rel) for the directory tree rel, which the
+// caller named given, refused (invalid_target) when the tree holds a
+// directory that must not be deleted: the state directory or a workspace
+// root (see checkRemovable).
+func (w *Workspace) removeAll(op, verb, given string, r *os.Root, rel string) error {
+	if err := w.checkRemovable(op, verb, given, r, rel); err != nil {
+		return err
+	}
+	return r.RemoveAll(rel)
+}
+
+// checkRemovable refuses (invalid_target) to delete the directory tree
+// rel, which the caller named given, when a directory in it is the state
+// directory or a workspace root, by identity. checkHolds cannot see them
+// there when no path names them: after a parent of the state directory
+// was renamed behind fsplane's back, or where a bind mount shows it
+// inside the tree. Deleting the tree would then delete the journals and
+// the lock. It walks the whole tree before anything is removed, so a
+// refused removal removes nothing.
+func (w *Workspace) checkRemovable(op, verb, given string, r *os.Root, rel string) error {
+	sub, what, err := keptIn(r, rel, w.kept)
+	if err != nil {
+		return osErr(op, given, err)
+	}
+	if what == "" {
+		return nil
+	}
+	return fserr.New(fserr.InvalidTarget, op, given, "cannot %s %s: it contains %s (as %s)",
+		verb, given, what, filepath.Join(given, sub)).
+		WithHint("delete or move the other entries one by one; fsplane's own directories must stay")
+}
+
+// kept describes fi when it is a directory no removal may take: the
+// state directory or a workspace root; else "".
+func (w *Workspace) kept(fi fs.FileInfo) string {
+	if w.isState(fi) {
+		return "fsplane's state directory " + w.stateDir
+	}
+	for _, r := range w.roots {
+		if r.id != nil && fi.IsDir() && os.SameFile(fi, r.id) {
+			return "the workspace root " + r.path
+		}
+	}
+	return ""
+}
+
+// keptIn walks the directory tree rel in r and returns the first
+// directory in it (rel included) that kept describes: its path relative
+// to rel and the description. The walk holds each directory open and
+// opens the next one relative to it, never following a link (O_NOFOLLOW,
+// as RemoveAll does not follow one), and compares the opened directory
+// itself: a mount point compares as the directory mounted there, which is
+// what RemoveAll would empty. Directories it may not read are skipped,
+// as RemoveAll cannot empty them either; a missing rel holds nothing.
+func keptIn(r *os.Root, rel string, kept func(fs.FileInfo) string) (sub, what string, err error) {
+	d, err := r.Open(rel)
+	if err == nil {
+		// Reopened outside the root's bookkeeping: a directory opened
+		// through an *os.Root stats every entry it lists, where the walk
+		// needs only the directories', which it stats itself.
+		var top *os.File
+		top, err = openDirAt(d, ".")
+		d.Close()
+		d = top
+	}
+	if err != nil {
+		if gone(err) || errors.Is(err, fs.ErrPermission) {
+			return "", "", nil
+		}
+		return "", "", err
+	}
+	defer d.Close()
+	return keptInDir(d, ".", kept)
+}
+
+func keptInDir(d *os.File, sub string, kept func(fs.FileInfo) string) (string, string, error) {
+	fi, err := d.Stat()
+	if err != nil || !fi.IsDir() {
+		return "", "", err
+	}
+	if what := kept(fi); what != "" {
+		return sub, what, nil
+	}
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return "", "", err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		c, err := openDirAt(d, e.Name())
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || isNotDir(err) || errors.Is(err, syscall.ELOOP) ||
+			errors.Is(err, fs.ErrPermission):
+			continue // gone, replaced by a file or link, or unreadable
+		case err != nil:
+			return "", "", err
+		}
+		s, what, err := keptInDir(c, path.Join(sub, e.Name()), kept)
+		c.Close()
+		if what != "" || err != nil {
+			return s, what, err
+		}
+	}
+	return "", "", nil
+}
+
+// openDirAt opens the directory name in d, refusing a symbolic link.
+func openDirAt(d *os.File, name string) (*os.File, error) {
+	var fd int
+	err := withFd(d, func(dfd int) error {
+		var err error
+		for {
+			fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if !errors.Is(err, unix.EINTR) {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "openat", Path: path.Join(d.Name(), name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), path.Join(d.Name(), name)), nil
+}
+
 // isStateDir reports whether rel in root, described by fi (from Lstat),
 // is the state directory: by path, or by identity when it is reached by
-// another spelling (see inStateAt).
+// another spelling (see inStateByPath).
 func (w *Workspace) isStateDir(root *wsRoot, rel string, fi fs.FileInfo) bool {
 	return filepath.Join(root.real, rel) == w.stateReal || filepath.Join(root.path, rel) == w.stateDir || w.isState(fi)
 }

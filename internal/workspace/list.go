@@ -191,8 +191,8 @@ func (l *lister) dir(rootRel, rel string, depth int) (stop bool, err error) {
 // linkTarget describes what the symbolic link rel points to, when that
 // lies inside the root and exists; else nil.
 func (w *Workspace) linkTarget(root *wsRoot, rel string) fs.FileInfo {
-	target, _, err := w.follow("list", rel, root, rel)
-	if err != nil {
+	target, _, inState, err := w.follow("list", rel, root, rel)
+	if err != nil || inState {
 		return nil
 	}
 	fi, err := root.root.Lstat(target)

@@ -105,6 +105,16 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		if _, in := within(d.canonKey, s.canonKey); in {
 			return fserr.New(fserr.InvalidTarget, op, src, "cannot move the directory %s into itself (%s)", src, dst)
 		}
+		// A move to another root copies the tree and then deletes it:
+		// refuse now, before anything changes, when that would delete
+		// the state directory or a root. A move within a root renames
+		// the tree, which keeps them whole, unless it crosses a file
+		// system; moveAcross checks then.
+		if s.r != d.r {
+			if err := w.checkRemovable(op, "move", src, s.r.root, s.Rel); err != nil {
+				return err
+			}
+		}
 	}
 	dfi, err := lstatEntry(d)
 	if err != nil {
@@ -228,6 +238,14 @@ func checkMoveDest(op string, d *resolved, sfi, dfi fs.FileInfo, overwrite bool)
 func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) error {
 	sroot, droot := s.r.root, d.r.root
 	if sfi.IsDir() {
+		// Checked before the copy, so that a refused move leaves nothing
+		// behind (move checked a move to another root already), and
+		// again when deleting.
+		if s.r == d.r {
+			if err := w.checkRemovable(op, "move", s.Given, sroot, s.Rel); err != nil {
+				return err
+			}
+		}
 		tmp := siblingName(d.Rel, randomTag(), "tmp")
 		noteTemp(droot, tmp)
 		tc := &treeCopy{w: w, op: op, src: s.r, dst: d.r, dstBase: d.Rel, move: true, res: &CopyResult{}}
@@ -236,10 +254,10 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			err = droot.Rename(tmp, d.Rel)
 		}
 		if err != nil {
-			_ = droot.RemoveAll(tmp)
+			_ = w.removeAll(op, "remove", tmp, droot, tmp)
 			return err
 		}
-		if err := sroot.RemoveAll(s.Rel); err != nil {
+		if err := w.removeAll(op, "move", s.Given, sroot, s.Rel); err != nil {
 			e := osErr(op, s.Given, err)
 			e.Message = "the copy at " + d.Abs + " is complete, but the source could not be removed entirely: " + e.Message
 			e.Hint = "remove what is left of " + s.Abs + " once the cause is fixed"

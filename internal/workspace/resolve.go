@@ -63,7 +63,7 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 		return nil, err
 	}
 	root := w.roots[idx]
-	rel, viaLink, err := w.follow(op, p, root, rel)
+	rel, viaLink, inState, err := w.follow(op, p, root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -76,65 +76,68 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	// The journals are not workspace files: writing a manifest would let
 	// a caller steer the next recovery, reading a blob would show another
 	// workspace's undo history.
-	if w.inState(r) {
-		return nil, fserr.New(fserr.OutsideRoot, op, p,
-			"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
+	if inState || w.inStateByPath(root, rel) {
+		return nil, w.inStateErr(op, p)
 	}
 	return r, nil
 }
 
-// inState reports whether r is the state directory or lies in it.
-func (w *Workspace) inState(r *resolved) bool { return w.inStateAt(r.r, r.Rel) }
-
-// inStateAt reports whether rel in root is the state directory or lies in
-// it. Paths a write derives below a resolved one (a tree's entries, the
-// files of a merged copy) never pass through resolve, so the write must
-// check each of them with this.
-//
-// Comparing path strings is not enough: on a case-insensitive file system
-// ~/.LOCAL/STATE/fsplane is the state directory, and so is a bind mount
-// of it, yet neither string lies under the state directory's path. So
-// besides the cheap string check, which also covers missing paths below
-// the state directory, it compares the identity of every existing
-// directory from the root down to rel with the state directory's.
-func (w *Workspace) inStateAt(root *wsRoot, rel string) bool {
-	_, in := within(filepath.Join(root.path, rel), w.stateDir)
-	_, inReal := within(filepath.Join(root.real, rel), w.stateReal)
-	return in || inReal || w.stateOnPath(root, rel)
+func (w *Workspace) inStateErr(op, p string) *fserr.Error {
+	return fserr.New(fserr.OutsideRoot, op, p,
+		"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
 }
 
-// stateOnPath reports whether the root, rel or one of the directories
-// between them is the state directory, compared by identity. It stats
-// through the root, so it never looks outside it (a component that leads
-// out fails to stat, and the write that follows would fail the same
-// way), and stops at the first component that is missing or not a
-// directory: nothing below it can be the state directory, which exists.
-// A link among the components is followed, as a write through it would.
-func (w *Workspace) stateOnPath(root *wsRoot, rel string) bool {
-	if w.stateID == nil {
-		return false
+// The state directory is recognised two ways. By path string
+// (inStateByPath), which also covers missing paths below it. And by
+// identity (device and inode, isState), because a path string cannot
+// tell that a directory is the state directory when it is spelled
+// differently: on a case-insensitive file system ~/.LOCAL/STATE/fsplane
+// is the state directory, and so is a bind mount of it or its old path
+// after a parent was renamed, yet none of these strings lies under the
+// state directory's path.
+//
+// The identity of every existing directory on a resolved path is
+// compared where the path is walked anyway: follow compares each
+// component it visits, so resolve and resolveEntry cost no system call
+// more than the walk (statting each prefix through the root again would
+// cost a walk per prefix, quadratic in the depth). Paths a write derives
+// below a resolved one (a tree's entries, the files of a merged copy)
+// never pass through resolve; those writes check each new component with
+// inStateBelow as they reach it.
+
+// inStateByPath reports whether rel in root is the state directory or lies
+// in it by path string, or because the root itself is the state directory
+// (wsRoot.isState): the checks that need no system call.
+func (w *Workspace) inStateByPath(root *wsRoot, rel string) bool {
+	_, in := within(filepath.Join(root.path, rel), w.stateDir)
+	_, inReal := within(filepath.Join(root.real, rel), w.stateReal)
+	return in || inReal || root.isState
+}
+
+// inStateBelow reports whether rel in root is the state directory or lies
+// in it, for a path derived below a checked one whose every parent
+// directory has been checked too, and found to be a directory, not a
+// link: only rel itself is left to compare, by path and by the identity
+// fi describes (rel's Lstat; nil when it is missing). A link at rel is
+// not followed: the writes that derive paths (merges) replace a link,
+// never write through it.
+func (w *Workspace) inStateBelow(root *wsRoot, rel string, fi fs.FileInfo) bool {
+	return w.inStateByPath(root, rel) || w.isState(fi)
+}
+
+// existing is fi when err is nil, else nil: a Stat's result as the
+// inStateBelow argument.
+func existing(fi fs.FileInfo, err error) fs.FileInfo {
+	if err != nil {
+		return nil
 	}
-	comps := splitRel(rel)
-	dir := "."
-	for i := 0; ; i++ {
-		fi, err := root.root.Stat(dir)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-		if w.isState(fi) {
-			return true
-		}
-		if i == len(comps) {
-			return false
-		}
-		dir = path.Join(dir, comps[i])
-	}
+	return fi
 }
 
 // isState reports whether fi describes the state directory itself,
 // however it was reached.
 func (w *Workspace) isState(fi fs.FileInfo) bool {
-	return w.stateID != nil && fi != nil && os.SameFile(fi, w.stateID)
+	return w.stateID != nil && fi != nil && fi.IsDir() && os.SameFile(fi, w.stateID)
 }
 
 // locate finds the root that contains the absolute, cleaned path abs,
@@ -214,16 +217,22 @@ func (w *Workspace) outside(op, p string) *fserr.Error {
 // anywhere inside its own root (relative, or absolute under the root);
 // anything else is outside_root. The result contains no symbolic links at
 // the time of the walk; the *os.Root operations that use it refuse a link
-// swapped in afterwards if it leads out.
-func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, bool, error) {
+// swapped in afterwards if it leads out. viaLink reports that the last
+// component of rel was a link; inState that a directory of the result
+// is the state directory, by identity (the root itself is not compared:
+// see wsRoot.isState).
+func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res string, viaLink, inState bool, err error) {
 	pending := splitRel(rel)
 	var done []string
+	// stateAt is len(done) once done reaches the state directory, 0 while
+	// it does not. A ".." from a link target that climbs back out of it
+	// resets it: the result then merely passed through.
+	stateAt := 0
 	links := 0
 	var lastLink, lastTarget string // the link expanded last, for messages
 	// The given path's own components are always the tail of pending;
 	// origLeft counts them, so we know when its last one is a link.
 	origLeft := len(pending)
-	viaLink := false
 	for len(pending) > 0 {
 		c := pending[0]
 		last := false
@@ -241,18 +250,21 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 			// directory as the kernel does.
 			if len(done) == 0 {
 				if lastLink != "" {
-					return "", false, w.linkOutside(op, given, lastLink, lastTarget)
+					return "", false, false, w.linkOutside(op, given, lastLink, lastTarget)
 				}
-				return "", false, w.outside(op, given)
+				return "", false, false, w.outside(op, given)
 			}
 			done = done[:len(done)-1]
+			if len(done) < stateAt {
+				stateAt = 0
+			}
 			continue
 		}
 		cur := path.Join(append(done, c)...)
 		fi, err := root.root.Lstat(cur)
 		if err != nil {
 			if isEscape(err) {
-				return "", false, w.outside(op, given)
+				return "", false, false, w.outside(op, given)
 			}
 			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 				// Missing: the rest names something to be created. Keep
@@ -261,10 +273,13 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 				done = append(done, c)
 				continue
 			}
-			return "", false, osErr(op, given, err)
+			return "", false, false, osErr(op, given, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
+			if stateAt == 0 && w.isState(fi) {
+				stateAt = len(done)
+			}
 			continue
 		}
 		if last {
@@ -272,14 +287,14 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 		}
 		links++
 		if links > maxLinks {
-			return "", false, fserr.New(fserr.InvalidPath, op, given, "path %s: too many levels of symbolic links", given)
+			return "", false, false, fserr.New(fserr.InvalidPath, op, given, "path %s: too many levels of symbolic links", given)
 		}
 		target, err := root.root.Readlink(cur)
 		if err != nil {
-			return "", false, osErr(op, given, err)
+			return "", false, false, osErr(op, given, err)
 		}
 		if target == "" {
-			return "", false, fserr.New(fserr.InvalidPath, op, given, "path %s: empty symbolic link %s", given, cur)
+			return "", false, false, fserr.New(fserr.InvalidPath, op, given, "path %s: empty symbolic link %s", given, cur)
 		}
 		lastLink, lastTarget = cur, target
 		if filepath.IsAbs(target) {
@@ -289,9 +304,9 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 				inner, ok = within(t, root.real)
 			}
 			if !ok {
-				return "", false, w.linkOutside(op, given, cur, target)
+				return "", false, false, w.linkOutside(op, given, cur, target)
 			}
-			done = done[:0]
+			done, stateAt = done[:0], 0
 			pending = append(splitRel(inner), pending...)
 		} else {
 			// Relative to the link's directory, which is done.
@@ -299,9 +314,9 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (string, 
 		}
 	}
 	if len(done) == 0 {
-		return ".", false, nil
+		return ".", false, false, nil
 	}
-	return path.Join(done...), viaLink, nil
+	return path.Join(done...), viaLink, stateAt > 0, nil
 }
 
 func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {

@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -266,5 +268,76 @@ func TestStateDirInsideRoot(t *testing.T) {
 	}
 	if _, err := w.Commit([]Change{{Path: "ok.txt", Content: []byte("ok")}}, CommitOptions{}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestResolveCostIsTheWalk: resolving a path walks it once (follow: an
+// Lstat per component, each through the root) and recognises the state
+// directory on the way. Statting each prefix again, a walk from the root
+// per prefix, doubled the cost of every operation. Allocations measure
+// that work deterministically: beyond the walk, resolve may cost only a
+// little, and resolveEntry one Lstat of the entry itself.
+func TestResolveCostIsTheWalk(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	root := t.TempDir()
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	const depth = 32
+	rel := strings.Repeat("d/", depth) + "f.txt"
+	writeFile(t, filepath.Join(root, rel), "x", 0o644)
+	r := w.roots[0]
+	allocs := func(fn func() error) float64 {
+		t.Helper()
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(20, func() { _ = fn() })
+	}
+	walk := allocs(func() error { _, _, _, err := w.follow("resolve", rel, r, rel); return err })
+	walkDir := allocs(func() error { _, _, _, err := w.follow("resolve", rel, r, path.Dir(rel)); return err })
+	resolve := allocs(func() error { _, err := w.resolve("resolve", rel); return err })
+	entry := allocs(func() error { _, err := w.resolveEntry("resolve", rel); return err })
+	t.Logf("depth %d: walk %v, resolve %v; walk of the parent %v, resolveEntry %v", depth, walk, resolve, walkDir, entry)
+	if resolve-walk > walk/4 {
+		t.Errorf("resolve at depth %d allocates %v beyond its walk's %v: the path is walked again", depth, resolve-walk, walk)
+	}
+	if entry-walkDir > walkDir/4 {
+		t.Errorf("resolveEntry at depth %d allocates %v beyond its walk's %v: the path is walked again", depth, entry-walkDir, walkDir)
+	}
+}
+
+// BenchmarkResolveDeep resolves a file 8 and 16 directories below the
+// root, as a path (Resolve) and as an entry (Lstat), with the state
+// directory elsewhere: the cost every operation pays before it touches a
+// file, which checking for the state directory must not multiply.
+func BenchmarkResolveDeep(b *testing.B) {
+	for _, depth := range []int{8, 16} {
+		root := b.TempDir()
+		w, err := Open(Options{Roots: []string{root}, StateDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { w.Close() })
+		dir := strings.Repeat("d/", depth)
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		rel := dir + "f.txt"
+		if err := os.WriteFile(filepath.Join(root, rel), []byte("x"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("depth=%d/resolve", depth), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := w.Resolve(rel); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("depth=%d/entry", depth), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := w.Lstat(rel); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

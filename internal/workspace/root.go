@@ -82,7 +82,7 @@ type Workspace struct {
 	// os.SameFile. Path strings cannot tell that a directory is the
 	// state directory when it is spelled differently: in another case on
 	// a case-insensitive file system (macOS), through a bind mount, or
-	// after a parent was renamed. See inStateAt.
+	// after a parent was renamed. See inStateByPath.
 	stateID  fs.FileInfo
 	lockFile *os.File // StateDir/lock; flocked around every mutation
 	temps    *tempLog // the temps this workspace creates (see temps.go)
@@ -123,6 +123,12 @@ type wsRoot struct {
 	path string // absolute, cleaned, as configured
 	real string // path with symlinks evaluated (== path when it has none)
 	root *os.Root
+	// id identifies the opened root directory (see Workspace.stateID).
+	id fs.FileInfo
+	// isState: the root is the state directory itself, by identity, so
+	// nothing in it is part of the workspace. Fixed at Open: neither
+	// directory changes while both are held open.
+	isState bool
 }
 
 // DefaultStateDir returns $XDG_STATE_HOME/fsplane, or ~/.local/state/fsplane
@@ -210,6 +216,12 @@ func Open(opts Options) (*Workspace, error) {
 	if w.stateID, err = w.state.Stat("."); err != nil {
 		return nil, stateErr("open", stateDir, err)
 	}
+	for _, r := range w.roots {
+		if r.id, err = r.root.Stat("."); err != nil {
+			return nil, fserr.FromOS("open", r.path, err)
+		}
+		r.isState = w.isState(r.id)
+	}
 	for _, d := range []string{txDir, undoDir, blobDir} {
 		if err := w.state.MkdirAll(d, 0o700); err != nil {
 			return nil, stateErr("open", filepath.Join(stateDir, d), err)
@@ -229,7 +241,7 @@ func Open(opts Options) (*Workspace, error) {
 		err = w.journal.tidy()
 	}
 	if err == nil {
-		sweepTemps(w.state, w.roots)
+		sweepTemps(w.state, w.roots, w.kept)
 		// Without a log (an unwritable temps directory) writes still
 		// work; only their strays after a crash go unswept.
 		if w.temps, _ = openTempLog(w.state); w.temps != nil {

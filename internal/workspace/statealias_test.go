@@ -44,7 +44,7 @@ func openRenamedState(t *testing.T) stateAlias {
 // or writes the journals through another spelling of it.
 func TestStateDirRefusedThroughAnotherSpelling(t *testing.T) {
 	t.Parallel()
-	runStateAliasTests(t, openRenamedState, false)
+	runStateAliasTests(t, openRenamedState)
 }
 
 // TestStateDirHiddenThroughAnotherSpelling: listings and copies of a
@@ -55,10 +55,8 @@ func TestStateDirHiddenThroughAnotherSpelling(t *testing.T) {
 }
 
 // runStateAliasTests runs every refused operation on a fresh workspace from
-// open. holds adds the rows that need the state directory's ancestors to
-// be found by their configured path (removing a directory that holds it),
-// which a rename defeats.
-func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias, holds bool) {
+// open.
+func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias) {
 	t.Helper()
 	tree := func(w *Workspace, dest string, names ...string) error {
 		tw, err := w.CreateTree(dest, nil)
@@ -75,10 +73,9 @@ func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias, holds 
 		return err
 	}
 	tests := []struct {
-		name  string
-		holds bool // needs holds
-		run   func(s stateAlias) error
-		code  fserr.Code
+		name string
+		run  func(s stateAlias) error
+		code fserr.Code
 	}{
 		{name: "write", code: fserr.OutsideRoot, run: func(s stateAlias) error {
 			_, err := s.w.Commit([]Change{
@@ -133,15 +130,19 @@ func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias, holds 
 			_, err := s.w.Remove(s.alias, true, "")
 			return err
 		}},
-		{name: "delete a directory holding it", code: fserr.InvalidTarget, holds: true, run: func(s stateAlias) error {
+		// Renamed, the directory holding the state directory is no
+		// ancestor of its configured path: removing it is refused because
+		// the tree is searched for it, before anything is removed.
+		{name: "delete a directory holding it", code: fserr.InvalidTarget, run: func(s stateAlias) error {
 			_, err := s.w.Remove(path.Dir(s.alias), true, "")
+			return err
+		}},
+		{name: "move a directory holding it to another root", code: fserr.InvalidTarget, run: func(s stateAlias) error {
+			_, err := s.w.Move(path.Dir(s.alias), filepath.Join(s.other, "moved"), false, "")
 			return err
 		}},
 	}
 	for _, tc := range tests {
-		if tc.holds && !holds {
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := open(t)
@@ -151,6 +152,7 @@ func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias, holds 
 				"keep.txt": "keep", ".a.txt": "old", "src/.a.txt": "new", "src/" + s.alias + "/tx/evil.json": "{}",
 			})
 			before, stateBefore := snapshotWithout(t, s.root, s.state, filepath.Join(s.root, s.alias)), stateNames(t, s.state)
+			otherBefore := snapshot(t, s.other)
 
 			e := wantCode(t, tc.run(s), tc.code)
 			if !strings.Contains(e.Message, "state directory") {
@@ -161,6 +163,9 @@ func runStateAliasTests(t *testing.T, open func(t *testing.T) stateAlias, holds 
 			}
 			if diff := cmp.Diff(stateBefore, stateNames(t, s.state)); diff != "" {
 				t.Errorf("state directory changed (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(otherBefore, snapshot(t, s.other)); diff != "" {
+				t.Errorf("the other root changed (-before +after):\n%s", diff)
 			}
 			assertNoStrays(t, s.root, s.other)
 		})
@@ -213,4 +218,104 @@ func snapshotWithout(t *testing.T, root string, skip ...string) map[string]strin
 	}
 	delete(out, ".")
 	return out
+}
+
+// openConfiguredState is openRenamedState without the rename: the state
+// directory at root/a/st, spelled as configured.
+func openConfiguredState(t *testing.T) stateAlias {
+	t.Helper()
+	root, other := t.TempDir(), t.TempDir()
+	state := filepath.Join(root, "a", "st")
+	w := openTestWorkspace(t, Options{Roots: []string{root, other}, StateDir: state})
+	return stateAlias{w: w, root: root, other: other, state: state, alias: "a/st"}
+}
+
+// TestLinkToStateDirIsAnEntry: a symbolic link to the state directory is
+// no part of it. Describing, moving and deleting the link itself work, as
+// does deleting a tree that holds such a link (the link goes, not what it
+// points to); going through the link is refused as the state directory is.
+func TestLinkToStateDirIsAnEntry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) stateAlias
+	}{{"as configured", openConfiguredState}, {"renamed", openRenamedState}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := tc.open(t)
+			makeTree(t, s.root, map[string]string{"ln": "-> " + s.alias, "tree/ln": "-> ../" + s.alias, "tree/f": "f"})
+			stateBefore := stateNames(t, s.state)
+
+			info, err := s.w.Lstat("ln")
+			if err != nil {
+				t.Fatalf("Lstat(ln): %v", err)
+			}
+			if !info.IsSymlink || info.IsDir {
+				t.Errorf("Lstat(ln) = %+v, want the link itself", info)
+			}
+			_, _, err = s.w.ReadBytes("ln/lock", 1<<10)
+			wantCode(t, err, fserr.OutsideRoot)
+			_, err = s.w.Commit([]Change{{Path: "ln/tx/evil.json", Content: []byte("{}")}}, CommitOptions{})
+			wantCode(t, err, fserr.OutsideRoot)
+			_, err = s.w.Remove("ln/lock", false, "")
+			wantCode(t, err, fserr.OutsideRoot)
+
+			if _, err := s.w.Move("ln", "ln2", false, ""); err != nil {
+				t.Fatalf("Move(ln, ln2): %v", err)
+			}
+			if _, err := s.w.Move("ln2", filepath.Join(s.other, "ln"), false, ""); err != nil {
+				t.Fatalf("Move(ln2) to another root: %v", err)
+			}
+			if _, err := s.w.Remove(filepath.Join(s.other, "ln"), false, ""); err != nil {
+				t.Fatalf("Remove(ln): %v", err)
+			}
+			if _, err := s.w.Remove("tree", true, ""); err != nil {
+				t.Fatalf("Remove(tree) holding a link to the state directory: %v", err)
+			}
+			for _, p := range []string{filepath.Join(s.root, "ln"), filepath.Join(s.root, "ln2"), filepath.Join(s.other, "ln"), filepath.Join(s.root, "tree")} {
+				if _, err := os.Lstat(p); !isNotExist(err) {
+					t.Errorf("%s is still there (%v)", p, err)
+				}
+			}
+			if diff := cmp.Diff(stateBefore, stateNames(t, s.state)); diff != "" {
+				t.Errorf("state directory changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRemoveRefusesStateDirDeepInTree: a directory holding the state
+// directory several levels down, under a renamed parent (no path names
+// it), cannot be deleted or moved to another root, and nothing of the tree
+// is deleted, not even what sorts or lies before it.
+func TestRemoveRefusesStateDirDeepInTree(t *testing.T) {
+	t.Parallel()
+	root, other := t.TempDir(), t.TempDir()
+	w := openTestWorkspace(t, Options{Roots: []string{root, other}, StateDir: filepath.Join(root, "a", "b", "c", "st")})
+	if err := os.Rename(filepath.Join(root, "a"), filepath.Join(root, "x")); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "x", "b", "c", "st")
+	makeTree(t, root, map[string]string{"x/a.txt": "a", "x/b/0/f": "f", "x/b/c/0.txt": "0", "x/z/f": "f"})
+	before, stateBefore, otherBefore := snapshotWithout(t, root, state), stateNames(t, state), snapshot(t, other)
+
+	for _, p := range []string{"x", "x/b", "x/b/c"} {
+		_, err := w.Remove(p, true, "")
+		wantMessage(t, err, fserr.InvalidTarget, "state directory")
+		_, err = w.Move(p, filepath.Join(other, "moved"), false, "")
+		wantMessage(t, err, fserr.InvalidTarget, "state directory")
+	}
+	if diff := cmp.Diff(before, snapshotWithout(t, root, state)); diff != "" {
+		t.Errorf("root changed (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(stateBefore, stateNames(t, state)); diff != "" {
+		t.Errorf("state directory changed (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(otherBefore, snapshot(t, other)); diff != "" {
+		t.Errorf("the other root changed (-before +after):\n%s", diff)
+	}
+	// The journals still work.
+	if _, err := w.Commit([]Change{{Path: "x/new.txt", Content: []byte("new")}}, CommitOptions{}); err != nil {
+		t.Fatalf("Commit after the refused removals: %v", err)
+	}
 }

@@ -164,9 +164,10 @@ func (l *tempLog) close() error {
 
 // sweepTemps removes the temps recorded in the logs of workspaces that are
 // gone, then their logs. roots are this workspace's, reused when a log
-// names one of them. It is best effort: what cannot be removed stays, and
-// so does its log.
-func sweepTemps(state *os.Root, roots []*wsRoot) {
+// names one of them. A temp directory holding a directory that kept
+// describes (see Workspace.kept) is left alone. It is best effort: what
+// cannot be removed stays, and so does its log.
+func sweepTemps(state *os.Root, roots []*wsRoot, kept func(fs.FileInfo) string) {
 	d, err := state.Open(tempsDir)
 	if err != nil {
 		return
@@ -218,7 +219,7 @@ func sweepTemps(state *os.Root, roots []*wsRoot) {
 			}
 			rootPath, rel := string(b[:i]), string(b[i+1:i+1+j])
 			b = b[i+1+j+1:]
-			if !removeTemp(rootFor(rootPath), rel) {
+			if !removeTemp(rootFor(rootPath), rel, kept) {
 				clean = false
 			}
 		}
@@ -230,8 +231,9 @@ func sweepTemps(state *os.Root, roots []*wsRoot) {
 }
 
 // removeTemp removes rel from r if it has a temp's name, and reports
-// whether it is gone.
-func removeTemp(r *os.Root, rel string) bool {
+// whether it is gone. A directory is removed only when it holds nothing
+// kept describes.
+func removeTemp(r *os.Root, rel string, kept func(fs.FileInfo) string) bool {
 	if r == nil || !tempName.MatchString(path.Base(rel)) {
 		return true // nothing this sweep may remove
 	}
@@ -242,6 +244,9 @@ func removeTemp(r *os.Root, rel string) bool {
 	case err != nil:
 		return false
 	case fi.IsDir():
+		if _, what, err := keptIn(r, rel, kept); err != nil || what != "" {
+			return false
+		}
 		return r.RemoveAll(rel) == nil
 	}
 	return removeIfExists(r, rel) == nil

@@ -202,32 +202,59 @@ func (t *TreeWriter) check(name string) (string, error) {
 		name == ".." || strings.HasPrefix(name, "../") {
 		return "", t.badEntry(name, "names must be relative, clean and stay inside the tree")
 	}
-	if err := t.checkState(name); err != nil {
-		return "", err
-	}
+	var missing []string
 	for _, dir := range parentDirs(name) {
 		switch k, ok := t.kinds[dir]; {
 		case !ok:
-			if err := t.mkdir(dir, 0o755); err != nil {
-				return "", err
-			}
+			missing = append(missing, dir)
 		case k != fs.ModeDir:
 			return "", t.badEntry(name, "its parent %s is not a directory in the tree", dir)
+		}
+	}
+	// The parents new to the tree, outermost first, then the entry:
+	// checkState compares only the path it is given, its parents being
+	// checked already. All before anything is staged.
+	for _, sub := range append(missing, name) {
+		if err := t.checkState(name, sub); err != nil {
+			return "", err
+		}
+	}
+	for _, dir := range missing {
+		if err := t.mkdir(dir, 0o755); err != nil {
+			return "", err
 		}
 	}
 	return path.Join(t.stage, name), nil
 }
 
-// checkState refuses an entry that would land in the state directory:
-// the journals steer recovery and undo, so a tree must not write them.
-func (t *TreeWriter) checkState(name string) error {
-	dst := path.Join(t.d.Rel, name)
-	if !t.w.inStateAt(t.d.r, dst) {
+// checkState refuses the entry name when sub (name itself or one of its
+// parents in the tree) would land in the state directory: the journals
+// steer recovery and undo, so a tree must not write them.
+//
+// It compares sub alone (inStateBelow): the tree's top was checked by
+// resolve, and every directory of the tree is checked as it is added,
+// parents first. In a merge, sub is compared by the identity of what is
+// at its destination now, without following a link there; a new tree's
+// destination is missing, so nothing in it can be the state directory.
+// check refuses early, while the tree is staged; merge's plan checks
+// again right before anything moves, and it descends only through
+// directories that exist at the destination, never a link.
+func (t *TreeWriter) checkState(name, sub string) error {
+	dst := path.Join(t.d.Rel, sub)
+	var fi fs.FileInfo
+	if t.mode == TreeMerge {
+		fi = existing(t.root.Lstat(dst))
+	}
+	if !t.w.inStateBelow(t.d.r, dst, fi) {
 		return nil
 	}
+	return t.stateErr(name)
+}
+
+func (t *TreeWriter) stateErr(name string) error {
 	return fserr.New(fserr.OutsideRoot, t.op, t.d.Given,
 		"tree entry %q would be written to %s, inside fsplane's state directory (%s), which is not part of the workspace",
-		name, filepath.Join(t.d.r.path, dst), t.w.stateDir).
+		name, filepath.Join(t.d.r.path, path.Join(t.d.Rel, name)), t.w.stateDir).
 		WithHint("leave it out of the archive, or extract the archive into a directory that does not hold the state directory")
 }
 
@@ -376,7 +403,7 @@ func (t *TreeWriter) Abort() {
 		return
 	}
 	t.closed = true
-	_ = t.root.RemoveAll(t.stage)
+	_ = t.w.removeAll(t.op, "remove", t.stage, t.root, t.stage)
 }
 
 // Commit installs the tree: it applies the directories' permissions,
@@ -493,14 +520,14 @@ func (t *TreeWriter) merge() error {
 		slices.Sort(names)
 		for _, n := range names {
 			name := path.Join(dir, n)
-			// check refused these already; the plan is the last word
-			// before anything moves.
-			if err := t.checkState(name); err != nil {
-				return err
-			}
 			isDir := t.kinds[name] == fs.ModeDir
 			dst := path.Join(t.d.Rel, name)
 			fi, err := t.root.Lstat(dst)
+			// check refused these already; the plan is the last word
+			// before anything moves.
+			if t.w.inStateBelow(t.d.r, dst, existing(fi, err)) {
+				return t.stateErr(name)
+			}
 			switch {
 			case gone(err):
 				steps = append(steps, mergeStep{name})
