@@ -155,16 +155,30 @@ func tolerant(v *view, old string) (Tier, []span) {
 	return 0, nil
 }
 
+// exactSpans finds old in v. An occurrence that begins or ends between
+// the CR and the LF of a CRLF is not one: replacing it would leave a lone
+// CR or write a bare LF into the file ("\nb" in "a\r\nb" means the line
+// break, which the line-ending tier then finds whole).
 func exactSpans(v *view, old string) []span {
 	pos := indexAll(v.b, []byte(old))
 	if len(pos) == 0 {
 		return nil
 	}
-	out := make([]span, len(pos))
-	for i, p := range pos {
-		out[i] = span{start: p, end: p + len(old)}
+	out := make([]span, 0, len(pos))
+	for _, p := range pos {
+		if end := p + len(old); !splitsCRLF(v.b, p) && !splitsCRLF(v.b, end) {
+			out = append(out, span{start: p, end: end})
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
+}
+
+// splitsCRLF reports whether offset i of b falls between a CR and its LF.
+func splitsCRLF(b []byte, i int) bool {
+	return i > 0 && i < len(b) && b[i-1] == '\r' && b[i] == '\n'
 }
 
 // lineWindows finds runs of whole lines of v equal to old's lines, compared

@@ -26,6 +26,8 @@ func TestReplaceLadder(t *testing.T) {
 		{name: "mid line", content: "foo(bar, baz)\n", old: "bar", new: "qux", want: "foo(qux, baz)\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
 		{name: "CRLF file LF old", content: "a\r\nb\r\nc\r\n", old: "a\nb\n", new: "x\ny\nz\n", want: "x\r\ny\r\nz\r\nc\r\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 3}},
 		{name: "CRLF file exact within line keeps CRLF for new lines", content: "one\r\ntwo\r\n", old: "two", new: "2a\n2b", want: "one\r\n2a\r\n2b\r\n", tier: TierExact, count: 1, lines: [2]int{2, 3}},
+		{name: "LF old starting inside a CRLF means the line break", content: "a\r\nb", old: "\nb", new: "0\n", want: "a0\r\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 1}},
+		{name: "old ending inside a CRLF means the line break", content: "a\r\nb\r\n", old: "a\r", new: "x", want: "xb\r\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 1}},
 		{name: "CRLF old in LF file", content: "a\nb\nc\n", old: "a\r\nb", new: "x\r\ny", want: "x\ny\nc\n", tier: TierLineEnding, count: 1, lines: [2]int{1, 2}},
 		{name: "lone CR file", content: "a\rb\rc\r", old: "b\nc", new: "B\nC", want: "a\rB\rC\r", tier: TierLineEnding, count: 1, lines: [2]int{2, 3}},
 		{name: "mixed endings keep each span's", content: "a\r\nb\nc\r\n", old: "c", new: "c1\nc2", want: "a\r\nb\nc1\r\nc2\r\n", tier: TierExact, count: 1, lines: [2]int{3, 4}},
