@@ -251,6 +251,12 @@ func rewriteClasses(p string, lineMode bool) (ascii, uni string) {
 				a.WriteString(as)
 				u.WriteString(us)
 				i++
+				if inClass && i+1 < len(p) && p[i+1] == '-' {
+					// "-" after a class is a literal to RE2 ([\w-0]); after
+					// the spelled-out class it would make a range.
+					both(`\-`)
+					i++
+				}
 				continue
 			}
 			both(p[i : i+2])
