@@ -89,7 +89,7 @@ func (w *Workspace) Copy(src, dst string, overwrite bool, owner *Owner) (CopyRes
 		err = w.copyFile(op, s, d, overwrite, owner, &res)
 	case sfi.IsDir():
 		res.IsDir = true
-		if _, in := within(d.canonKey, s.canonKey); in {
+		if _, in := within(d.canonKey, s.canonKey); in || destInside(d, sfi, true) {
 			return res, fserr.New(fserr.InvalidTarget, op, src, "cannot copy the directory %s into itself (%s)", src, dst)
 		}
 		err = w.copyTree(op, s, d, sfi, overwrite, owner, &res)

@@ -102,7 +102,8 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		if err := w.checkHolds(op, "move", s); err != nil {
 			return err
 		}
-		if _, in := within(d.canonKey, s.canonKey); in {
+		// d itself may be s under another spelling: a case-only rename.
+		if _, in := within(d.canonKey, s.canonKey); in || destInside(d, sfi, false) {
 			return fserr.New(fserr.InvalidTarget, op, src, "cannot move the directory %s into itself (%s)", src, dst)
 		}
 		// A move to another root copies the tree and then deletes it:

@@ -140,6 +140,38 @@ func (w *Workspace) isState(fi fs.FileInfo) bool {
 	return w.stateID != nil && fi != nil && fi.IsDir() && os.SameFile(fi, w.stateID)
 }
 
+// destInside reports whether the directory dir (its FileInfo) is one of
+// d's existing ancestors — or d itself, with self — by identity. A copy or
+// move of a directory into itself is refused by path first; this catches
+// another spelling of the same directory (a case-insensitive file system,
+// a bind mount), where copying would recurse into its own copy without
+// end. It stats each ancestor through d's root, then the root's own
+// ancestors: once per directory copy or move, not per entry.
+func destInside(d *resolved, dir fs.FileInfo, self bool) bool {
+	same := func(fi fs.FileInfo, err error) bool { return err == nil && os.SameFile(fi, dir) }
+	rel := d.Rel
+	if !self {
+		rel = path.Dir(rel)
+	}
+	for {
+		if same(d.r.root.Stat(rel)) {
+			return true
+		}
+		if rel == "." {
+			break
+		}
+		rel = path.Dir(rel)
+	}
+	for p := filepath.Dir(d.r.real); ; p = filepath.Dir(p) {
+		if same(os.Stat(p)) {
+			return true
+		}
+		if p == filepath.Dir(p) {
+			return false
+		}
+	}
+}
+
 // locate finds the root that contains the absolute, cleaned path abs,
 // preferring the deepest when roots nest, and returns the path inside it.
 // Both the configured form of each root and its symlink-free form are
