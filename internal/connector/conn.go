@@ -63,6 +63,7 @@ type Conn struct {
 	limits atomic.Pointer[proto.Limits]
 	nextID atomic.Uint32
 	out    chan struct{} // outbound transfer slots
+	turn   chan struct{} // held while a message is written (see write)
 	onAbrt func(proto.TransferAbort)
 	closed chan struct{}
 	once   sync.Once
@@ -83,7 +84,7 @@ type Conn struct {
 // peer's once known.
 func New(ws *websocket.Conn, limits proto.Limits) *Conn {
 	l := proto.DefaultLimits.Merge(limits)
-	c := &Conn{ws: ws, out: make(chan struct{}, l.MaxConcurrentTransfers), closed: make(chan struct{})}
+	c := &Conn{ws: ws, out: make(chan struct{}, l.MaxConcurrentTransfers), closed: make(chan struct{}), turn: make(chan struct{}, 1)}
 	c.limits.Store(&l)
 	// A transfer chunk plus its header, or a message up to the limit,
 	// must fit one read.
@@ -103,6 +104,18 @@ func (c *Conn) GatherWrites(fc *FrameConn) { c.frames = fc }
 // check ctx between messages instead, and WriteTimeout bounds a write to a
 // peer that stopped reading.
 func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	// Wait for the turn to write with the caller's context: a caller who
+	// gives up while another message is going out sends nothing (so an op
+	// it abandoned is never run). Once writing, the write is not tied to
+	// the caller (see WriteTimeout).
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return errors.New("connector: connection closed")
+	}
+	defer func() { <-c.turn }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 	defer cancel()
 	if c.frames == nil {
@@ -250,7 +263,9 @@ func (c *Conn) abandon(ctx context.Context, id uint32, opID string, why error) {
 		return
 	default:
 	}
-	_ = c.sendText(ctx, &proto.TransferAbort{TransferID: id, OpID: opID, Reason: "the sender stopped: " + why.Error()})
+	// ctx has usually ended (that is why the transfer stops): the abort
+	// must go out anyway.
+	_ = c.sendText(context.WithoutCancel(ctx), &proto.TransferAbort{TransferID: id, OpID: opID, Reason: "the sender stopped: " + why.Error()})
 }
 
 func (c *Conn) sendText(ctx context.Context, msg any) error {

@@ -417,3 +417,59 @@ func TestCancelMidSendKeepsTheConnection(t *testing.T) {
 		t.Errorf("transfer_abort %+v, want the write's op id and why", a)
 	}
 }
+
+// TestCallerGoneBeforeItsTurnSendsNothing: an op whose caller gives up
+// while another message is still being written to the host is never
+// sent, so it cannot run after its caller was told it did not.
+func TestCallerGoneBeforeItsTurnSendsNothing(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	g := newGate(2 << 20)
+	f := dialVia(t, srv, "laptop", proto.ReadWrite, func(*proto.Op) *proto.Result {
+		return ok(ops.WriteResult{})
+	}, g.wrap)
+	r, err := h.Remote("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigDone := make(chan error, 1)
+	go func() {
+		_, err := r.Write(context.Background(), ops.WriteRequest{Path: "big.bin", Content: bytes.Repeat([]byte("x"), 16<<20)})
+		bigDone <- err
+	}()
+	select {
+	case <-g.reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the big op's transfer never got under way")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	smallDone := make(chan error, 1)
+	go func() {
+		_, err := r.Write(ctx, ops.WriteRequest{Path: "small.txt", Content: []byte("late\n")})
+		smallDone <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // let it queue behind the big op's frames
+	cancel()
+	select {
+	case err := <-smallDone:
+		if !fserr.Is(err, fserr.Timeout) || !strings.Contains(err.Error(), "not run") {
+			t.Errorf("the abandoned call failed with %v, want timeout saying the op was not run", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned call waited for the big op's write to finish")
+	}
+	close(g.open)
+	if err := <-bigDone; err != nil {
+		t.Fatalf("the big op: %v", err)
+	}
+	if _, err := r.Read(context.Background(), ops.ReadRequest{Path: "a.txt"}); err != nil {
+		t.Fatalf("an op after both: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, op := range f.ops {
+		if op.Path == "small.txt" {
+			t.Fatal("the host received the op whose caller had given up")
+		}
+	}
+}
