@@ -155,23 +155,24 @@ func tolerant(v *view, old string) (Tier, []span) {
 	return 0, nil
 }
 
-// exactSpans finds old in v. An occurrence that begins or ends between
-// the CR and the LF of a CRLF is not one: replacing it would leave a lone
-// CR or write a bare LF into the file ("\nb" in "a\r\nb" means the line
-// break, which the line-ending tier then finds whole).
+// exactSpans finds old in v. When an occurrence begins or ends between
+// the CR and the LF of a CRLF, the bytes are no match for old as given:
+// replacing it would leave a lone CR or write a bare LF into the file
+// ("\nb" in "a\r\nb" means the line break). Then there is no exact match
+// at all, and the line-ending tier decides over every occurrence — so
+// dropping only the split ones cannot make an ambiguous edit unique.
 func exactSpans(v *view, old string) []span {
 	pos := indexAll(v.b, []byte(old))
 	if len(pos) == 0 {
 		return nil
 	}
-	out := make([]span, 0, len(pos))
-	for _, p := range pos {
-		if end := p + len(old); !splitsCRLF(v.b, p) && !splitsCRLF(v.b, end) {
-			out = append(out, span{start: p, end: end})
+	out := make([]span, len(pos))
+	for i, p := range pos {
+		end := p + len(old)
+		if splitsCRLF(v.b, p) || splitsCRLF(v.b, end) {
+			return nil
 		}
-	}
-	if len(out) == 0 {
-		return nil
+		out[i] = span{start: p, end: end}
 	}
 	return out
 }

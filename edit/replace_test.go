@@ -106,6 +106,7 @@ func TestReplaceErrors(t *testing.T) {
 	}{
 		{name: "empty old", content: "a\n", old: "", new: "x", code: CodeBadRequest, msg: "must not be empty"},
 		{name: "old equals new", content: "a\n", old: "a", new: "a", code: CodeBadRequest, msg: "identical"},
+		{name: "a CRLF-splitting occurrence still counts for uniqueness", content: "a\r\nb\r\nc\nb", old: "\nb", new: "X", code: CodeAmbiguousMatch},
 		{name: "whitespace only old", content: "a  b\n", old: "  ", new: "x", code: CodeBadRequest, msg: "only whitespace"},
 		{name: "newline only old", content: "a\n\nb\n", old: "\n", new: "x", code: CodeBadRequest, msg: "only whitespace"},
 		{name: "overlapping occurrences are ambiguous", content: "aaa\n", old: "aa", new: "b", code: CodeAmbiguousMatch, msg: "at lines 1, 1", lines: []int{1, 1}},

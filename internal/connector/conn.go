@@ -366,6 +366,7 @@ type reader struct {
 	// the sender sent before it learnt of the abort are ignored, not
 	// answered one abort each.
 	dropped map[uint32]droppedIn
+	outbox  []pendingAbort // aborts to send once mu is released (see unlock)
 }
 
 // droppedIn is an inbound transfer this side aborted.
@@ -385,7 +386,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 			r.streamChunk(d, idx, payload) // unlocks
 			return
 		}
-		defer r.mu.Unlock()
+		defer r.unlock()
 		if dr, ok := r.dropped[id]; ok && err == nil {
 			dr.last = time.Now()
 			r.dropped[id] = dr
@@ -409,7 +410,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 	switch m := msg.(type) {
 	case *proto.TransferStart:
 		r.mu.Lock()
-		defer r.mu.Unlock()
+		defer r.unlock()
 		if m.Kind == proto.KindData {
 			r.startStream(m)
 			return
@@ -426,16 +427,16 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 				d.ended, d.sum = true, m.SHA256
 				close(d.q)
 			}
-			r.mu.Unlock()
+			r.unlock()
 			return
 		}
 		if _, ok := r.dropped[m.TransferID]; ok {
 			delete(r.dropped, m.TransferID)
-			r.mu.Unlock()
+			r.unlock()
 			return
 		}
 		ts, data, err := r.asm.End(m.TransferID)
-		r.mu.Unlock()
+		r.unlock()
 		if err != nil {
 			c.abort(ctx, ts, err.Error())
 			return
@@ -469,7 +470,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 		if ts, open := r.asm.Started(m.TransferID); open && ofIt(ts.OpID) {
 			r.asm.Abort(m.TransferID)
 		}
-		r.mu.Unlock()
+		r.unlock()
 		if !ok && m.OpID != "" {
 			// A data transfer given up before it started (the op ended
 			// first, the file is over the limit): its receiver must not
@@ -513,7 +514,7 @@ func (r *reader) handle(msg any) (handedOff bool) {
 func (r *reader) streamChunk(d *dataStream, idx uint32, payload []byte) {
 	if err := d.check(idx, payload); err != nil {
 		r.failStream(d, err.Error())
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	now := time.Now()
@@ -528,7 +529,7 @@ func (r *reader) streamChunk(d *dataStream, idx uint32, payload []byte) {
 	}
 	select {
 	case d.q <- b:
-		r.mu.Unlock()
+		r.unlock()
 		return
 	default:
 	}
@@ -536,12 +537,12 @@ func (r *reader) streamChunk(d *dataStream, idx uint32, payload []byte) {
 		d.fullSince, d.fullMark = now, d.written.Load()
 	}
 	wait := d.fullSince.Add(consumerStall).Sub(now)
-	r.mu.Unlock()
+	r.unlock()
 	if wait > 0 && d.put(r.ctx, b, wait) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	if r.ctx.Err() == nil { // else close fails it
 		r.failStream(d, fmt.Sprintf("the receiver of the data cannot keep up: its consumer took under %d MiB in %d s", consumerKeepUp>>20, consumerStall/time.Second))
 	}
@@ -614,7 +615,27 @@ func (r *reader) abortIn(ts proto.TransferStart, reason string) {
 	if len(r.dropped) < maxDropped {
 		r.dropped[ts.TransferID] = droppedIn{opID: ts.OpID, last: time.Now()}
 	}
-	r.c.abort(r.ctx, ts, reason)
+	r.outbox = append(r.outbox, pendingAbort{ts, reason})
+}
+
+// pendingAbort is a transfer_abort decided under mu, sent by unlock.
+type pendingAbort struct {
+	ts     proto.TransferStart
+	reason string
+}
+
+// unlock releases mu and then sends the aborts decided under it: a write
+// can wait on a congested connection (up to WriteTimeout), and the reader,
+// which needs mu, must keep reading meanwhile. The goroutine that decided
+// an abort sends it before it goes on, so aborts keep their order with
+// what that goroutine sends next.
+func (r *reader) unlock() {
+	out := r.outbox
+	r.outbox = nil
+	r.mu.Unlock()
+	for _, a := range out {
+		r.c.abort(r.ctx, a.ts, a.reason)
+	}
 }
 
 // expire aborts idle transfers, streams whose sink accepts nothing, and
@@ -656,7 +677,7 @@ func (r *reader) expire(ctx context.Context) {
 			}
 		}
 		over := !reading && len(r.streams) == 0
-		r.mu.Unlock()
+		r.unlock()
 		if over {
 			return
 		}
@@ -667,7 +688,7 @@ func (r *reader) expire(ctx context.Context) {
 // whose bytes all arrived go on draining to their sinks.
 func (r *reader) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	for _, d := range r.streams {
 		if !d.ended {
 			r.endStream(d, errors.New("connection closed during the data transfer"))

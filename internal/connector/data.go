@@ -29,7 +29,8 @@ type DataSink interface {
 	// written and the size and SHA-256 verified; or with why the stream
 	// failed. It may run while a Write is blocked (the op was abandoned
 	// with ForgetData, or the consumer is too slow) and must then make
-	// that Write return (io.PipeWriter.CloseWithError does).
+	// that Write return (io.PipeWriter.CloseWithError does); a Write may
+	// even start after a failing Finish, and must then fail too.
 	Finish(err error)
 }
 
@@ -265,7 +266,7 @@ func (r *reader) drain(d *dataStream) {
 		if err != nil {
 			r.mu.Lock()
 			r.failStream(d, "the receiver stopped: "+err.Error())
-			r.mu.Unlock()
+			r.unlock()
 			return
 		}
 		d.hash.Write(b)
@@ -277,14 +278,14 @@ func (r *reader) drain(d *dataStream) {
 	}
 	r.mu.Lock()
 	if d.done {
-		r.mu.Unlock()
+		r.unlock()
 		return
 	}
 	d.done = true
 	if r.streams[d.start.TransferID] == d {
 		delete(r.streams, d.start.TransferID)
 	}
-	r.mu.Unlock()
+	r.unlock()
 	err := d.end()
 	d.sink.Finish(err)
 	if err != nil {

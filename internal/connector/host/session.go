@@ -306,7 +306,9 @@ func (s *session) run(o *runningOp, haveSlot bool) {
 			return
 		}
 	}
-	defer func() { <-h.opSlots }()
+	var once sync.Once
+	release := func() { once.Do(func() { <-h.opSlots }) }
+	defer release()
 	res, after, err := execute(ctx, h.eng, h.Mode(), op, func(v any, stack []byte) {
 		h.log.Error("Operation panicked", "op", op.Op, "panic", errString(v), "stack", string(stack))
 	})
@@ -328,6 +330,10 @@ func (s *session) run(o *runningOp, haveSlot bool) {
 		s.record(op, start, ResultOK, false)
 		return
 	}
+	// The op is done; its data transfer is bounded by the Conn's transfer
+	// slots, not by op slots, which a queue of slow downloads would
+	// otherwise hold from every other op for as long as they take.
+	release()
 	result := ResultOK
 	if err := after.stream(o.streamCtx, s.conn, op.OpID); err != nil {
 		result = ctxResult(o.streamCtx, err)
