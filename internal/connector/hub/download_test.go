@@ -44,9 +44,10 @@ func TestDownloadOutlivesTheOpTimeout(t *testing.T) {
 	}
 	// 512 chunks of 64 KiB at 10 ms each (6.4 MB/s, fast enough for the
 	// hub to keep the stream): 5 s, more than the socket buffers hold, so
-	// the host is still sending long after 200 ms.
+	// the host is still sending long after the op timeout of 1.5 s (long
+	// enough to open and answer, even under -race on a busy machine).
 	sink := &slowSink{pause: 10 * time.Millisecond, done: make(chan error, 1)}
-	ctx := WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx := WithTimeout(context.Background(), 1500*time.Millisecond)
 	var res proto.DownloadResult
 	if err := x.CallData(ctx, proto.OpDownload, "big.bin", "", struct{}{}, &res, sink); err != nil {
 		t.Fatal(err)
