@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 func grepTree(t *testing.T) string {
@@ -159,7 +161,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 	if err != nil {
 		t.Skip("rg (ripgrep) not installed")
 	}
-	src := filepath.Join(goroot(), "src")
+	src := filepath.Join(testenv.GOROOT(), "src")
 	if _, err := os.Stat(src); err != nil {
 		t.Skip("GOROOT/src not found")
 	}

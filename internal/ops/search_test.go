@@ -11,6 +11,8 @@ import (
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/workspace"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // searchEngine returns an engine over a new root holding files, with the
@@ -213,7 +215,7 @@ func TestFindAndGlobOps(t *testing.T) {
 // BenchmarkGrepGoroot is the warm daemon figure: the literal search of
 // bench/search.sh through the engine, in process, repeated.
 func BenchmarkGrepGoroot(b *testing.B) {
-	src := filepath.Join(goroot(), "src")
+	src := filepath.Join(testenv.GOROOT(), "src")
 	ws, err := workspace.Open(workspace.Options{Roots: []string{src}, StateDir: b.TempDir()})
 	if err != nil {
 		b.Skip(err)

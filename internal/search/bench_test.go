@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // goroot is the tree the benchmarks search: the Go source tree.
 func gorootSrc(tb testing.TB) string {
 	tb.Helper()
-	dir := filepath.Join(goroot(), "src")
+	dir := filepath.Join(testenv.GOROOT(), "src")
 	if _, err := os.Stat(dir); err != nil {
 		tb.Skip("GOROOT/src not found")
 	}

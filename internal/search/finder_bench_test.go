@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // corpus is the Go source tree's .go files concatenated (about 100 MB),
 // for finder throughput.
 var corpus = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
-	filepath.WalkDir(filepath.Join(goroot(), "src"), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(testenv.GOROOT(), "src"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(p) == ".go" {
 			c, _ := os.ReadFile(p)
 			b.Write(c)
