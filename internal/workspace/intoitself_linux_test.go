@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,17 +25,7 @@ func TestIntoItselfThroughAnotherSpelling(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(real, "dir", "deep", "f.txt"), "x", 0o644)
-	if err := syscall.Mount(real, alias, "", syscall.MS_BIND, ""); err != nil {
-		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-			t.Skipf("cannot bind-mount (needs CAP_SYS_ADMIN): %v", err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(alias, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", alias, err)
-		}
-	})
+	bindMount(t, real, alias)
 	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
 	tests := []struct {
 		name string

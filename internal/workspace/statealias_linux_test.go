@@ -26,19 +26,7 @@ func openBindMountedState(t *testing.T) stateAlias {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mount(real, alias, "", syscall.MS_BIND, ""); err != nil {
-		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-			t.Skipf("cannot bind-mount (needs CAP_SYS_ADMIN): %v", err)
-		}
-		t.Fatal(err)
-	}
-	// Registered after TempDir's removal, so it runs before it: removing
-	// the tree through a live mount would fail on the mount point.
-	t.Cleanup(func() {
-		if err := syscall.Unmount(alias, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", alias, err)
-		}
-	})
+	bindMount(t, real, alias)
 	w := openTestWorkspace(t, Options{Roots: []string{root, other}, StateDir: filepath.Join(real, "st")})
 	return stateAlias{w: w, root: root, other: other, state: filepath.Join(real, "st"), alias: "alias/st"}
 }
@@ -69,17 +57,7 @@ func TestRemoveRefusesStateDirMountedInside(t *testing.T) {
 	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
 	makeTree(t, root, map[string]string{"x/a.txt": "a", "x/m/mnt/": "", "x/z.txt": "z"})
 	mnt := filepath.Join(root, "x", "m", "mnt")
-	if err := syscall.Mount(state, mnt, "", syscall.MS_BIND, ""); err != nil {
-		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-			t.Skipf("cannot bind-mount (needs CAP_SYS_ADMIN): %v", err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	bindMount(t, state, mnt)
 	stateBefore := stateNames(t, state)
 
 	_, err := w.Remove("x", true, "")
@@ -92,4 +70,22 @@ func TestRemoveRefusesStateDirMountedInside(t *testing.T) {
 	if diff := cmp.Diff(stateBefore, stateNames(t, state)); diff != "" {
 		t.Errorf("state directory changed (-before +after):\n%s", diff)
 	}
+}
+
+// bindMount mounts dir on mnt for the test, or skips it without the
+// privilege. The unmount is registered after the callers' TempDirs, so it
+// runs before their removal (which would fail on a live mount point).
+func bindMount(t *testing.T, dir, mnt string) {
+	t.Helper()
+	if err := syscall.Mount(dir, mnt, "", syscall.MS_BIND, ""); err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+			t.Skipf("cannot bind-mount (needs CAP_SYS_ADMIN): %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
 }
