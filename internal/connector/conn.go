@@ -32,8 +32,9 @@ const (
 // this long has stopped reading, and the connection is closed.
 const WriteTimeout = PingTimeout
 
-// frameChunkBytes caps the payload this side puts in one binary frame,
-// below the negotiated chunk_bytes (256 KiB by default). The WebSocket
+// frameChunkBytes caps the payload this side puts in one frame: a text
+// message over it goes out in fragments, a transfer chunk stays below the
+// negotiated chunk_bytes (256 KiB by default). The WebSocket
 // library gives a pong 5 s to be written, and a pong waits for the frame
 // being written: a 64 KiB frame crosses even a 13 KB/s uplink in time,
 // where a 256 KiB one needs 52 KB/s. The peer reads each frame sooner too.
@@ -118,11 +119,40 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	defer func() { <-c.turn }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 	defer cancel()
+	if len(b) <= frameChunkBytes {
+		return c.gathered(func() error { return c.ws.Write(ctx, typ, b) })
+	}
+	// A longer message goes out in fragments (RFC 6455 §5.4) of at most
+	// frameChunkBytes, so a pong waits for one of them, not the whole
+	// message (see frameChunkBytes). The peer's library reassembles them.
+	w, err := c.ws.Writer(ctx, typ)
+	if err != nil {
+		return err
+	}
+	for len(b) > 0 && err == nil {
+		n := min(len(b), frameChunkBytes)
+		err = c.gathered(func() error { _, err := w.Write(b[:n]); return err })
+		b = b[n:]
+	}
+	if err == nil {
+		err = c.gathered(w.Close)
+	}
+	if err != nil {
+		// Half a message is on the wire and the writer still holds the
+		// library's message lock: nothing more can be sent.
+		c.closeNow()
+	}
+	return err
+}
+
+// gathered runs one frame write, as one write to the network when writes
+// are gathered (see GatherWrites).
+func (c *Conn) gathered(write func() error) error {
 	if c.frames == nil {
-		return c.ws.Write(ctx, typ, b)
+		return write()
 	}
 	c.frames.hold()
-	err := c.ws.Write(ctx, typ, b)
+	err := write()
 	if rerr := c.frames.release(); err == nil {
 		err = rerr
 	}

@@ -24,6 +24,12 @@ func (d discardSink) Finish(err error)            { d.done <- err }
 // gather, the client's messages go out through a FrameConn, as the
 // host's do.
 func pairWith(b testing.TB, gather bool) (client, server *Conn) {
+	return pair(b, gather, 0)
+}
+
+// pair is pairWith with the client's uplink throttled to uplink bytes per
+// second (see throttle) unless it is 0.
+func pair(b testing.TB, gather bool, uplink int) (client, server *Conn) {
 	ch := make(chan *Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -36,10 +42,18 @@ func pairWith(b testing.TB, gather bool) (client, server *Conn) {
 		<-c.Done()
 	}))
 	b.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	if uplink > 0 {
+		addr = throttle(b, addr, uplink)
+	}
 	var fc *FrameConn
 	opts := &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil && uplink > 0 {
+				// Small, like the buffers of a slow link: writes block.
+				_ = c.(*net.TCPConn).SetWriteBuffer(8 << 10)
+			}
 			if err == nil && gather {
 				fc = NewFrameConn(c)
 				return fc, nil
@@ -47,7 +61,7 @@ func pairWith(b testing.TB, gather bool) (client, server *Conn) {
 			return c, err
 		},
 	}}}
-	ws, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), opts)
+	ws, _, err := websocket.Dial(context.Background(), "ws://"+addr, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
