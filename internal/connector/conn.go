@@ -176,7 +176,7 @@ func (c *Conn) Limits() proto.Limits { return *c.limits.Load() }
 
 // Negotiate applies the smaller of this side's and the peer's limits.
 func (c *Conn) Negotiate(peer proto.Limits) {
-	l := c.Limits().Merge(peer)
+	l := c.Limits().Negotiate(peer)
 	c.limits.Store(&l)
 }
 
@@ -219,7 +219,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	}
 	id := c.nextID.Add(1)
 	start, frames, end := proto.Split(id, opID, kind, b, min(l.ChunkBytes, frameChunkBytes))
-	ctx, done := c.track(ctx, id, opID)
+	ctx, done := c.track(ctx, id, opID, nil)
 	defer done()
 	if err := c.sendText(ctx, start); err != nil {
 		return err
@@ -244,18 +244,20 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 type outbound struct {
 	opID string
 	stop context.CancelCauseFunc
+	flow *credit // a data transfer's, else nil
 }
 
 // track registers outbound transfer id of opID, so a transfer_abort from
-// the receiver stops it: the returned context then ends with cause
-// errPeerAborted. done unregisters it.
-func (c *Conn) track(ctx context.Context, id uint32, opID string) (_ context.Context, done func()) {
+// the receiver stops it (the returned context then ends with cause
+// errPeerAborted) and, for a data transfer, its transfer_credit reaches
+// flow. done unregisters it.
+func (c *Conn) track(ctx context.Context, id uint32, opID string, flow *credit) (_ context.Context, done func()) {
 	ctx, stop := context.WithCancelCause(ctx)
 	c.outMu.Lock()
 	if c.outs == nil {
 		c.outs = map[uint32]outbound{}
 	}
-	c.outs[id] = outbound{opID: opID, stop: stop}
+	c.outs[id] = outbound{opID: opID, stop: stop, flow: flow}
 	c.outMu.Unlock()
 	return ctx, func() {
 		c.outMu.Lock()
@@ -278,6 +280,18 @@ func (c *Conn) stopOutbound(m *proto.TransferAbort) bool {
 	}
 	o.stop(fmt.Errorf("%w: %s", errPeerAborted, m.Reason))
 	return true
+}
+
+// grant passes a transfer_credit to the data transfer it is about. Like an
+// abort, it must match the op id as well as the transfer id; credit for a
+// transfer that has ended is dropped.
+func (c *Conn) grant(m *proto.TransferCredit) {
+	c.outMu.Lock()
+	o, ok := c.outs[m.TransferID]
+	c.outMu.Unlock()
+	if ok && o.flow != nil && (m.OpID == "" || m.OpID == o.opID) {
+		o.flow.add(m.Bytes)
+	}
 }
 
 // abandon tells the peer that outbound transfer id (of opID) will not
@@ -477,6 +491,8 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 			return
 		}
 		return r.handle(inner)
+	case *proto.TransferCredit:
+		c.grant(m)
 	case *proto.TransferAbort:
 		if c.stopOutbound(m) {
 			return r.handle(m) // the receiver dropped what this side sends
@@ -596,7 +612,7 @@ func (r *reader) startStream(m *proto.TransferStart) {
 		sink.Finish(proto.ErrTransferTooLarge)
 		r.abortIn(*m, proto.ErrTransferTooLarge.Error())
 	default:
-		d := newDataStream(*m, sink, time.Now())
+		d := newDataStream(*m, sink, time.Now(), c.Limits().WindowBytes)
 		r.streams[m.TransferID] = d
 		go r.drain(d)
 	}
@@ -684,9 +700,9 @@ func (r *reader) expire(ctx context.Context) {
 		}
 		for _, d := range r.streams {
 			switch {
-			case !d.ended && now.Sub(d.last) > proto.IdleTimeout:
+			case !d.ended && d.idle(now):
 				r.failStream(d, "transfer idle for 30 s")
-			case d.stalled(now):
+			case d.window == 0 && d.stalled(now):
 				r.failStream(d, fmt.Sprintf("the receiver of the data accepted nothing for %d s", consumerStall/time.Second))
 			}
 		}

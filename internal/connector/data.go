@@ -19,10 +19,13 @@ import (
 
 // DataSink receives the bytes of a data transfer (a download). Write is
 // called in order on a goroutine of the stream's own, never the
-// connection's reader; a few chunks queue for it, and a sink that takes
-// nothing for 2 s, or under 2 MiB in 2 s while its queue is full, fails its
-// stream rather than hold up the connection. An io.Pipe to an HTTP
-// response whose writes have a deadline is fine.
+// connection's reader, and may be as slow as the consumer is: with flow
+// control (both peers announce window_bytes) the sender waits for the
+// sink, and only a sink that takes nothing for 30 s fails its stream.
+// With a peer that predates flow control a few chunks queue for it, and a
+// sink that takes nothing for 2 s, or under 2 MiB in 2 s while its queue is
+// full, fails its stream rather than hold up the connection. An io.Pipe to
+// an HTTP response whose writes have a deadline is fine.
 type DataSink interface {
 	io.Writer
 	// Finish is called exactly once: with nil after the last byte was
@@ -72,9 +75,15 @@ func (c *Conn) takeSink(opID string) (DataSink, bool) {
 // reading r failed), it sends transfer_abort with opID, and the peer fails
 // the op's sink. ctx is checked between chunks, never during a write (see
 // Send). A transfer_abort from the peer stops SendData without an answer.
+//
+// With flow control, SendData keeps at most the negotiated window of
+// bytes beyond what the receiver has granted (transfer_credit) in flight,
+// waiting for credit as long as ctx allows: a slow consumer slows its own
+// transfer, not the connection.
 func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int64) (err error) {
 	id := c.nextID.Add(1)
-	ctx, done := c.track(ctx, id, opID)
+	flow := &credit{more: make(chan struct{}, 1)}
+	ctx, done := c.track(ctx, id, opID, flow)
 	defer done()
 	defer func() {
 		if err != nil {
@@ -102,7 +111,13 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		n, err := io.ReadFull(r, frame[8:8+min(int64(chunk), size-sent)])
+		want := min(int64(chunk), size-sent)
+		if l.WindowBytes > 0 {
+			if err := c.await(ctx, flow, sent+want-l.WindowBytes); err != nil {
+				return err
+			}
+		}
+		n, err := io.ReadFull(r, frame[8:8+want])
 		if err != nil {
 			return fmt.Errorf("connector: reading data for %s: %w", opID, err)
 		}
@@ -114,6 +129,35 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		sent += int64(n)
 	}
 	return c.sendText(ctx, &proto.TransferEnd{TransferID: id, SHA256: hex.EncodeToString(h.Sum(nil))})
+}
+
+// credit counts the bytes a data transfer's receiver granted its sender.
+type credit struct {
+	granted atomic.Int64
+	more    chan struct{} // signalled after each grant
+}
+
+func (f *credit) add(n int64) {
+	f.granted.Add(n)
+	select {
+	case f.more <- struct{}{}:
+	default:
+	}
+}
+
+// await waits until the receiver has granted at least need bytes (or ctx
+// ends, or the connection).
+func (c *Conn) await(ctx context.Context, f *credit, need int64) error {
+	for f.granted.Load() < need {
+		select {
+		case <-f.more:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-c.closed:
+			return errors.New("connector: connection closed")
+		}
+	}
+	return nil
 }
 
 // acquire takes an outbound transfer slot, waiting for one (or ctx, or
@@ -129,13 +173,19 @@ func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// Pacing of inbound data streams. Each stream's chunks wait in a queue of
-// streamQueue chunks for a goroutine of the stream's own that writes them
-// to the sink, so the reader hands a chunk on and goes on reading (other
-// ops' messages, the peer's pongs) while the consumer takes it.
+// Pacing of inbound data streams. Each stream's chunks wait in a queue for
+// a goroutine of the stream's own that writes them to the sink, so the
+// reader hands a chunk on and goes on reading (other ops' messages, the
+// peer's pongs) while the consumer takes it.
 //
-// A consumer slower than the sender (an HTTP client on a slow link) fills
-// the queue. The protocol has no flow control of its own, so the reader
+// With flow control the queue holds a whole window (in chunks of at least
+// minCreditChunk) and the drain goroutine grants credit each time the sink
+// has taken a quarter of the window: the sender never sends more than the
+// queue holds, however slow the consumer, and the rest below is moot.
+//
+// Without it (a peer that predates flow control) the queue holds
+// streamQueue chunks, and a consumer slower than the sender (an HTTP
+// client on a slow link) fills it. The reader
 // then waits for room, which slows the sender down through TCP — and the
 // whole connection with it: every other message queues behind the
 // megabytes the TCP buffers hold, and the sender's pongs wait behind its
@@ -150,6 +200,7 @@ const (
 	streamQueue    = 4
 	consumerStall  = 2 * time.Second
 	consumerKeepUp = 2 << 20
+	minCreditChunk = 16 << 10
 )
 
 // dataStream is an inbound data transfer: the reader checks and queues its
@@ -157,8 +208,9 @@ const (
 // them; when the reader closes q at transfer_end, the drain goroutine
 // checks the size and SHA-256 and finishes the sink.
 type dataStream struct {
-	start proto.TransferStart
-	sink  DataSink
+	start  proto.TransferStart
+	sink   DataSink
+	window int64 // the flow-control window, 0 without flow control
 
 	// Guarded by the reader's mu.
 	next      uint32    // the index the next chunk must have
@@ -175,12 +227,30 @@ type dataStream struct {
 	dead    chan struct{} // closed when the stream fails
 	written atomic.Int64  // bytes the sink took
 	writing atomic.Int64  // when the Write in progress began (Unix ns), or 0
+	taken   atomic.Int64  // when the sink last took a chunk (Unix ns), or 0
 	hash    hash.Hash     // of the bytes the sink took (drain goroutine)
+	granted int64         // credit granted beyond the window (drain goroutine)
 }
 
-func newDataStream(start proto.TransferStart, sink DataSink, now time.Time) *dataStream {
-	return &dataStream{start: start, sink: sink, last: now, hash: sha256.New(),
-		q: make(chan []byte, streamQueue), free: make(chan []byte, streamQueue+2), dead: make(chan struct{})}
+func newDataStream(start proto.TransferStart, sink DataSink, now time.Time, window int64) *dataStream {
+	n := streamQueue
+	if window > 0 {
+		n = int(window/minCreditChunk) + 1
+	}
+	return &dataStream{start: start, sink: sink, window: window, last: now, hash: sha256.New(),
+		q: make(chan []byte, n), free: make(chan []byte, n+2), dead: make(chan struct{})}
+}
+
+// idle reports whether nothing happened on the stream for the idle
+// timeout: no chunk arrived and the sink took none (with flow control a
+// sender waits for a slow sink, so only both together mean the transfer
+// is stuck). Reader's mu held.
+func (d *dataStream) idle(now time.Time) bool {
+	last := d.last
+	if t := d.taken.Load(); t != 0 && time.Unix(0, t).After(last) {
+		last = time.Unix(0, t)
+	}
+	return now.Sub(last) > proto.IdleTimeout
 }
 
 // check validates the next chunk before it is queued.
@@ -270,10 +340,17 @@ func (r *reader) drain(d *dataStream) {
 			return
 		}
 		d.hash.Write(b)
-		d.written.Add(int64(len(b)))
+		w := d.written.Add(int64(len(b)))
+		d.taken.Store(time.Now().UnixNano())
 		select {
 		case d.free <- b:
 		default:
+		}
+		if d.window > 0 && w-d.granted >= d.window/4 && w < d.start.TotalBytes {
+			// An error means the connection is gone; the stream
+			// fails with it.
+			_ = r.c.sendText(r.ctx, &proto.TransferCredit{TransferID: d.start.TransferID, OpID: d.start.OpID, Bytes: w - d.granted})
+			d.granted = w
 		}
 	}
 	r.mu.Lock()

@@ -191,8 +191,9 @@ func (s *paceSink) Finish(err error) {
 	s.done <- err
 }
 
-// TestSlowConsumerFailsOnlyItsOwnStream: a download whose consumer is slow
-// but steady must not hold up the connection. At 40 KB/s a 256 KiB chunk
+// TestSlowConsumerFailsOnlyItsOwnStream: without flow control (a peer from
+// before it), a download whose consumer is slow but steady must not hold
+// up the connection. At 40 KB/s a 256 KiB chunk
 // took 6 s to write, long enough for the host's pong to miss its 5 s; at
 // 300 KB/s no Write takes long, but the TCP buffers the consumer lets fill
 // hold every other message back for many seconds, and the host's writes
@@ -213,6 +214,8 @@ func TestSlowConsumerFailsOnlyItsOwnStream(t *testing.T) {
 func slowConsumer(t *testing.T, rate int) {
 	ctx := context.Background()
 	host, hub := pairWith(t, true) // the host gathers its writes, as fsplane connect does
+	host.Negotiate(proto.Limits{}) // the peer announced no window
+	hub.Negotiate(proto.Limits{})
 	hostEnd := make(chan error, 1)
 	go func() { hostEnd <- host.Run(ctx, func(any) {}) }()
 	got := make(chan any, 16)
@@ -287,6 +290,109 @@ func slowConsumer(t *testing.T, rate int) {
 		t.Errorf("the sink was finished %d times, want once", n)
 	}
 }
+
+// countReader counts the bytes read from it.
+type countReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestFlowControlPacesTheSender: with flow control, a slow consumer gets
+// its whole download, correct, at its own pace; the sender never runs
+// more than the window ahead of what the consumer took, and the
+// connection stays quick for everything else meanwhile (pings, a message
+// sent mid-stream).
+func TestFlowControlPacesTheSender(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const window, rate = 128 << 10, 256 << 10
+	host, hub := pairWith(t, true)
+	peer := proto.DefaultLimits
+	peer.WindowBytes = window
+	host.Negotiate(peer)
+	hub.Negotiate(peer)
+	hostEnd := make(chan error, 1)
+	go func() { hostEnd <- host.Run(ctx, func(any) {}) }()
+	got := make(chan any, 16)
+	go hub.Run(ctx, func(m any) { got <- m })
+
+	data := make([]byte, 1<<20)
+	rand.Read(data)
+	src := &countReader{r: bytes.NewReader(data)}
+	var ahead atomic.Int64 // the most the sender read beyond what the sink took
+	sink := &recordSink{done: make(chan error, 2)}
+	paced := newPaceSink(rate)
+	hub.ExpectData("dl", dataSinkFunc{write: func(p []byte) (int, error) {
+		sink.mu.Lock()
+		a := src.n.Load() - int64(sink.buf.Len())
+		sink.mu.Unlock()
+		if a > ahead.Load() {
+			ahead.Store(a)
+		}
+		if _, err := paced.Write(p); err != nil {
+			return 0, err
+		}
+		return sink.Write(p)
+	}, finish: sink.Finish})
+	sent := make(chan error, 1)
+	go func() { sent <- host.SendData(ctx, "dl", src, int64(len(data))) }()
+
+	time.Sleep(time.Second) // the stream is in its paced middle
+	start := time.Now()
+	if err := host.Send(ctx, &proto.Result{OpID: "during", OK: true, Result: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for arrived := false; !arrived; {
+		select {
+		case m := <-got:
+			r, ok := m.(*proto.Result)
+			arrived = ok && r.OpID == "during"
+		case <-time.After(time.Second):
+			t.Fatal("a message sent during the slow download waited over 1 s")
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := hub.ws.Ping(pctx); err != nil {
+		t.Fatalf("ping during the slow download: %v", err)
+	}
+	t.Logf("message and ping through in %v", time.Since(start).Round(time.Millisecond))
+
+	select {
+	case err := <-sink.done:
+		if err != nil {
+			t.Fatalf("the slow consumer's stream failed: %v", err)
+		}
+	case err := <-hostEnd:
+		t.Fatalf("the host's connection ended: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the download did not finish")
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("SendData = %v", err)
+	}
+	if !bytes.Equal(sink.buf.Bytes(), data) {
+		t.Fatalf("the sink got %d bytes, not the %d sent", sink.buf.Len(), len(data))
+	}
+	if a := ahead.Load(); a > window {
+		t.Errorf("the sender ran %d bytes ahead of the consumer, over the %d-byte window", a, window)
+	}
+}
+
+// dataSinkFunc is a DataSink made of two functions.
+type dataSinkFunc struct {
+	write  func([]byte) (int, error)
+	finish func(error)
+}
+
+func (f dataSinkFunc) Write(p []byte) (int, error) { return f.write(p) }
+func (f dataSinkFunc) Finish(err error)            { f.finish(err) }
 
 // recordSink keeps what it is given, taking pause per Write, and notes how
 // much it held when it was finished.

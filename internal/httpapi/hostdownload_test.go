@@ -262,6 +262,19 @@ func TestHostDownloadAbortEndsTheResponse(t *testing.T) {
 	}
 }
 
+// smallReadBufferClient is an HTTP client whose connections buffer little
+// inbound: reading slowly, or not at all, pushes back on the server at
+// once, not after megabytes.
+func smallReadBufferClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(16 << 10)
+		}
+		return c, err
+	}}}
+}
+
 // TestStalledHostDownloadDoesNotBlockTheHost: a client that opens a large
 // download and stops reading fails its own download (its writes time out)
 // instead of holding up the host's connection: another op on the host
@@ -270,13 +283,7 @@ func TestStalledHostDownloadDoesNotBlockTheHost(t *testing.T) {
 	t.Parallel()
 	e := newHubEnv(t, true)
 	n := e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "a.txt": 10}, proto.Limits{})
-	stalled := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(16 << 10)
-		}
-		return c, err
-	}}}
+	stalled := smallReadBufferClient()
 	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
 	if err != nil {
 		t.Fatal(err)
@@ -306,5 +313,66 @@ func TestStalledHostDownloadDoesNotBlockTheHost(t *testing.T) {
 	}
 	if got := len(e.hub.Hosts()); got != 1 {
 		t.Errorf("%d hosts connected after the stalled download, want 1", got)
+	}
+}
+
+// TestSlowHostDownloadClientGetsTheWholeFile: with flow control between hub
+// and host, a client that reads slowly (here 512 KiB/s, through small
+// socket buffers) gets the whole file at its own pace, where it used to be
+// cut off as too slow after 2 s, and the host's other operations are not
+// held up meanwhile.
+func TestSlowHostDownloadClientGetsTheWholeFile(t *testing.T) {
+	t.Parallel()
+	const size, rate = 3 << 20, 512 << 10
+	e := newHubEnv(t, true)
+	e.connectHost(t, map[string]int64{"big.bin": size, "a.txt": 10}, proto.Limits{})
+	slow := smallReadBufferClient()
+	resp, err := slow.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %s", resp.Status)
+	}
+	read := make(chan error, 1)
+	var got int
+	go func() {
+		buf := make([]byte, 16<<10)
+		start := time.Now()
+		for {
+			n, err := resp.Body.Read(buf)
+			got += n
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				read <- err
+				return
+			}
+			if ahead := time.Duration(got)*time.Second/rate - time.Since(start); ahead > 0 {
+				time.Sleep(ahead)
+			}
+		}
+	}()
+	time.Sleep(time.Second)
+	start := time.Now()
+	r, body, err := get(t, e.url+"/v2/hosts/laptop/fs/stat?path=a.txt")
+	if err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("a stat during the slow download: %v %s", err, body)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("a stat during the slow download took %v, want well under 1 s", took)
+	}
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("the slow client's download failed after %d of %d bytes: %v", got, size, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow download did not finish in 30 s")
+	}
+	if got != size {
+		t.Fatalf("the slow client got %d bytes, want %d", got, size)
 	}
 }

@@ -19,15 +19,16 @@ const Protocol = "fsplane-connector/1"
 
 // Message types.
 const (
-	TypeHello         = "hello"
-	TypeWelcome       = "welcome"
-	TypeOp            = "op"
-	TypeResult        = "result"
-	TypeCancel        = "cancel"
-	TypeTransferStart = "transfer_start"
-	TypeTransferEnd   = "transfer_end"
-	TypeTransferAbort = "transfer_abort"
-	TypeError         = "error"
+	TypeHello          = "hello"
+	TypeWelcome        = "welcome"
+	TypeOp             = "op"
+	TypeResult         = "result"
+	TypeCancel         = "cancel"
+	TypeTransferStart  = "transfer_start"
+	TypeTransferEnd    = "transfer_end"
+	TypeTransferAbort  = "transfer_abort"
+	TypeTransferCredit = "transfer_credit"
+	TypeError          = "error"
 )
 
 // Operation names (docs/connector-protocol.md §3).
@@ -80,10 +81,16 @@ type Limits struct {
 	MaxTransferBytes       int64 `json:"max_transfer_bytes"`
 	MaxConcurrentTransfers int   `json:"max_concurrent_transfers"`
 	ChunkBytes             int   `json:"chunk_bytes"`
+	// WindowBytes is the flow-control window of data transfers: the bytes
+	// a sender may have sent beyond what the receiver granted with
+	// transfer_credit. Sent by peers that implement flow control; when
+	// either side leaves it out there is none (see Negotiate).
+	WindowBytes int64 `json:"window_bytes,omitempty"`
 }
 
 // DefaultLimits are the protocol's defaults.
-var DefaultLimits = Limits{MaxMessageBytes: 1 << 20, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10}
+var DefaultLimits = Limits{MaxMessageBytes: 1 << 20, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10,
+	WindowBytes: 2 << 20}
 
 // Merge returns the smaller of each limit, ignoring unset (zero) values.
 func (l Limits) Merge(o Limits) Limits {
@@ -99,7 +106,21 @@ func (l Limits) Merge(o Limits) Limits {
 		MaxTransferBytes:       pick64(l.MaxTransferBytes, o.MaxTransferBytes),
 		MaxConcurrentTransfers: pick(l.MaxConcurrentTransfers, o.MaxConcurrentTransfers),
 		ChunkBytes:             pick(l.ChunkBytes, o.ChunkBytes),
+		WindowBytes:            pick64(l.WindowBytes, o.WindowBytes),
 	}
+}
+
+// Negotiate returns the limits both sides of a connection obey, l being
+// this side's and peer those of the peer's hello or welcome: the smaller
+// of each, and flow control only when both sides announce a window (a
+// peer that predates it sends none, and neither side then waits for or
+// sends credit).
+func (l Limits) Negotiate(peer Limits) Limits {
+	m := l.Merge(peer)
+	if l.WindowBytes == 0 || peer.WindowBytes == 0 {
+		m.WindowBytes = 0
+	}
+	return m
 }
 
 // Hello announces a host; it is sent first and again on every mode change.
@@ -187,6 +208,17 @@ type TransferEnd struct {
 	SHA256     string `json:"sha256,omitempty"`
 }
 
+// TransferCredit lets the sender of data transfer TransferID send Bytes
+// more bytes: the receiver sends it as its consumer takes the data, so a
+// slow consumer slows only its own transfer (flow control, negotiated with
+// Limits.WindowBytes).
+type TransferCredit struct {
+	Type       string `json:"type"`
+	TransferID uint32 `json:"transfer_id"`
+	OpID       string `json:"op_id,omitempty"`
+	Bytes      int64  `json:"bytes"`
+}
+
 // TransferAbort discards a transfer.
 type TransferAbort struct {
 	Type       string `json:"type"`
@@ -234,6 +266,7 @@ type wire struct {
 	TotalBytes   int64           `json:"total_bytes"`
 	SHA256       string          `json:"sha256"`
 	Reason       string          `json:"reason"`
+	Bytes        int64           `json:"bytes"`
 	Code         string          `json:"code"`
 	Message      string          `json:"message"`
 	Details      map[string]any  `json:"details"`
@@ -276,6 +309,8 @@ func Decode(frame []byte) (any, error) {
 		msg = &TransferStart{Type: w.Type, TransferID: w.TransferID, OpID: w.OpID, Kind: w.Kind, TotalBytes: w.TotalBytes, SHA256: w.SHA256}
 	case TypeTransferEnd:
 		msg = &TransferEnd{Type: w.Type, TransferID: w.TransferID, SHA256: w.SHA256}
+	case TypeTransferCredit:
+		msg = &TransferCredit{Type: w.Type, TransferID: w.TransferID, OpID: w.OpID, Bytes: w.Bytes}
 	case TypeTransferAbort:
 		msg = &TransferAbort{Type: w.Type, TransferID: w.TransferID, OpID: w.OpID, Reason: w.Reason}
 	case TypeError:
@@ -331,6 +366,10 @@ func validate(msg any) error {
 		if m.SHA256 != "" && len(m.SHA256) != 64 {
 			return errors.New("sha256 must be 64 hex digits")
 		}
+	case *TransferCredit:
+		if m.Bytes <= 0 {
+			return errors.New("needs bytes > 0")
+		}
 	}
 	return nil
 }
@@ -355,6 +394,8 @@ func Encode(msg any) ([]byte, error) {
 		m.Type = TypeTransferStart
 	case *TransferEnd:
 		m.Type = TypeTransferEnd
+	case *TransferCredit:
+		m.Type = TypeTransferCredit
 	case *TransferAbort:
 		m.Type = TypeTransferAbort
 	case *ErrorMsg:

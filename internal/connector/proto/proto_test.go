@@ -23,6 +23,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		&TransferStart{TransferID: 7, OpID: "o1", Kind: TypeResult, TotalBytes: 3, SHA256: Digest([]byte("abc"))},
 		&TransferEnd{TransferID: 7},
 		&TransferAbort{TransferID: 7, Reason: "idle"},
+		&TransferCredit{TransferID: 7, OpID: "o1", Bytes: 512 << 10},
 		&ErrorMsg{Code: "unknown_type", Message: "?"},
 	}
 	for _, m := range msgs {
@@ -52,6 +53,8 @@ func TestDecodeRejects(t *testing.T) {
 		{`{"type":"transfer_start","transfer_id":1,"kind":"op","total_bytes":1,"sha256":"ab"}`, "sha256"},
 		{`{"type":"transfer_start","transfer_id":1,"kind":"blob","total_bytes":1,"sha256":"` + strings.Repeat("a", 64) + `"}`, "kind"},
 		{`{"type":"op","op_id":5,"op":"read"}`, "malformed op"},
+		{`{"type":"transfer_credit","transfer_id":1,"bytes":0}`, "bytes > 0"},
+		{`{"type":"transfer_credit","transfer_id":1,"bytes":-5}`, "bytes > 0"},
 	} {
 		_, err := Decode([]byte(tt.frame))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -173,9 +176,36 @@ func TestTransferFailures(t *testing.T) {
 func TestLimitsMerge(t *testing.T) {
 	t.Parallel()
 	got := DefaultLimits.Merge(Limits{MaxMessageBytes: 512 << 10, MaxConcurrentTransfers: 8})
-	want := Limits{MaxMessageBytes: 512 << 10, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10}
+	want := Limits{MaxMessageBytes: 512 << 10, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10, WindowBytes: 2 << 20}
 	if got != want {
 		t.Errorf("Merge = %+v, want %+v", got, want)
+	}
+}
+
+// TestLimitsNegotiate: flow control needs both sides; a peer whose limits
+// carry no window (one that predates it) turns it off for both.
+func TestLimitsNegotiate(t *testing.T) {
+	t.Parallel()
+	old := DefaultLimits
+	old.WindowBytes = 0
+	small := DefaultLimits
+	small.WindowBytes = 256 << 10
+	for _, tt := range []struct {
+		name       string
+		own, peer  Limits
+		wantWindow int64
+	}{
+		{"both", DefaultLimits, DefaultLimits, 2 << 20},
+		{"smaller wins", DefaultLimits, small, 256 << 10},
+		{"old peer", DefaultLimits, old, 0},
+		{"old self", old, DefaultLimits, 0},
+	} {
+		if got := tt.own.Negotiate(tt.peer).WindowBytes; got != tt.wantWindow {
+			t.Errorf("%s: window %d, want %d", tt.name, got, tt.wantWindow)
+		}
+	}
+	if got := DefaultLimits.Negotiate(Limits{MaxMessageBytes: 1000}); got.MaxMessageBytes != 1000 || got.ChunkBytes != DefaultLimits.ChunkBytes {
+		t.Errorf("Negotiate kept %+v, want the smaller message limit and the default chunk", got)
 	}
 }
 
