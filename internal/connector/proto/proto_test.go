@@ -216,6 +216,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"type":"hello","protocol":"fsplane-connector/1","name":"h","roots":["/"],"mode":"read_write"}`))
 	f.Add([]byte(`{"type":"transfer_start","transfer_id":1,"kind":"op","total_bytes":3,"sha256":"` + Digest([]byte("abc")) + `"}`))
 	f.Add(EncodeChunk(1, 0, []byte("abc")))
+	f.Add([]byte(`{"type":"transfer_credit","transfer_id":1,"op_id":"1","bytes":524288}`))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		msg, err := Decode(frame)
 		if err == nil {
