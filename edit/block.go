@@ -6,11 +6,14 @@ import (
 
 // Doc is content split into lines, for matching whole-line blocks: the
 // hunks of context patches. Line numbers here are 0-based.
+//
+// A Doc is not safe for concurrent use: the finders fill a cache lazily.
 type Doc struct {
 	content []byte
 	bom     int
 	idx     *lines
 	eol     EOL
+	freq    *[256]int // byte counts over a sample of the body (see index)
 }
 
 // NewDoc indexes content. A UTF-8 byte order mark is not part of line 0.
@@ -29,12 +32,9 @@ func (d *Doc) Len() int { return d.idx.count() }
 // Text returns line i without its terminator.
 func (d *Doc) Text(i int) string { return string(d.idx.text(i)) }
 
-// FindLine returns the first line at or after from that equals text,
-// trying exact, then ignoring trailing whitespace, then surrounding
-// whitespace, then typographic punctuation, and last a line that starts
-// with text (when text has at least 4 characters). It is how "@@ anchor"
-// lines are found.
-func (d *Doc) FindLine(text string, from int) (int, bool) {
+// findLineRef defines FindLine, testing every line from from on for each
+// tier in turn.
+func (d *Doc) findLineRef(text string, from int) (int, bool) {
 	want := strings.TrimSpace(text)
 	if want == "" {
 		return 0, false
@@ -69,12 +69,9 @@ type Block struct {
 	reindent    bool
 }
 
-// FindBlock finds want (lines without terminators) as whole lines starting
-// at or after line from, with the ladder: exact, trailing whitespace,
-// trimmed (blank lines around want ignored), indentation, punctuation. It
-// returns the deciding tier and all its matches in order. With eof, only a
-// block that ends the content counts.
-func (d *Doc) FindBlock(want []string, from int, eof bool) (Tier, []Block) {
+// findBlockRef defines FindBlock, comparing the keys of every window from
+// from on for each tier in turn.
+func (d *Doc) findBlockRef(want []string, from int, eof bool) (Tier, []Block) {
 	if len(want) == 0 {
 		return 0, nil
 	}

@@ -180,15 +180,14 @@ func (pl *planner) apply(op FileOp, plan *Plan) error {
 
 // update resolves op's chunks against content, in order from a cursor.
 func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, error) {
-	find := newFinder(content)
-	doc := find.doc
+	doc := edit.NewDoc(content)
 	cursor := 0
 	var edits []edit.Edit
 	var hunks []HunkResult
 	for _, ch := range op.Chunks {
 		from, anchor := cursor, -1
 		for _, a := range ch.Anchors {
-			line, ok := find.findLine(a, from)
+			line, ok := doc.FindLine(a, from)
 			if !ok {
 				return nil, nil, pl.anchorMissing(op.Path, a)
 			}
@@ -206,14 +205,18 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 		}
 		// Behind an anchor the first block wins; without one, every block
 		// of the deciding tier is needed to report an ambiguity.
-		tier, blocks := find.findBlock(ch.Old, from, ch.EOF, anchor >= 0)
+		find := doc.FindBlock
+		if anchor >= 0 {
+			find = doc.FindFirstBlock
+		}
+		tier, blocks := find(ch.Old, from, ch.EOF)
 		if len(blocks) == 0 && anchor >= 0 {
 			// The anchor may itself be the first line to change
 			// ("@@ x" / "-x" / "+y").
-			tier, blocks = find.findBlock(ch.Old, anchor, ch.EOF, true)
+			tier, blocks = doc.FindFirstBlock(ch.Old, anchor, ch.EOF)
 		}
 		if len(blocks) == 0 {
-			return nil, nil, pl.contextMissing(find, op.Path, ch, cursor)
+			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor)
 		}
 		if anchor < 0 && len(blocks) > 1 {
 			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
@@ -243,7 +246,7 @@ func (pl *planner) anchorMissing(path, anchor string) error {
 // the cursor. After an earlier hunk it says where the lines do occur, if
 // anywhere; that second search is skipped for the first hunk, which has
 // nothing before it to blame.
-func (pl *planner) contextMissing(find *finder, path string, ch Chunk, cursor int) error {
+func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor int) error {
 	e := &edit.Error{Code: edit.CodeNoMatch}
 	if pl.dialect == AgentZero {
 		e.Message = "context not found:\n" + strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
@@ -251,7 +254,7 @@ func (pl *planner) contextMissing(find *finder, path string, ch Chunk, cursor in
 		e.Message = fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(ch.Old, "\n"))
 	}
 	if cursor > 0 {
-		if _, before := find.findBlock(ch.Old, 0, ch.EOF, true); len(before) > 0 {
+		if _, before := doc.FindFirstBlock(ch.Old, 0, ch.EOF); len(before) > 0 {
 			e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", before[0].Line+1)
 			return e
 		}

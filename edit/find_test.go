@@ -1,4 +1,4 @@
-package patch
+package edit
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/fsplane/fsplane/edit"
 )
 
 // findPieces are line texts that collide under the ladder's keys: the same
@@ -32,9 +30,9 @@ func randomDoc(r *rand.Rand) string {
 	var sb strings.Builder
 	switch r.IntN(8) {
 	case 0:
-		sb.WriteString(edit.BOM)
+		sb.WriteString(BOM)
 	case 1:
-		sb.WriteString(edit.BOM + edit.BOM)
+		sb.WriteString(BOM + BOM)
 	}
 	breaks := findBreaks[:1+r.IntN(len(findBreaks))]
 	for range r.IntN(14) {
@@ -49,7 +47,7 @@ func randomDoc(r *rand.Rand) string {
 
 // randomWant returns lines to look for: usually a run of doc's own lines,
 // some of them swapped for colliding pieces, otherwise pieces alone.
-func randomWant(r *rand.Rand, doc *edit.Doc) []string {
+func randomWant(r *rand.Rand, doc *Doc) []string {
 	var want []string
 	if n := doc.Len(); n > 0 && r.IntN(4) != 0 {
 		i := r.IntN(n)
@@ -75,34 +73,25 @@ func randomWant(r *rand.Rand, doc *edit.Doc) []string {
 	return want
 }
 
-// TestFinderMatchesDoc checks finder against the edit.Doc methods it
-// stands in for, on random documents built to make the tiers collide.
-func TestFinderMatchesDoc(t *testing.T) {
+// TestFindersMatchTheirDefinitions checks FindBlock, FindFirstBlock and
+// FindLine against findBlockRef and findLineRef, on random documents built
+// to make the tiers collide.
+func TestFindersMatchTheirDefinitions(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 30000 {
 		content := randomDoc(r)
-		f := newFinder([]byte(content))
-		doc := edit.NewDoc([]byte(content))
-		for off := range len(f.body) {
-			if c := f.body[off]; c == '\n' || c == '\r' {
-				continue
-			}
-			i := f.lineAt(0, 0, off)
-			if off < f.lineStart(i) || off >= f.lineStart(i+1) {
-				t.Fatalf("lineAt(%d) = %d in %q, which spans [%d, %d)", off, i, content, f.lineStart(i), f.lineStart(i+1))
-			}
-		}
+		doc := NewDoc([]byte(content))
 		want := randomWant(r, doc)
 		from := r.IntN(doc.Len()+3) - 1
 		eof := r.IntN(4) == 0
-		gotTier, got := f.findBlock(want, from, eof, false)
-		wantTier, wantBlocks := doc.FindBlock(want, from, eof)
+		gotTier, got := doc.FindBlock(want, from, eof)
+		wantTier, wantBlocks := doc.findBlockRef(want, from, eof)
 		if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
 			t.Fatalf("findBlock(%q, %d, %v) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
 		}
-		// firstOnly may leave out blocks after the first, never change them.
-		if gotTier, got := f.findBlock(want, from, eof, true); gotTier != wantTier || (len(got) == 0) != (len(wantBlocks) == 0) ||
+		// FindFirstBlock may leave out blocks after the first, never change them.
+		if gotTier, got := doc.FindFirstBlock(want, from, eof); gotTier != wantTier || (len(got) == 0) != (len(wantBlocks) == 0) ||
 			len(got) > len(wantBlocks) || !slices.Equal(got, wantBlocks[:len(got)]) {
 			t.Fatalf("findBlock(%q, %d, %v, first) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
 		}
@@ -110,23 +99,23 @@ func TestFinderMatchesDoc(t *testing.T) {
 		if len(want) > 0 && r.IntN(2) == 0 {
 			text = want[0]
 		}
-		gotLine, gotOK := f.findLine(text, from)
-		wantLine, wantOK := doc.FindLine(text, from)
+		gotLine, gotOK := doc.FindLine(text, from)
+		wantLine, wantOK := doc.findLineRef(text, from)
 		if gotLine != wantLine || gotOK != wantOK {
 			t.Fatalf("findLine(%q, %d) on %q = %d, %v; want %d, %v", text, from, content, gotLine, gotOK, wantLine, wantOK)
 		}
 	}
 }
 
-// FuzzFinder checks finder against edit.Doc on arbitrary content; the
-// wanted lines are a run of the content's own lines with one replaced.
-func FuzzFinder(f *testing.F) {
+// FuzzFinders checks the finders against their definitions on arbitrary
+// content; the wanted lines are a run of the content's own lines with one
+// replaced.
+func FuzzFinders(f *testing.F) {
 	f.Add("a\n\tb  \nc\r\n", 0, 2, "\tb", false)
 	f.Add("\ufeffsay \u201chi\u201d\r\n  x\u2014y\n", 0, 2, `say "hi"`, true)
 	f.Add("\n\n a\n\n", 1, 3, "", false)
 	f.Fuzz(func(t *testing.T, content string, i, k int, line string, eof bool) {
-		fd := newFinder([]byte(content))
-		doc := fd.doc
+		doc := NewDoc([]byte(content))
 		n := doc.Len()
 		if n == 0 || k < 0 {
 			return
@@ -138,13 +127,13 @@ func FuzzFinder(f *testing.F) {
 		}
 		want[len(want)/2] = line
 		for _, from := range []int{0, i, i + 1} {
-			gotTier, got := fd.findBlock(want, from, eof, false)
-			wantTier, wantBlocks := doc.FindBlock(want, from, eof)
+			gotTier, got := doc.FindBlock(want, from, eof)
+			wantTier, wantBlocks := doc.findBlockRef(want, from, eof)
 			if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
 				t.Fatalf("findBlock(%q, %d, %v)\n got %v %+v\nwant %v %+v", want, from, eof, gotTier, got, wantTier, wantBlocks)
 			}
-			gotLine, gotOK := fd.findLine(line, from)
-			wantLine, wantOK := doc.FindLine(line, from)
+			gotLine, gotOK := doc.FindLine(line, from)
+			wantLine, wantOK := doc.findLineRef(line, from)
 			if gotLine != wantLine || gotOK != wantOK {
 				t.Fatalf("findLine(%q, %d) = %d, %v; want %d, %v", line, from, gotLine, gotOK, wantLine, wantOK)
 			}
@@ -152,7 +141,7 @@ func FuzzFinder(f *testing.F) {
 	})
 }
 
-// TestIndexMatchesBytesIndex checks finder.index, including its hand-over
+// TestIndexMatchesBytesIndex checks Doc.index, including its hand-over
 // to bytes.Index, on haystacks of few distinct bytes.
 func TestIndexMatchesBytesIndex(t *testing.T) {
 	t.Parallel()
@@ -167,10 +156,10 @@ func TestIndexMatchesBytesIndex(t *testing.T) {
 	}
 	for range 3000 {
 		hay := random(r.IntN(5000))
-		f := &finder{body: hay}
+		d := NewDoc(hay)
 		needle := random(1 + r.IntN(6))
 		for off := 0; off <= len(hay); off += 1 + r.IntN(len(hay)/4+1) {
-			if got, want := f.index(hay[off:], needle), bytes.Index(hay[off:], needle); got != want {
+			if got, want := d.index(hay[off:], needle), bytes.Index(hay[off:], needle); got != want {
 				t.Fatalf("index(hay[%d:], %q) = %d, want %d", off, needle, got, want)
 			}
 		}
