@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 const hubToken = "integration-token"
@@ -248,7 +249,7 @@ func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
 	if resp.StatusCode != 504 || !strings.Contains(string(out), "may still have completed") {
 		t.Fatalf("timeout: %d %s", resp.StatusCode, out)
 	}
-	waitFor(t, "the host to log the stopped grep", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the host to log the stopped grep", func() bool {
 		out := h.hosts["victim"].stdout.String()
 		return strings.Contains(out, "grep") && (strings.Contains(out, "cancelled") || strings.Contains(out, "timeout"))
 	})
@@ -323,17 +324,6 @@ func TestConnectorHubRestart(t *testing.T) {
 	r, err := c2.Host("box").Read(ctx, client.ReadQuery{Path: "a.txt"})
 	if err != nil || r.Content != "x\n" {
 		t.Fatalf("after the hub restart: %+v %v", r, err)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -33,7 +33,8 @@ const (
 const WriteTimeout = PingTimeout
 
 // frameChunkBytes caps the payload this side puts in one frame: a text
-// message over it goes out in fragments, a transfer chunk stays below the
+// message over it goes out in fragments (a binary chunk frame, with its
+// header, stays whole), a transfer chunk stays below the
 // negotiated chunk_bytes (256 KiB by default). The WebSocket
 // library gives a pong 5 s to be written, and a pong waits for the frame
 // being written: a 64 KiB frame crosses even a 13 KB/s uplink in time,
@@ -63,7 +64,7 @@ type Conn struct {
 	ws     *websocket.Conn
 	limits atomic.Pointer[proto.Limits]
 	nextID atomic.Uint32
-	out    chan struct{} // outbound transfer slots
+	slots  slots         // outbound transfers in progress
 	turn   chan struct{} // held while a message is written (see write)
 	onAbrt func(proto.TransferAbort)
 	closed chan struct{}
@@ -85,7 +86,7 @@ type Conn struct {
 // peer's once known.
 func New(ws *websocket.Conn, limits proto.Limits) *Conn {
 	l := proto.DefaultLimits.Merge(limits)
-	c := &Conn{ws: ws, out: make(chan struct{}, l.MaxConcurrentTransfers), closed: make(chan struct{}), turn: make(chan struct{}, 1)}
+	c := &Conn{ws: ws, closed: make(chan struct{}), turn: make(chan struct{}, 1), slots: slots{free: make(chan struct{})}}
 	c.limits.Store(&l)
 	// A transfer chunk plus its header, or a message up to the limit,
 	// must fit one read.
@@ -119,7 +120,7 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	defer func() { <-c.turn }()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 	defer cancel()
-	if len(b) <= frameChunkBytes {
+	if len(b) <= frameChunkBytes+proto.ChunkHeaderBytes {
 		return c.gathered(func() error { return c.ws.Write(ctx, typ, b) })
 	}
 	// A longer message goes out in fragments (RFC 6455 §5.4) of at most
@@ -205,7 +206,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	if int64(len(b)) > l.MaxTransferBytes {
 		return fmt.Errorf("%w: message of %d bytes, the transfer limit is %d", ErrTooLarge, len(b), l.MaxTransferBytes)
 	}
-	release, err := c.acquire(ctx)
+	release, err := c.acquire(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -324,7 +325,9 @@ func (c *Conn) sendText(ctx context.Context, msg any) error {
 // the protocol (transfers already reassembled), in arrival order, on the
 // goroutine reading the connection. It must not block for long (long work
 // goes to a goroutine) unless the Conn hands reading off (HandOffAfter);
-// then calls that outlast the budget may overlap later ones.
+// then calls that outlast the budget may overlap later ones. In particular
+// a Handler must not call SendData without a handoff: with flow control,
+// SendData waits for credit that only reading brings in.
 type Handler func(msg any)
 
 // Run reads until the connection ends or ctx is done, pinging the peer
@@ -469,6 +472,7 @@ func (r *reader) frame(typ websocket.MessageType, data []byte) (handedOff bool) 
 			// the size and the SHA-256 and finishes the sink.
 			if !d.ended {
 				d.ended, d.sum = true, m.SHA256
+				d.allIn.Store(true)
 				close(d.q)
 			}
 			r.unlock()
@@ -702,8 +706,8 @@ func (r *reader) expire(ctx context.Context) {
 			switch {
 			case !d.ended && d.idle(now):
 				r.failStream(d, "transfer idle for 30 s")
-			case d.window == 0 && d.stalled(now):
-				r.failStream(d, fmt.Sprintf("the receiver of the data accepted nothing for %d s", consumerStall/time.Second))
+			case d.stalled(now):
+				r.failStream(d, fmt.Sprintf("the receiver of the data accepted nothing for %d s", d.stallLimit()/time.Second))
 			}
 		}
 		for id, dr := range r.dropped {

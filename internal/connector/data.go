@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // called in order on a goroutine of the stream's own, never the
 // connection's reader, and may be as slow as the consumer is: with flow
 // control (both peers announce window_bytes) the sender waits for the
-// sink, and only a sink that takes nothing for 30 s fails its stream.
+// sink, and only a sink whose Write takes over 30 s, or that takes nothing
+// for 30 s, fails its stream.
 // With a peer that predates flow control a few chunks queue for it, and a
 // sink that takes nothing for 2 s, or under 2 MiB in 2 s while its queue is
 // full, fails its stream rather than hold up the connection. An io.Pipe to
@@ -94,7 +96,9 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 	if size > l.MaxTransferBytes {
 		return fmt.Errorf("%w: %d bytes, the transfer limit is %d", ErrTooLarge, size, l.MaxTransferBytes)
 	}
-	release, err := c.acquire(ctx)
+	actx, stop := context.WithTimeoutCause(ctx, dataSlotWait, errBusy)
+	release, err := c.acquire(actx, true)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,7 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 		return err
 	}
 	h := sha256.New()
-	chunk := min(l.ChunkBytes, frameChunkBytes)
+	chunk := min(l.ChunkBytes, frameChunkBytes) // <= MinWindowBytes
 	frame := make([]byte, 8+chunk)
 	binary.BigEndian.PutUint32(frame[0:4], id)
 	var sent int64
@@ -160,16 +164,58 @@ func (c *Conn) await(ctx context.Context, f *credit, need int64) error {
 	return nil
 }
 
-// acquire takes an outbound transfer slot, waiting for one (or ctx, or
-// the connection's end); release gives it back.
-func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
-	select {
-	case c.out <- struct{}{}:
-		return func() { <-c.out }, nil
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	case <-c.closed:
-		return nil, errors.New("connector: connection closed")
+// slots counts this side's outbound transfers against the negotiated
+// max_concurrent_transfers (read at each acquire, so a peer's lower limit
+// holds from its hello on). Data transfers move at their consumer's pace,
+// which may be slow for hours, so they may take all slots but one: a large
+// op or result never waits behind downloads, only behind other large
+// messages, which move at the connection's speed.
+type slots struct {
+	mu        sync.Mutex
+	all, data int
+	free      chan struct{} // closed, and replaced, when a slot is released
+}
+
+// dataSlotWait bounds how long a data transfer waits for a slot: a
+// download behind slow ones fails with errBusy instead of waiting for
+// hours.
+const dataSlotWait = proto.IdleTimeout
+
+var errBusy = errors.New("connector: the connection is already sending as many downloads as it may; try again when one finishes")
+
+// acquire takes an outbound transfer slot (a data transfer's when data),
+// waiting for one (or ctx, or the connection's end); release gives it back.
+func (c *Conn) acquire(ctx context.Context, data bool) (release func(), err error) {
+	s := &c.slots
+	for {
+		limit := max(c.Limits().MaxConcurrentTransfers, 1)
+		s.mu.Lock()
+		if s.all < limit && (!data || s.data < max(limit-1, 1)) {
+			s.all++
+			if data {
+				s.data++
+			}
+			s.mu.Unlock()
+			return func() {
+				s.mu.Lock()
+				s.all--
+				if data {
+					s.data--
+				}
+				close(s.free)
+				s.free = make(chan struct{})
+				s.mu.Unlock()
+			}, nil
+		}
+		freed := s.free
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-c.closed:
+			return nil, errors.New("connector: connection closed")
+		}
 	}
 }
 
@@ -179,9 +225,11 @@ func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
 // peer's pongs) while the consumer takes it.
 //
 // With flow control the queue holds a whole window (in chunks of at least
-// minCreditChunk) and the drain goroutine grants credit each time the sink
-// has taken a quarter of the window: the sender never sends more than the
-// queue holds, however slow the consumer, and the rest below is moot.
+// minCreditChunk; fsplane sends 64 KiB) and the drain goroutine grants
+// credit each time the sink has taken a quarter of the window: the sender
+// never sends more than the queue holds, however slow the consumer, and a
+// sink is failed only when one Write takes over proto.IdleTimeout. The
+// rest below applies only to a sender of smaller chunks.
 //
 // Without it (a peer that predates flow control) the queue holds
 // streamQueue chunks, and a consumer slower than the sender (an HTTP
@@ -200,7 +248,7 @@ const (
 	streamQueue    = 4
 	consumerStall  = 2 * time.Second
 	consumerKeepUp = 2 << 20
-	minCreditChunk = 16 << 10
+	minCreditChunk = 1 << 10
 )
 
 // dataStream is an inbound data transfer: the reader checks and queues its
@@ -228,6 +276,7 @@ type dataStream struct {
 	written atomic.Int64  // bytes the sink took
 	writing atomic.Int64  // when the Write in progress began (Unix ns), or 0
 	taken   atomic.Int64  // when the sink last took a chunk (Unix ns), or 0
+	allIn   atomic.Bool   // transfer_end arrived (no more credit needed)
 	hash    hash.Hash     // of the bytes the sink took (drain goroutine)
 	granted int64         // credit granted beyond the window (drain goroutine)
 }
@@ -294,10 +343,20 @@ func (d *dataStream) put(ctx context.Context, b []byte, wait time.Duration) bool
 }
 
 // stalled reports whether the sink's Write in progress began over
-// consumerStall before now.
+// stallLimit before now.
 func (d *dataStream) stalled(now time.Time) bool {
 	w := d.writing.Load()
-	return w != 0 && now.Sub(time.Unix(0, w)) > consumerStall
+	return w != 0 && now.Sub(time.Unix(0, w)) > d.stallLimit()
+}
+
+// stallLimit is how long one Write may take: without flow control a
+// stuck sink holds up the connection, so not long; with it, only its own
+// stream.
+func (d *dataStream) stallLimit() time.Duration {
+	if d.window > 0 {
+		return proto.IdleTimeout
+	}
+	return consumerStall
 }
 
 // failed reports whether the stream failed.
@@ -346,7 +405,7 @@ func (r *reader) drain(d *dataStream) {
 		case d.free <- b:
 		default:
 		}
-		if d.window > 0 && w-d.granted >= d.window/4 && w < d.start.TotalBytes {
+		if d.window > 0 && w-d.granted >= d.window/4 && !d.allIn.Load() {
 			// An error means the connection is gone; the stream
 			// fails with it.
 			_ = r.c.sendText(r.ctx, &proto.TransferCredit{TransferID: d.start.TransferID, OpID: d.start.OpID, Bytes: w - d.granted})

@@ -24,12 +24,19 @@ func (d discardSink) Finish(err error)            { d.done <- err }
 // gather, the client's messages go out through a FrameConn, as the
 // host's do.
 func pairWith(b testing.TB, gather bool) (client, server *Conn) {
-	return pair(b, gather, 0)
+	return pair(b, pairOpts{gather: gather})
 }
 
-// pair is pairWith with the client's uplink throttled to uplink bytes per
-// second (see throttle) unless it is 0.
-func pair(b testing.TB, gather bool, uplink int) (client, server *Conn) {
+// pairOpts shape the client side of a pair.
+type pairOpts struct {
+	gather bool                    // write through a FrameConn, as the host does
+	uplink int                     // throttle the client's bytes to this many per second (see throttle)
+	wrap   func(net.Conn) net.Conn // wraps the client's network connection (under any FrameConn)
+}
+
+// pair is pairWith with more options.
+func pair(b testing.TB, o pairOpts) (client, server *Conn) {
+	gather, uplink := o.gather, o.uplink
 	ch := make(chan *Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -53,6 +60,9 @@ func pair(b testing.TB, gather bool, uplink int) (client, server *Conn) {
 			if err == nil && uplink > 0 {
 				// Small, like the buffers of a slow link: writes block.
 				_ = c.(*net.TCPConn).SetWriteBuffer(8 << 10)
+			}
+			if err == nil && o.wrap != nil {
+				c = o.wrap(c)
 			}
 			if err == nil && gather {
 				fc = NewFrameConn(c)

@@ -310,11 +310,21 @@ func (c *countReader) Read(p []byte) (int, error) {
 // sent mid-stream).
 func TestFlowControlPacesTheSender(t *testing.T) {
 	t.Parallel()
+	// Small chunks too: the receiver's queue must hold a window of them.
+	for _, chunk := range []int{64 << 10, 4 << 10} {
+		t.Run(fmt.Sprintf("%d KiB chunks", chunk>>10), func(t *testing.T) {
+			t.Parallel()
+			flowControlPaces(t, chunk)
+		})
+	}
+}
+
+func flowControlPaces(t *testing.T, chunk int) {
 	ctx := context.Background()
 	const window, rate = 128 << 10, 256 << 10
 	host, hub := pairWith(t, true)
 	peer := proto.DefaultLimits
-	peer.WindowBytes = window
+	peer.WindowBytes, peer.ChunkBytes = window, chunk
 	host.Negotiate(peer)
 	hub.Negotiate(peer)
 	hostEnd := make(chan error, 1)

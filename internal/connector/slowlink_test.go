@@ -71,7 +71,7 @@ func TestPongCrossesASlowUplink(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const rate = 48 << 10
-	client, server := pair(t, true, rate)
+	client, server := pair(t, pairOpts{gather: true, uplink: rate})
 	defer func() { client.closeNow(); server.closeNow() }()
 	got := make(chan *proto.Result, 1)
 	go server.Run(ctx, func(m any) {

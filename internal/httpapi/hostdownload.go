@@ -10,13 +10,15 @@ import (
 )
 
 // hostWriteTimeout bounds each write of a host download to its client, so
-// a client that stops reading does not keep this handler forever. The
-// host's connection, which carries every other operation on that host
-// too, does not wait for it: the connector queues a download's chunks and
-// fails the download when its consumer falls behind (it takes nothing, or
-// under 1 MiB/s while the host sends faster, for 2 s), telling the host
-// to stop sending (transfer_abort). The closed pipe then ends the copy,
-// and this deadline a write to the client still waiting.
+// a client that stops reading does not keep this handler forever (a slow
+// one is fine: each write is at most one 64 KiB chunk). The host's
+// connection, which carries every other operation on that host too, does
+// not wait for the client: with flow control the host sends a download
+// only as fast as its client takes it; with a host from before flow
+// control the connector fails a download whose client falls behind (takes
+// nothing, or under 1 MiB/s while the host sends faster, for 2 s), telling
+// the host to stop sending (transfer_abort). The closed pipe then ends the
+// copy, and this deadline a write to the client still waiting.
 const hostWriteTimeout = 5 * time.Second
 
 // pipeSink hands a data transfer's bytes to the HTTP handler through a

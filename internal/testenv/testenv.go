@@ -1,11 +1,13 @@
 // Package testenv holds what several packages' tests need from the
-// machine they run on.
+// machine they run on, and helpers they share.
 package testenv
 
 import (
 	"os/exec"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 )
 
 // GOROOT is the Go toolchain's GOROOT, from `go env GOROOT` (tests search
@@ -18,3 +20,16 @@ var GOROOT = sync.OnceValue(func() string {
 	}
 	return strings.TrimSpace(string(out))
 })
+
+// WaitFor polls cond until it holds, failing t (named by what) when it
+// does not within the given time.
+func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 const token = "hub-test-token"
@@ -120,17 +121,6 @@ func ok(v any) *proto.Result {
 	return &proto.Result{OK: true, Result: b}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestConnectAuth(t *testing.T) {
 	t.Parallel()
 	_, srv := newHub(t, Options{})
@@ -224,7 +214,7 @@ func TestModeChangeNotifies(t *testing.T) {
 		t.Fatalf("after re-hello: %+v", got)
 	}
 	f.conn.Close()
-	waitFor(t, "disconnect", func() bool { return len(h.Hosts()) == 0 })
+	testenv.WaitFor(t, 5*time.Second, "disconnect", func() bool { return len(h.Hosts()) == 0 })
 }
 
 func TestHostErrorsKeepTheirCode(t *testing.T) {
@@ -251,7 +241,7 @@ func TestTimeoutSendsCancel(t *testing.T) {
 	if !fserr.Is(err, fserr.Timeout) || !strings.Contains(err.Error(), "may still have completed") {
 		t.Fatalf("err %v", err)
 	}
-	waitFor(t, "cancel", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "cancel", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return len(f.cancel) == 1 && f.cancel[0] == f.ops[0].OpID
@@ -403,7 +393,7 @@ func TestCancelMidSendKeepsTheConnection(t *testing.T) {
 	if hosts := h.Hosts(); len(hosts) != 1 || hosts[0].ID != f.hostID {
 		t.Errorf("connected hosts %+v, want the same host still connected", hosts)
 	}
-	waitFor(t, "transfer_abort for the abandoned op", func() bool {
+	testenv.WaitFor(t, 5*time.Second, "transfer_abort for the abandoned op", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return len(f.aborts) > 0

@@ -84,7 +84,8 @@ type Limits struct {
 	// WindowBytes is the flow-control window of data transfers: the bytes
 	// a sender may have sent beyond what the receiver granted with
 	// transfer_credit. Sent by peers that implement flow control; when
-	// either side leaves it out there is none (see Negotiate).
+	// either side leaves it out there is none, and a window under
+	// MinWindowBytes counts as that (see Negotiate).
 	WindowBytes int64 `json:"window_bytes,omitempty"`
 }
 
@@ -110,15 +111,22 @@ func (l Limits) Merge(o Limits) Limits {
 	}
 }
 
+// MinWindowBytes is the smallest flow-control window: one full chunk of
+// the 64 KiB a sender may put in a frame must always fit.
+const MinWindowBytes = 64 << 10
+
 // Negotiate returns the limits both sides of a connection obey, l being
 // this side's and peer those of the peer's hello or welcome: the smaller
 // of each, and flow control only when both sides announce a window (a
 // peer that predates it sends none, and neither side then waits for or
-// sends credit).
+// sends credit), of at least MinWindowBytes.
 func (l Limits) Negotiate(peer Limits) Limits {
 	m := l.Merge(peer)
-	if l.WindowBytes == 0 || peer.WindowBytes == 0 {
+	switch {
+	case l.WindowBytes <= 0 || peer.WindowBytes <= 0:
 		m.WindowBytes = 0
+	case m.WindowBytes < MinWindowBytes:
+		m.WindowBytes = MinWindowBytes
 	}
 	return m
 }

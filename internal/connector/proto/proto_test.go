@@ -199,6 +199,8 @@ func TestLimitsNegotiate(t *testing.T) {
 		{"smaller wins", DefaultLimits, small, 256 << 10},
 		{"old peer", DefaultLimits, old, 0},
 		{"old self", old, DefaultLimits, 0},
+		{"under the minimum", DefaultLimits, Limits{WindowBytes: 1000}, MinWindowBytes},
+		{"negative", DefaultLimits, Limits{WindowBytes: -1}, 0},
 	} {
 		if got := tt.own.Negotiate(tt.peer).WindowBytes; got != tt.wantWindow {
 			t.Errorf("%s: window %d, want %d", tt.name, got, tt.wantWindow)

@@ -9,8 +9,10 @@ import (
 	"time"
 )
 
-// chunkHeader is the binary frame header: transfer id and chunk index.
-const chunkHeader = 8
+// ChunkHeaderBytes is the binary frame header: transfer id and chunk index.
+const ChunkHeaderBytes = 8
+
+const chunkHeader = ChunkHeaderBytes
 
 // IdleTimeout is how long a transfer may go without a frame.
 const IdleTimeout = 30 * time.Second
