@@ -72,7 +72,7 @@ func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
 		return nil, err
 	}
 	res.Version, res.UndoRecorded = v, undo
-	e.fresh.Saw(req.Caller, tf.Path.Abs, v)
+	e.fresh.Advance(req.Caller, tf.Path.Abs, tf.Version, v)
 	e.log.Info("Edit", "path", tf.Path.Abs, "tier", res.Tier, "count", res.Count)
 	return res, nil
 }

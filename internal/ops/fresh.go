@@ -57,6 +57,17 @@ func (t *Tracker) Saw(caller, key, version string) {
 	s.byKey[key] = s.order.PushBack(&seenFile{key: key, version: version})
 }
 
+// Advance records that caller changed key from version from to version to
+// by an edit that did not show it the whole file (a replace, a patch).
+// Only a caller that had seen from, and so knows the rest of the file, has
+// now seen to: one whose view was stale stays stale (someone else's change
+// may have moved its line numbers), and one that never read stays unread.
+func (t *Tracker) Advance(caller, key, from, to string) {
+	if seen, ok := t.Seen(caller, key); ok && seen == from {
+		t.Saw(caller, key, to)
+	}
+}
+
 // Forget drops what caller saw of key (the file was deleted).
 func (t *Tracker) Forget(caller, key string) {
 	t.mu.Lock()

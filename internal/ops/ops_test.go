@@ -310,3 +310,71 @@ func TestEditTakesFilesBeyondTheReadLimit(t *testing.T) {
 		t.Fatalf("big.txt ends %q (%d bytes)", got[len(got)-40:], len(got))
 	}
 }
+
+// TestContentEditsKeepAStaleViewStale: a replace or a patch applies to the
+// current content even when the caller's view is stale, but that must not
+// make the caller's old line numbers count as fresh again: someone else's
+// change may have moved them. A caller whose view was current stays
+// current after its own replace or patch; one that never read stays
+// unread; a file the caller added is known to it whole.
+func TestContentEditsKeepAStaleViewStale(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const orig = "a\nb\nc\nTARGET\nd\n"
+	for _, tt := range []struct {
+		name   string
+		change func(e *Engine) error
+	}{
+		{"replace", func(e *Engine) error {
+			_, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "d\n", New: "D\n", Caller: "s1"})
+			return err
+		}},
+		{"patch", func(e *Engine) error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-d\n+D\n*** End Patch", Caller: "s1"})
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, root := newEngine(t, map[string]string{"f.txt": orig}, Options{})
+			edits := []edit.LineEdit{{From: 4, To: ptr(4), Content: ptr("CHANGED")}}
+			// Fresh view: own content edits keep it fresh.
+			if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.change(e); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s1"}); err != nil {
+				t.Fatalf("line edit after own %s on a fresh view: %v", tt.name, err)
+			}
+			// Stale view: someone else inserts two lines; the content
+			// edit applies, the view stays stale.
+			if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("new1\nnew2\n"+orig), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.change(e); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s1"})
+			wantCode(t, err, fserr.StaleVersion)
+			// Never read: a content edit leaves the caller unread.
+			if _, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "TARGET", New: "TARGET2", Caller: "s2"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: edits, Caller: "s2"})
+			wantCode(t, err, fserr.MustRead)
+			if got := readFile(t, root, "f.txt"); got != "new1\nnew2\na\nb\nc\nTARGET2\nD\n" {
+				t.Fatalf("f.txt = %q", got)
+			}
+		})
+	}
+	// A file the caller added by patch is fresh for it.
+	e, _ := newEngine(t, nil, Options{})
+	if _, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Add File: n.txt\n+x\n+y\n*** End Patch", Caller: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EditLines(ctx, EditLinesRequest{Path: "n.txt", Edits: []edit.LineEdit{{From: 2, To: ptr(2), Content: ptr("Y")}}, Caller: "s1"}); err != nil {
+		t.Fatalf("line edit of a file the caller added: %v", err)
+	}
+}

@@ -156,10 +156,13 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 		for i, d := range done {
 			res.Files[i].Version, res.Files[i].UndoRecorded = d.Version, d.UndoRecorded
 			versions[plan.Changes[i].Canonical] = d.Version
-			if d.Deleted {
+			switch {
+			case d.Deleted:
 				e.fresh.Forget(req.Caller, d.Path.Abs)
-			} else {
+			case changes[i].ExpectAbsent: // added: the caller wrote all of it
 				e.fresh.Saw(req.Caller, d.Path.Abs, d.Version)
+			default:
+				e.fresh.Advance(req.Caller, d.Path.Abs, changes[i].ExpectedVersion, d.Version)
 			}
 		}
 		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
