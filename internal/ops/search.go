@@ -396,5 +396,9 @@ func (t *searchTarget) walkErr(op, path string, err error) error {
 	if errors.As(err, &ie) {
 		return invalid(op, path, err)
 	}
+	if errors.Is(err, search.ErrNotRegular) {
+		return fserr.New(fserr.InvalidTarget, op, path, "%s is not a regular file or a directory (a FIFO, socket or device cannot be searched)", path).
+			WithHint("search a regular file or a directory")
+	}
 	return fserr.FromOS(op, path, err)
 }

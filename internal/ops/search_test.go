@@ -2,10 +2,13 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -227,6 +230,63 @@ func BenchmarkGrepGoroot(b *testing.B) {
 		res, err := e.Grep(context.Background(), req)
 		if err != nil || res.MatchCount == 0 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSearchRefusesFIFOs: opening a named pipe blocks until a writer
+// comes, deaf to any context, so a grep or file search of one used to hang
+// its request (and a thread) forever. Such a target is refused at once; a
+// link to one too; a directory walk passes over it.
+func TestSearchRefusesFIFOs(t *testing.T) {
+	t.Parallel()
+	e, root := searchEngine(t, map[string]string{"d/a.txt": "needle\n"})
+	if err := syscall.Mkfifo(filepath.Join(root, "d", "fifo"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	if err := os.Symlink("d/fifo", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		run  func() error
+		code fserr.Code // "" when the call must succeed
+	}{
+		{"grep fifo", func() error {
+			_, err := e.Grep(context.Background(), GrepRequest{Path: "d/fifo", Pattern: "x"})
+			return err
+		}, fserr.InvalidTarget},
+		{"grep link to fifo", func() error {
+			_, err := e.Grep(context.Background(), GrepRequest{Path: "link", Pattern: "x"})
+			return err
+		}, fserr.InvalidTarget},
+		{"file search fifo", func() error {
+			_, err := e.Search(context.Background(), FileSearchRequest{File: "d/fifo", Regex: "x"})
+			return err
+		}, fserr.InvalidTarget},
+		{"grep dir with fifo", func() error {
+			res, err := e.Grep(context.Background(), GrepRequest{Path: "d", Pattern: "needle"})
+			if err == nil && len(res.Matches) != 1 {
+				return fmt.Errorf("matches %+v, want the one in a.txt", res.Matches)
+			}
+			return err
+		}, ""},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- tt.run() }()
+		select {
+		case err := <-done:
+			if tt.code == "" {
+				if err != nil {
+					t.Errorf("%s: %v", tt.name, err)
+				}
+				continue
+			}
+			if fe, ok := fserr.As(err); !ok || fe.Code != tt.code {
+				t.Errorf("%s: err = %v, want code %s", tt.name, err, tt.code)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still waiting after 5 s (blocked opening the FIFO)", tt.name)
 		}
 	}
 }

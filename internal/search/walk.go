@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // walkOptions configure one walk.
@@ -91,13 +92,36 @@ func (f *fileRef) open() (fileHandle, error) {
 	case f.file != nil:
 		return fileFromOS(f.file), nil
 	case f.link:
-		of, err := f.root.Open(f.path)
+		of, err := openRegular(f.root, f.path)
 		if err != nil {
 			return fileHandle{}, err
 		}
 		return fileFromOS(of), nil
 	}
 	return f.dir.openFile(f.Name)
+}
+
+// ErrNotRegular is the error (wrapped) for a search of something that is
+// neither a regular file nor a directory: a FIFO, a socket, a device.
+var ErrNotRegular = errors.New("not a regular file or directory")
+
+// openRegular opens name in root for reading if it is a regular file (after
+// links). It opens without blocking: a FIFO or device would otherwise wait
+// in open(2), which no context can interrupt.
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // maxHeld bounds the memory of results waiting for their turn to be
@@ -168,7 +192,9 @@ func walkTree[T any](ctx context.Context, root *os.Root, start string, o *walkOp
 	w.cond.L = &w.mu
 	w.startRel = cleanRel(start)
 
-	f, err := root.Open(w.startRel)
+	// Non-blocking, so that opening a FIFO (which would wait for a writer
+	// forever, deaf to ctx) returns at once and is refused below.
+	f, err := root.OpenFile(w.startRel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -180,7 +206,7 @@ func walkTree[T any](ctx context.Context, root *os.Root, start string, o *walkOp
 	if !fi.IsDir() {
 		defer f.Close()
 		if !fi.Mode().IsRegular() {
-			return nil, 0, &fs.PathError{Op: "search", Path: start, Err: errors.New("not a regular file or directory")}
+			return nil, 0, &fs.PathError{Op: "search", Path: start, Err: ErrNotRegular}
 		}
 		n := &node[T]{name: path.Base(w.startRel), flags: nodeEmit}
 		if process != nil {
