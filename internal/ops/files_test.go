@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -828,5 +829,62 @@ func TestErrorsNameTheirOperation(t *testing.T) {
 		if fe, ok := fserr.As(err); !ok || fe.Op != op {
 			t.Errorf("%s: error %v, want one with op %q", op, err, op)
 		}
+	}
+}
+
+// TestTrailingSlashNamesADirectory: as in POSIX, "f.txt/" is not f.txt.
+// Reading, writing, deleting or moving a file through such a path used to
+// act on the file (the slash was cleaned away), and writing "new/" made a
+// file named new. Now a file behind a slash is invalid_target and nothing
+// changes; a slash on a directory, or on a directory to create, is fine.
+func TestTrailingSlashNamesADirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"f.txt": "x\n", "d/g.txt": "y\n"}, Options{})
+	refused := []struct {
+		name string
+		run  func() error
+	}{
+		{"read", func() error { _, err := e.Read(ctx, ReadRequest{Path: "f.txt/"}); return err }},
+		{"write over", func() error { _, err := e.Write(ctx, WriteRequest{Path: "f.txt/", Content: []byte("z")}); return err }},
+		{"write new", func() error { _, err := e.Write(ctx, WriteRequest{Path: "new/", Content: []byte("z")}); return err }},
+		{"delete", func() error { _, err := e.Delete(ctx, DeleteRequest{Path: "f.txt/"}); return err }},
+		{"copy to new", func() error {
+			_, err := e.Copy(ctx, CopyRequest{Source: "f.txt", Destination: "copy/"})
+			return err
+		}},
+		{"move to new", func() error {
+			_, err := e.Move(ctx, MoveRequest{Source: "f.txt", Destination: "moved/"})
+			return err
+		}},
+		{"upload new", func() error {
+			_, err := e.Upload(ctx, UploadRequest{Path: "up/", Body: strings.NewReader("z")})
+			return err
+		}},
+	}
+	for _, tt := range refused {
+		if err := tt.run(); err == nil {
+			t.Errorf("%s: accepted a file path ending in /", tt.name)
+		} else if fe, ok := fserr.As(err); !ok || fe.Code != fserr.InvalidTarget {
+			t.Errorf("%s: err = %v, want invalid_target", tt.name, err)
+		}
+	}
+	if got := readFile(t, root, "f.txt"); got != "x\n" {
+		t.Errorf("f.txt = %q after the refused operations", got)
+	}
+	for _, name := range []string{"new", "copy", "moved", "up"} {
+		if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists after a refused operation (%v)", name, err)
+		}
+	}
+	// Directories may carry the slash.
+	if _, err := e.List(ctx, ListRequest{Path: "d/"}); err != nil {
+		t.Errorf("list d/: %v", err)
+	}
+	if _, err := e.Mkdir(ctx, MkdirRequest{Path: "made/"}); err != nil {
+		t.Errorf("mkdir made/: %v", err)
+	}
+	if _, err := e.Move(ctx, MoveRequest{Source: "d/", Destination: "d2/"}); err != nil {
+		t.Errorf("move d/ d2/: %v", err)
 	}
 }

@@ -210,6 +210,9 @@ func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error
 	seen := make(map[string]string, len(reqs))
 	for _, rq := range reqs {
 		res, err := w.resolve(op, rq.Path)
+		if err == nil && !rq.Delete {
+			err = refuseDirOnly(op, res)
+		}
 		if err != nil {
 			return pl, err
 		}

@@ -86,6 +86,9 @@ func (w *Workspace) Copy(src, dst string, overwrite bool, owner *Owner) (CopyRes
 	case s.canonKey == d.canonKey:
 		return res, fserr.New(fserr.BadRequest, op, src, "%s and %s are the same file", src, dst)
 	case sfi.Mode().IsRegular():
+		if err := refuseDirOnly(op, d); err != nil {
+			return res, err
+		}
 		err = w.copyFile(op, s, d, overwrite, owner, &res)
 	case sfi.IsDir():
 		res.IsDir = true

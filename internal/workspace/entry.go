@@ -49,7 +49,7 @@ func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 	if inState || w.inStateByPath(root, rel) {
 		return nil, w.inStateErr(op, p)
 	}
-	return r, nil
+	return r, checkSlash(op, r)
 }
 
 // locked runs fn holding the locks every mutation holds (see Commit).

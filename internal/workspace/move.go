@@ -97,6 +97,8 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		return notFound(op, src)
 	case expectedVersion != "" && !sfi.Mode().IsRegular():
 		return versionOnNonFile(op, src, sfi)
+	case !sfi.IsDir() && d.dirOnly:
+		return refuseDirOnly(op, d)
 	case sfi.IsDir():
 		res.IsDir = true
 		if err := w.checkHolds(op, "move", s); err != nil {

@@ -34,6 +34,7 @@ type resolved struct {
 	r        *wsRoot
 	viaLink  bool   // the last component of the given path was a symlink
 	canonKey string // root's real path joined with Rel: one key per file
+	dirOnly  bool   // given with a trailing slash and missing: no file may be made there (see checkSlash)
 }
 
 // Resolve maps p to a file inside a root, following symbolic links that
@@ -79,7 +80,37 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 	if inState || w.inStateByPath(root, rel) {
 		return nil, w.inStateErr(op, p)
 	}
-	return r, nil
+	return r, checkSlash(op, r)
+}
+
+// checkSlash applies what a trailing slash means, as in POSIX: the path
+// names a directory, so "a.txt/" is not a.txt. An existing target that is
+// not a directory (after links) is invalid_target; a missing one is marked
+// dirOnly, and operations that would create a file there refuse
+// (refuseDirOnly) while those that create a directory go ahead.
+func checkSlash(op string, r *resolved) error {
+	if len(r.Given) < 2 || !strings.HasSuffix(r.Given, "/") {
+		return nil
+	}
+	fi, err := r.r.root.Stat(r.Rel)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fserr.New(fserr.InvalidTarget, op, r.Given, "%s is not a directory, yet the path ends with /", r.Given).
+			WithHint("drop the trailing / to name the file")
+	case errors.Is(err, fs.ErrNotExist):
+		r.dirOnly = true
+	}
+	return nil // other errors surface in the operation itself
+}
+
+// refuseDirOnly is the error for making a regular file (or a link) at r
+// when r was given with a trailing slash.
+func refuseDirOnly(op string, r *resolved) error {
+	if !r.dirOnly {
+		return nil
+	}
+	return fserr.New(fserr.InvalidTarget, op, r.Given, "%s ends with /, which names a directory, not a file", r.Given).
+		WithHint("drop the trailing / to make a file there")
 }
 
 func (w *Workspace) inStateErr(op, p string) *fserr.Error {

@@ -109,7 +109,9 @@ func TestResolve(t *testing.T) {
 		{"odd", "a//b///c.txt", want{0, "a/b/c.txt", ""}},
 		{"odd", "a/./b/./c.txt", want{0, "a/b/c.txt", ""}},
 		{"odd", "a/b/../b/c.txt", want{0, "a/b/c.txt", ""}},
-		{"odd", "a/b/c.txt/", want{0, "a/b/c.txt", ""}},
+		{"odd", "a/b/", want{0, "a/b", ""}},
+		{"odd", "a/new/", want{0, "a/new", ""}},
+		{"invalid", "a/b/c.txt/", want{code: fserr.InvalidTarget}}, // a slash names a directory
 		{"odd", "dir/../a/b/c.txt", want{0, "a/b/c.txt", ""}},
 		{"odd", "a/..", want{0, ".", ""}},
 		{"odd", alias + "/dir/../a//b/c.txt", want{0, "a/b/c.txt", ""}},

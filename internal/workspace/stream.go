@@ -79,6 +79,9 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 		return StreamResult{}, err
 	}
 	d, err := w.resolve(op, p)
+	if err == nil {
+		err = refuseDirOnly(op, d)
+	}
 	if err != nil {
 		return StreamResult{}, err
 	}
