@@ -37,7 +37,9 @@
 // if nothing is left, every path is refused with outside_root. A client
 // that lists no roots, or does not support roots, leaves the allowed set
 // as it is. The roots are fetched on the session's first tool call and
-// again after notifications/roots/list_changed.
+// again after notifications/roots/list_changed. A client that advertises
+// roots but fails to answer roots/list keeps the roots it gave last, or
+// has its calls refused until it answers: a session is never widened.
 //
 // Tools can be added and removed while sessions are connected (AddTool,
 // RemoveTools); connected clients get notifications/tools/list_changed.

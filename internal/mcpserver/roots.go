@@ -13,28 +13,38 @@ import (
 )
 
 // loadRoots makes sure c.sess knows the client's roots (see the package
-// doc for the rule). A client that fails to answer roots/list is served
-// the whole allowed set, and asked again on its next call.
-func (c *Call) loadRoots(ctx context.Context) {
+// doc for the rule). It fails closed: a client that advertises roots but
+// fails to answer roots/list keeps the roots it last gave, or, when it
+// never gave any, has its call refused (and is asked again on the next
+// one) — never the whole allowed set, which would widen a session the
+// client meant to narrow.
+func (c *Call) loadRoots(ctx context.Context) error {
 	st := c.sess
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.rootsKnown || c.srv.opts.IgnoreClientRoots {
-		return
+		return nil
 	}
 	ip := c.Session.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil {
 		st.rootsKnown = true
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 	defer cancel()
 	res, err := c.Session.ListRoots(ctx, nil)
 	if err != nil {
-		c.srv.log.Warn("Client roots unavailable; serving the allowed roots", "session", st.caller, "err", err)
-		st.restricted, st.roots, st.clientList = false, nil, nil
-		return
+		if st.listed {
+			// Asked again after the next list_changed.
+			c.srv.log.Warn("Client roots unavailable; keeping the roots it gave before", "session", st.caller, "err", err)
+			st.rootsKnown = true
+			return nil
+		}
+		c.srv.log.Warn("Client roots unavailable; refusing the call", "session", st.caller, "err", err)
+		return fserr.New(fserr.OutsideRoot, "roots", "", "the client advertises MCP roots but did not answer roots/list (%v), so this session's roots are unknown", err).
+			WithHint("answer roots/list, or connect without the roots capability to use every root fsplane allows")
 	}
+	st.listed = true
 	st.rootsKnown = true
 	var given []string
 	for _, r := range res.Roots {
@@ -46,6 +56,7 @@ func (c *Call) loadRoots(ctx context.Context) {
 	st.restricted = len(given) > 0
 	st.roots = c.srv.intersect(given)
 	c.srv.log.Info("Client roots", "session", st.caller, "client", strings.Join(given, ","), "effective", strings.Join(st.roots, ","))
+	return nil
 }
 
 // intersect returns the part of the allowed set that the client's roots

@@ -3,8 +3,11 @@
 package mcpserver
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,5 +160,63 @@ func TestIntersect(t *testing.T) {
 	})
 	if len(got) != 2 || got[0] != e.path("p") || got[1] != e.path("p/q") {
 		t.Fatalf("intersect = %v", got)
+	}
+}
+
+// TestFailingRootsListNeverWidens: a client that advertises roots but
+// fails to answer roots/list must not get the whole allowed set: before
+// it ever answered, its calls are refused; after, it keeps the roots it
+// gave last. (A failure used to widen the session to every root.)
+func TestFailingRootsListNeverWidens(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"one/a.txt": "1\n", "two/b.txt": "2\n"}, envOptions{})
+	connect := func(failing *atomic.Bool) (*mcp.Client, *mcp.ClientSession) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
+		client.AddRoots(&mcp.Root{URI: fileURI(e.path("one"))})
+		client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" && failing.Load() {
+					return nil, errors.New("roots unavailable")
+				}
+				return next(ctx, method, req)
+			}
+		})
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := e.srv.MCP().Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := client.Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return client, cs
+	}
+
+	// Never answered: refused, not widened.
+	var never atomic.Bool
+	never.Store(true)
+	_, cs := connect(&never)
+	r := wantFail(t, callOn(t, cs, "read", args("path", e.path("two/b.txt"))), "read", "outside_root")
+	wantContains(t, r.text, "did not answer roots/list")
+	never.Store(false) // it recovers: asked again on the next call
+	if r := callOn(t, cs, "read", args("path", "a.txt")); r.err {
+		t.Fatal(r.text)
+	}
+
+	// Answered once, then fails after a change: keeps its roots.
+	var later atomic.Bool
+	client, cs := connect(&later)
+	if r := callOn(t, cs, "read", args("path", "a.txt")); r.err {
+		t.Fatal(r.text)
+	}
+	later.Store(true)
+	client.AddRoots(&mcp.Root{URI: fileURI(e.path("two"))}) // sends roots/list_changed
+	time.Sleep(100 * time.Millisecond)                      // the notification is asynchronous
+	wantFail(t, callOn(t, cs, "read", args("path", e.path("two/b.txt"))), "read", "outside_root")
+	if r := callOn(t, cs, "read", args("path", "a.txt")); r.err {
+		t.Fatal(r.text)
 	}
 }

@@ -16,6 +16,7 @@ type session struct {
 
 	mu         sync.Mutex // guards the fields below; held while roots are fetched
 	rootsKnown bool       // roots is current (fetched since the last list_changed)
+	listed     bool       // roots/list succeeded at least once: on failure, its roots stay
 	restricted bool       // the client named roots: only roots may be touched
 	roots      []string   // the effective roots when restricted, absolute
 	clientList []string   // the client's roots as given, for messages
