@@ -16,7 +16,7 @@ type Error struct {
 	Code    string // a stable code: bad_request, no_match, ambiguous_match
 	Message string // what went wrong, for a person or a model
 	Hint    string // what to do instead; may be empty
-	Lines   []int  // 1-based lines involved (the candidates of an ambiguous match)
+	Lines   []int  // 1-based lines involved (the first maxReportedLines candidates of an ambiguous match; Message gives the count)
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -216,6 +216,11 @@ func ambiguous(content []byte, matches []Match, tier Tier) *Error {
 		Code:    CodeAmbiguousMatch,
 		Message: fmt.Sprintf("old_text matches %d places%s, at lines %s%s", len(matches), tier.describe(), strings.Join(strs, ", "), more),
 		Hint:    "include more surrounding lines so old_text matches once, or choose replace mode all, first or last",
-		Lines:   ls,
+		Lines:   ls[:min(len(ls), maxReportedLines)],
 	}
 }
+
+// maxReportedLines bounds the line numbers an ambiguous match reports: a
+// frequent old_text ("}") can match hundreds of thousands of times, and
+// the error must stay small.
+const maxReportedLines = 100

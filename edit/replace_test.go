@@ -111,6 +111,8 @@ func TestReplaceErrors(t *testing.T) {
 		{name: "newline only old", content: "a\n\nb\n", old: "\n", new: "x", code: CodeBadRequest, msg: "only whitespace"},
 		{name: "overlapping occurrences are ambiguous", content: "aaa\n", old: "aa", new: "b", code: CodeAmbiguousMatch, msg: "at lines 1, 1", lines: []int{1, 1}},
 		{name: "ambiguous lines listed", content: "x\ny\nx\n", old: "x", new: "z", code: CodeAmbiguousMatch, msg: "2 places, at lines 1, 3", lines: []int{1, 3}},
+		{name: "ambiguous lines capped", content: strings.Repeat("}\n", 300), old: "}", new: "z", code: CodeAmbiguousMatch,
+			msg: "300 places, at lines 1, 2, 3", lines: seq(1, 100)},
 		{name: "ambiguous in fuzzy tier names it", content: "\tx()\n\ty()\n  x()\n  y()\n", old: "x()\ny()", new: "z()", code: CodeAmbiguousMatch, msg: "ignoring indentation", lines: []int{1, 3}},
 		{name: "no match hint nearest", content: "func main() {\n\tfmt.Println(\"hi\")\n}\n", old: "fmt.Println(\"hello\")", new: "x", code: CodeNoMatch, msg: "not found", hint: "closest match at line 2"},
 		{name: "no match char diff", content: "value := computeTotal(items)\n", old: "value := computeSum(items)", new: "x", code: CodeNoMatch, hint: "{-Sum-}{+Total+}"},
@@ -191,4 +193,13 @@ func TestLocateOffsetsMapBack(t *testing.T) {
 	if want := "\u201cquoted\u201d"; got != want {
 		t.Errorf("span = %q, want %q", got, want)
 	}
+}
+
+// seq returns from, from+1, …, to.
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
 }

@@ -13,8 +13,9 @@ type deleteArgs struct {
 }
 
 type deleteResult struct {
-	Path  string `json:"path" jsonschema:"absolute path of what was deleted"`
-	IsDir bool   `json:"is_dir,omitempty"`
+	Path     string `json:"path" jsonschema:"absolute path of what was deleted"`
+	IsDir    bool   `json:"is_dir,omitempty"`
+	Undoable bool   `json:"undoable" jsonschema:"undo can bring it back (only regular files within the undo journal's size limit)"`
 }
 
 func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResult, error) {
@@ -26,10 +27,13 @@ func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResu
 	if err != nil {
 		return "", deleteResult{}, err
 	}
-	out := deleteResult{Path: r.Path, IsDir: r.IsDirectory}
+	out := deleteResult{Path: r.Path, IsDir: r.IsDirectory, Undoable: r.UndoRecorded}
 	name := c.display(r.Path)
-	if r.IsDirectory {
+	switch {
+	case r.IsDirectory:
 		return fmt.Sprintf("Deleted directory %s (undo cannot restore directories)", name), out, nil
+	case r.UndoRecorded:
+		return fmt.Sprintf("Deleted %s; undo %s restores it", name, name), out, nil
 	}
-	return fmt.Sprintf("Deleted %s; undo %s restores it", name, name), out, nil
+	return fmt.Sprintf("Deleted %s (undo cannot restore it: links, special files and files over the undo journal's size limit are not kept)", name), out, nil
 }

@@ -31,6 +31,8 @@ func TestList(t *testing.T) {
 	wantContains(t, r.text, "src: 1 directory, 2 files (depth 2)\nsrc/lib/\nsrc/lib/util.go  12 bytes\nsrc/main.go  13 bytes\n")
 	r = e.ok("list", args("path", ""))
 	wantContains(t, r.text, "README.md")
+	r = e.ok("list", map[string]any{}) // path is optional
+	wantContains(t, r.text, "README.md")
 	r = e.ok("list", args("path", e.path("src")))
 	wantContains(t, r.text, "src/lib/\n")
 
@@ -116,6 +118,9 @@ func TestMoveDeleteUndo(t *testing.T) {
 		e := e.on(t)
 		r := e.ok("delete", args("path", "b.txt"))
 		wantContains(t, r.text, "Deleted b.txt; undo b.txt restores it")
+		if r.out["undoable"] != true {
+			t.Errorf("a deleted file not reported undoable: %v", r.out)
+		}
 		e.fail("delete", args("path", "b.txt"), "not_found")
 		e.ok("undo", args("path", "b.txt"))
 		if e.file("b.txt") != "changed by someone\n" {
@@ -127,5 +132,18 @@ func TestMoveDeleteUndo(t *testing.T) {
 			t.Fatal(r.out)
 		}
 		e.fail("delete", args("path", "/tmp"), "outside_root")
+		if r.out["undoable"] != false {
+			t.Errorf("a deleted directory reported undoable: %v", r.out)
+		}
+		// A link is not kept for undo: the result must not promise it.
+		if err := os.Symlink("c.txt", e.path("link")); err != nil {
+			t.Fatal(err)
+		}
+		r = e.ok("delete", args("path", "link"))
+		wantContains(t, r.text, "Deleted link (undo cannot restore it")
+		if r.out["undoable"] != false {
+			t.Errorf("a deleted link reported undoable: %v", r.out)
+		}
+		e.fail("undo", args("path", "link"), "bad_request")
 	})
 }

@@ -68,7 +68,11 @@ func TestRead(t *testing.T) {
 		e := e.on(t)
 		e.fail("read", args("path", "missing.go"), "not_found")
 		e.fail("read", args("path", "dir"), "invalid_target")
-		e.fail("read", args("path", "bin"), "decode_error")
+		// The hint names what MCP offers, not another front's download
+		// or encoding=base64.
+		if r := e.fail("read", args("path", "bin"), "decode_error"); strings.Contains(r.text, "base64") || strings.Contains(r.text, "download") {
+			t.Errorf("decode_error names options MCP lacks: %s", r.text)
+		}
 		e.fail("read", args("path", "../outside"), "outside_root")
 		e.fail("read", args("path", "/etc/passwd"), "outside_root")
 		e.fail("read", args("path", ""), "invalid_path")

@@ -19,6 +19,7 @@ type writeResult struct {
 	PrevVersion string `json:"prev_version,omitempty" jsonschema:"the replaced content's version; absent when the file was created"`
 	Created     bool   `json:"created" jsonschema:"the file did not exist before"`
 	Bytes       int    `json:"bytes" jsonschema:"bytes written"`
+	Undoable    bool   `json:"undoable" jsonschema:"undo can revert this write (false when the previous content was too large for the undo journal)"`
 }
 
 func writeFile(ctx context.Context, c *Call, in writeArgs) (string, writeResult, error) {
@@ -32,10 +33,14 @@ func writeFile(ctx context.Context, c *Call, in writeArgs) (string, writeResult,
 	if err != nil {
 		return "", writeResult{}, err
 	}
-	out := writeResult{Path: r.Path, Version: r.Version, PrevVersion: r.PrevVersion, Created: r.Created, Bytes: r.Bytes}
+	out := writeResult{Path: r.Path, Version: r.Version, PrevVersion: r.PrevVersion, Created: r.Created, Bytes: r.Bytes, Undoable: r.UndoRecorded}
 	name := c.display(r.Path)
 	if r.Created {
 		return fmt.Sprintf("Created %s (%s), version %s", name, plural(r.Bytes, "byte", "bytes"), r.Version), out, nil
 	}
-	return fmt.Sprintf("Wrote %s (%s), version %s; undo restores the previous content", name, plural(r.Bytes, "byte", "bytes"), r.Version), out, nil
+	text := fmt.Sprintf("Wrote %s (%s), version %s", name, plural(r.Bytes, "byte", "bytes"), r.Version)
+	if r.UndoRecorded {
+		return text + "; undo restores the previous content", out, nil
+	}
+	return text + "; the previous content was too large for the undo journal, so undo cannot restore it", out, nil
 }

@@ -111,6 +111,9 @@ func checkVersion(op, path, expected, current string) error {
 	if expected == "" || expected == current {
 		return nil
 	}
+	if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
+		return err
+	}
 	return fserr.New(fserr.StaleVersion, op, path, "%s changed since version %s (now %s)", path, expected, current).
 		WithHint("re-read the file and retry with its current version")
 }

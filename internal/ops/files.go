@@ -158,8 +158,9 @@ type DeleteRequest struct {
 
 // DeleteResult describes a Delete.
 type DeleteResult struct {
-	Path        string // absolute; a link's own path, never its target's
-	IsDirectory bool
+	Path         string // absolute; a link's own path, never its target's
+	IsDirectory  bool
+	UndoRecorded bool // Undo can bring it back (see workspace.RemoveResult)
 }
 
 // Delete deletes a file, a link (never its target) or an empty directory;
@@ -171,7 +172,7 @@ func (e *Engine) Delete(_ context.Context, req DeleteRequest) (*DeleteResult, er
 	if err := e.writable(op, req.Path); err != nil {
 		return nil, err
 	}
-	isDir, err := e.ws.Remove(req.Path, req.Recursive, req.ExpectedVersion)
+	rm, err := e.ws.Remove(req.Path, req.Recursive, req.ExpectedVersion)
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
@@ -182,8 +183,8 @@ func (e *Engine) Delete(_ context.Context, req DeleteRequest) (*DeleteResult, er
 		return nil, fserr.From(op, req.Path, err)
 	}
 	e.fresh.Forget(req.Caller, info.Path.Abs)
-	e.log.Info("Delete", "path", info.Path.Abs, "dir", isDir, "recursive", req.Recursive)
-	return &DeleteResult{Path: info.Path.Abs, IsDirectory: isDir}, nil
+	e.log.Info("Delete", "path", info.Path.Abs, "dir", rm.IsDir, "recursive", req.Recursive)
+	return &DeleteResult{Path: info.Path.Abs, IsDirectory: rm.IsDir, UndoRecorded: rm.UndoRecorded}, nil
 }
 
 // UndoHistoryResult lists a file's recorded changes.

@@ -545,8 +545,8 @@ func TestDelete(t *testing.T) {
 		code    fserr.Code
 		msg     string
 	}{
-		{name: "file", req: DeleteRequest{Path: "a.txt"}, want: DeleteResult{Path: "a.txt"}, removed: []string{"a.txt"}},
-		{name: "file with version", req: DeleteRequest{Path: "a.txt", ExpectedVersion: version("alpha\n")}, want: DeleteResult{Path: "a.txt"}, removed: []string{"a.txt"}},
+		{name: "file", req: DeleteRequest{Path: "a.txt"}, want: DeleteResult{Path: "a.txt", UndoRecorded: true}, removed: []string{"a.txt"}},
+		{name: "file with version", req: DeleteRequest{Path: "a.txt", ExpectedVersion: version("alpha\n")}, want: DeleteResult{Path: "a.txt", UndoRecorded: true}, removed: []string{"a.txt"}},
 		{name: "link itself", req: DeleteRequest{Path: "dirlink"}, want: DeleteResult{Path: "dirlink"}, removed: []string{"dirlink"}},
 		{name: "escaping link", req: DeleteRequest{Path: "escape"}, want: DeleteResult{Path: "escape"}, removed: []string{"escape"}},
 		{name: "empty directory", req: DeleteRequest{Path: "empty"}, want: DeleteResult{Path: "empty", IsDirectory: true}, removed: []string{"empty"}},

@@ -104,6 +104,9 @@ func (e *Engine) finishLines(op, path, caller string, dry bool, tf *workspace.Te
 // wording: no known read is must_read, an outdated one is stale_version.
 func (e *Engine) requireFresh(op, path, caller, expected string, tf *workspace.TextFile) error {
 	if expected != "" {
+		if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
+			return err
+		}
 		if expected != tf.Version {
 			return fserr.New(fserr.StaleVersion, op, path, "error patching %s: file changed since last read - re-read to get current line numbers", path).
 				WithHint("read the file again and use the new line numbers and version")

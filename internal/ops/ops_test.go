@@ -378,3 +378,30 @@ func TestContentEditsKeepAStaleViewStale(t *testing.T) {
 		t.Fatalf("line edit of a file the caller added: %v", err)
 	}
 }
+
+// TestMalformedExpectedVersion: a mistyped expected_version is
+// bad_request ("not a version"), not stale_version, which would send the
+// caller to re-read a file that did not change.
+func TestMalformedExpectedVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	for name, run := range map[string]func() error{
+		"edit": func() error {
+			_, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "a", New: "A", ExpectedVersion: "zz"})
+			return err
+		},
+		"edit lines": func() error {
+			_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 1, To: ptr(1), Content: ptr("A")}}, ExpectedVersion: "zz"})
+			return err
+		},
+		"write": func() error {
+			_, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("x"), ExpectedVersion: "zz"})
+			return err
+		},
+	} {
+		if fe := wantCode(t, run(), fserr.BadRequest); !strings.Contains(fe.Message, "is not a version") {
+			t.Errorf("%s: message %q", name, fe.Message)
+		}
+	}
+}

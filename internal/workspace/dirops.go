@@ -80,7 +80,7 @@ func (w *Workspace) Mkdir(p string, parents bool, owner *Owner) (created bool, e
 
 // Remove deletes p: a file, a symbolic link (the link, never what it
 // points to), a special file, or an empty directory; with recursive, a
-// directory and everything in it. It returns whether p was a directory.
+// directory and everything in it.
 //
 // A regular file is deleted through Commit, so it is atomic, journaled in
 // undo (Undo brings it back) and guarded by expectedVersion (stale_version
@@ -89,20 +89,20 @@ func (w *Workspace) Mkdir(p string, parents bool, owner *Owner) (created bool, e
 // without recursive is already_exists; a workspace root, or a directory
 // holding one or the state directory, is invalid_target; a missing path is
 // not_found.
-func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (isDir bool, err error) {
+func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (res RemoveResult, err error) {
 	const op = "delete"
 	if err := w.checkOpen(op, p); err != nil {
-		return false, err
+		return res, err
 	}
 	if expectedVersion != "" && !isVersion(expectedVersion) {
-		return false, badVersion(op, p, expectedVersion)
+		return res, badVersion(op, p, expectedVersion)
 	}
 	r, err := w.resolveEntry(op, p)
 	if err != nil {
-		return false, err
+		return res, err
 	}
 	if r.Rel == "." {
-		return false, fserr.New(fserr.InvalidTarget, op, p, "cannot delete %s: it is a workspace root", p)
+		return res, fserr.New(fserr.InvalidTarget, op, p, "cannot delete %s: it is a workspace root", p)
 	}
 	root := r.r.root
 	err = w.locked(op, p, func() error {
@@ -113,13 +113,16 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (is
 		case fi == nil:
 			return notFound(op, p)
 		case fi.Mode().IsRegular():
-			_, err := w.commitLocked(op, []*request{{Change: Change{Path: p, Delete: true, ExpectedVersion: expectedVersion}}},
+			done, err := w.commitLocked(op, []*request{{Change: Change{Path: p, Delete: true, ExpectedVersion: expectedVersion}}},
 				CommitOptions{Op: op})
+			if err == nil {
+				res.UndoRecorded = done[0].UndoRecorded
+			}
 			return err
 		case expectedVersion != "":
 			return versionOnNonFile(op, p, fi)
 		case fi.IsDir():
-			isDir = true
+			res.IsDir = true
 			if err := w.checkHolds(op, "delete", r); err != nil {
 				return err
 			}
@@ -142,9 +145,28 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (is
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return RemoveResult{}, err
 	}
-	return isDir, nil
+	return res, nil
+}
+
+// RemoveResult describes a Remove.
+type RemoveResult struct {
+	IsDir bool
+	// UndoRecorded: Undo can bring the entry back (a regular file within
+	// the undo journal's size limit; never a link, a directory or a
+	// special file).
+	UndoRecorded bool
+}
+
+// CheckVersionFormat is bad_request when v is set but is not a version, so
+// that a mistyped expected_version is reported as such rather than as a
+// change of the file (stale_version).
+func CheckVersionFormat(op, p, v string) error {
+	if v != "" && !isVersion(v) {
+		return badVersion(op, p, v)
+	}
+	return nil
 }
 
 func badVersion(op, p, v string) *fserr.Error {

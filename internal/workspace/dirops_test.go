@@ -323,7 +323,7 @@ func TestRemove(t *testing.T) {
 			w, root := newTestWorkspace(t)
 			makeTree(t, root, tree)
 			before := snapshot(t, root)
-			isDir, err := w.Remove(tc.path, tc.recursive, tc.version)
+			res, err := w.Remove(tc.path, tc.recursive, tc.version)
 			if tc.code != "" {
 				wantMessage(t, err, tc.code, tc.msg)
 				if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
@@ -335,8 +335,8 @@ func TestRemove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if isDir != tc.isDir {
-				t.Errorf("isDir = %v", isDir)
+			if res.IsDir != tc.isDir {
+				t.Errorf("isDir = %v", res.IsDir)
 			}
 			for _, n := range tc.gone {
 				if _, err := os.Lstat(filepath.Join(root, n)); !isNotExist(err) {
