@@ -31,8 +31,6 @@ func TestList(t *testing.T) {
 	wantContains(t, r.text, "src: 1 directory, 2 files (depth 2)\nsrc/lib/\nsrc/lib/util.go  12 bytes\nsrc/main.go  13 bytes\n")
 	r = e.ok("list", args("path", ""))
 	wantContains(t, r.text, "README.md")
-	r = e.ok("list", map[string]any{}) // path is optional
-	wantContains(t, r.text, "README.md")
 	r = e.ok("list", args("path", e.path("src")))
 	wantContains(t, r.text, "src/lib/\n")
 

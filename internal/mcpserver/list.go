@@ -13,7 +13,7 @@ import (
 const listMaxEntries = 2000
 
 type listArgs struct {
-	Path  string `json:"path,omitempty" jsonschema:"the directory to list; \".\" (the default) is the first root"`
+	Path  string `json:"path" jsonschema:"the directory to list; \".\" is the first root"`
 	Depth int    `json:"depth,omitempty" jsonschema:"levels to descend: 1 (default) lists the directory's own entries, 2 also their children, and so on"`
 }
 
