@@ -133,7 +133,8 @@ func TestEdit(t *testing.T) {
 		e.fail("edit", args("path", "a.go", "old_text", "a", "new_text", "a"), "bad_request")
 		e.fail("edit", args("path", "a.go", "old_text", "a", "new_text", "b", "edits", []any{map[string]any{"from": 1, "content": "x"}}), "bad_request")
 		e.fail("edit", args("path", "nope.go", "old_text", "a", "new_text", "b"), "not_found")
-		e.fail("edit", args("path", "a.go", "old_text", "package", "new_text", "pkg", "expected_version", "0123"), "stale_version")
+		wantContains(t, e.fail("edit", args("path", "a.go", "old_text", "package", "new_text", "pkg", "expected_version", "0123"), "bad_request").text, "is not a version")
+		e.fail("edit", args("path", "a.go", "old_text", "package", "new_text", "pkg", "expected_version", strings.Repeat("0", 32)), "stale_version")
 	})
 }
 
