@@ -202,7 +202,7 @@ type SandboxInfo struct {
 	Version      string        `json:"version"`
 	Roots        []string      `json:"roots"`
 	Detail       SandboxDetail `json:"detail"`
-	Capabilities Capabilities  `json:"Capabilities"`
+	Capabilities Capabilities  `json:"capabilities"`
 }
 
 // SandboxDetail holds system details.

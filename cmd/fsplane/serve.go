@@ -24,6 +24,7 @@ type serveConfig struct {
 	listen, apiKey, stateDir, defaultUser, surface string
 	connectorToken                                 string
 	allowOrigins, roots                            []string
+	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
 	opTimeout                                      time.Duration
 }
@@ -41,7 +42,14 @@ FSPLANE_STATE_DIR, FSPLANE_DEFAULT_USER, FSPLANE_API_SURFACE.
 
 The server binds loopback by default. Binding another address requires an
 API key (or --insecure-no-auth). Paths are confined to the roots; use
---root / for AIO's whole-filesystem behaviour in a sandbox image.`,
+--root / for AIO's whole-filesystem behaviour in a sandbox image.
+
+Requests from web pages (an Origin header, or Sec-Fetch-Site cross-site or
+same-site) are refused, since any page the user opens can reach a loopback
+server; --allow-origin lets one origin in, with CORS. Without an API key,
+requests must also be addressed to localhost or an IP address (a
+DNS-rebinding page sends its own name); --allow-host adds a name, and
+--api-key or --insecure-no-auth turn that check off.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), c, cmd.ErrOrStderr())
@@ -62,6 +70,8 @@ API key (or --insecure-no-auth). Paths are confined to the roots; use
 	f.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback address without an API key")
 	f.StringVar(&c.connectorToken, "connector-token", envOr("FSPLANE_CONNECTOR_TOKEN", ""), "token hosts (fsplane connect) authenticate with; default the API key; without either, no host can connect")
 	f.StringArrayVar(&c.allowOrigins, "connector-allow-origin", nil, "browser origin allowed to connect hosts (repeatable; none by default)")
+	f.StringArrayVar(&c.apiOrigins, "allow-origin", nil, "browser origin (scheme://host[:port], exact) allowed to call the API, with CORS (repeatable; by default web pages are refused)")
+	f.StringArrayVar(&c.apiHosts, "allow-host", nil, "host name requests may be addressed to without an API key, besides localhost and IP addresses (repeatable)")
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
 	return cmd
 }
@@ -96,6 +106,16 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if err := checkListen(c.listen, c.apiKey, c.insecureNoAuth); err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	for _, o := range c.apiOrigins {
+		if _, err := httpapi.NormalizeOrigin(o); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--allow-origin: %v", err)}
+		}
+	}
+	for _, h := range c.apiHosts {
+		if _, err := httpapi.NormalizeHostName(h); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--allow-host: %v", err)}
+		}
+	}
 	if c.stateDir == "" {
 		var err error
 		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
@@ -122,8 +142,11 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	defer h.Close()
 	mcpSrv := mcpserver.New(eng, mcpserver.Options{Version: buildVersion(), Logger: log})
 	defer mcpSrv.ServeHosts(h)()
+	// InsecureNoAuth also turns off the Host check: the operator exposed
+	// the server on a network where clients use names (sandbox:8080).
 	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h,
-		MCP: mcpSrv.HTTPHandler(mcpserver.HTTPOptions{})})
+		MCP:          mcpSrv.HTTPHandler(mcpserver.HTTPOptions{}),
+		AllowOrigins: c.apiOrigins, AllowHosts: c.apiHosts, InsecureNoAuth: c.insecureNoAuth})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}

@@ -99,6 +99,15 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 	return e
 }
 
+// WithErrno sets the errno the error stands for, when no system call
+// failed but the condition is one (a directory where a file was meant:
+// EISDIR; the reverse: ENOTDIR), so fronts that report errno and exception
+// types (the AIO API) name it as the OS would. It returns e.
+func (e *Error) WithErrno(errno syscall.Errno) *Error {
+	e.Errno = errno
+	return e
+}
+
 // ErrnoName returns the symbolic name of e.Errno ("ENOENT"), or "".
 func (e *Error) ErrnoName() string { return errnoName(e.Errno) }
 

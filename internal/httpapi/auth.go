@@ -2,8 +2,15 @@ package httpapi
 
 import (
 	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // publicPaths answer without a key: probes and the API description.
@@ -52,4 +59,194 @@ func keyMatches(r *http.Request, want []byte) bool {
 		match |= subtle.ConstantTimeCompare([]byte(c), want)
 	}
 	return match == 1
+}
+
+// browserGuard refuses what web pages send, before authentication.
+//
+// A page in the user's browser can reach a server on loopback: a "simple"
+// request (a POST with Content-Type text/plain, whose JSON body decode
+// parses anyway) needs no CORS preflight, so the write happens even though
+// the page cannot read the answer; and a DNS-rebinding page (its own name,
+// re-resolved to 127.0.0.1) is same-origin with the server and reads every
+// answer. Without an API key, the default on loopback, nothing else stops
+// either. So:
+//
+//   - A request with an Origin header (any value, "null" included), or with
+//     Sec-Fetch-Site cross-site or same-site, comes from a web page and is
+//     refused (403 forbidden_origin) unless its origin was allowed
+//     (Options.AllowOrigins, serve --allow-origin). Allowed origins get
+//     CORS headers, and their preflights are answered here, since AIO's
+//     API is CORS-open by design. Tools, SDKs and agents send no Origin and
+//     are unaffected; Sec-Fetch-Site same-origin and none (a typed URL)
+//     pass.
+//   - Without an API key, the Host header must be localhost, an IP literal
+//     or a name in Options.AllowHosts (serve --allow-host), since a
+//     rebinding page can only send its own name (403 forbidden_host).
+//     With a key there is no Host check: the page does not know the key.
+//     With Options.InsecureNoAuth (serve --insecure-no-auth) there is none
+//     either: the operator exposed the server to a network on purpose,
+//     where clients use names such as sandbox:8080.
+//
+// /v2/connector is left alone: it authenticates with the connector token
+// (no token, no connection) and checks Origin against its own list
+// (--connector-allow-origin).
+type browserGuard struct {
+	origins   map[string]bool // normalized, see NormalizeOrigin
+	hosts     map[string]bool // normalized, see NormalizeHostName
+	checkHost bool
+	next      http.Handler
+}
+
+// guardBrowsers wraps next in a browserGuard configured from opts. Entries
+// that do not parse are logged and ignored; serve validates its flags with
+// NormalizeOrigin and NormalizeHostName first.
+func guardBrowsers(opts Options, log *slog.Logger, next http.Handler) http.Handler {
+	g := &browserGuard{origins: map[string]bool{}, hosts: map[string]bool{}, next: next,
+		checkHost: opts.APIKey == "" && !opts.InsecureNoAuth}
+	for _, o := range opts.AllowOrigins {
+		n, err := NormalizeOrigin(o)
+		if err != nil {
+			log.Warn("Ignoring an allowed origin", "origin", o, "error", err)
+			continue
+		}
+		g.origins[n] = true
+	}
+	for _, h := range opts.AllowHosts {
+		n, err := NormalizeHostName(h)
+		if err != nil {
+			log.Warn("Ignoring an allowed host", "host", h, "error", err)
+			continue
+		}
+		g.hosts[n] = true
+	}
+	return g
+}
+
+func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if selfAuthenticated[r.URL.Path] {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	if g.checkHost && !g.hostAllowed(r.Host) {
+		name := hostName(r.Host)
+		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenHost, "request", r.URL.Path,
+			"Host %q is refused: without an API key, fsplane answers only requests addressed to localhost or an IP address (protection against DNS rebinding)", r.Host).
+			WithHint("connect with the IP address (e.g. 127.0.0.1) or localhost, restart fsplane serve with --allow-host %s, or set --api-key", name))
+		return
+	}
+	if origin, fromPage := r.Header["Origin"]; fromPage {
+		o := strings.Join(origin, ",")
+		if n, err := NormalizeOrigin(o); err == nil && g.origins[n] {
+			if allowCORS(w, r, o) {
+				return
+			}
+			g.next.ServeHTTP(w, r)
+			return
+		}
+		hint := "fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin scheme://host[:port] naming the page's origin exactly"
+		if n, err := NormalizeOrigin(o); err == nil {
+			hint = "fsplane serves tools and agents, not browsers; to let this page call it, restart fsplane serve with --allow-origin " + n + " (an exact scheme://host[:port] match)"
+		}
+		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenOrigin, "request", r.URL.Path,
+			"requests from web pages are refused: origin %q is not allowed", o).WithHint("%s", hint))
+		return
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenOrigin, "request", r.URL.Path,
+			"requests from web pages are refused (Sec-Fetch-Site: %s)", site).
+			WithHint("fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin scheme://host[:port] naming the page's origin exactly"))
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// allowCORS sets the CORS headers for an allowed origin and answers its
+// preflight, reporting whether it did (the request is then finished).
+// Preflights carry no credentials, so they are answered before the key
+// check; the request that follows still needs the key.
+func allowCORS(w http.ResponseWriter, r *http.Request, origin string) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		h.Set("Access-Control-Expose-Headers", "*")
+		return false
+	}
+	h.Add("Vary", "Access-Control-Request-Method")
+	h.Add("Vary", "Access-Control-Request-Headers")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+	if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+		h.Set("Access-Control-Allow-Headers", req)
+	}
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// hostAllowed reports whether a request addressed to hostport (the Host
+// header) may be served without an API key. An empty Host (HTTP/1.0)
+// cannot come from a browser.
+func (g *browserGuard) hostAllowed(hostport string) bool {
+	if hostport == "" {
+		return true
+	}
+	name := hostName(hostport)
+	if name == "localhost" {
+		return true
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return true
+	}
+	return g.hosts[name]
+}
+
+// hostName is the host part of a Host header, without brackets or port,
+// lower case and without a trailing dot.
+func hostName(hostport string) string {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	return strings.TrimSuffix(strings.ToLower(host), ".")
+}
+
+// NormalizeOrigin checks a browser origin given to --allow-origin and
+// returns it as browsers send it: scheme://host[:port], lower case, the
+// default port left out. Paths, queries, user info and "null" are errors:
+// an origin has none of them, and a value that can never match would
+// silently allow nothing.
+func NormalizeOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("origin %q: %v", s, err)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if (scheme != "http" && scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return "", fmt.Errorf("origin %q: use scheme://host[:port], e.g. https://app.example.com or http://localhost:3000", s)
+	}
+	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("origin %q: an origin is only scheme://host[:port], without user, path or query", s)
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	return scheme + "://" + host, nil
+}
+
+// NormalizeHostName checks a host name given to --allow-host and returns
+// it as the Host check compares it: lower case, without a trailing dot.
+// A port is an error (every port of the name is allowed), and so is
+// anything that is not a host name.
+func NormalizeHostName(s string) (string, error) {
+	n := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
+	if n == "" || strings.ContainsAny(n, ":/@?#[] ") {
+		return "", fmt.Errorf("host %q: give a host name without scheme or port, e.g. sandbox or dev.example.internal", s)
+	}
+	return n, nil
 }

@@ -9,9 +9,12 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxBody bounds a JSON request body: a 32 MiB write (to a connected host,
@@ -43,8 +46,12 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return []client.ValidationError{{Location: []string{"body"}, Message: jsonMessage(err, raw), Type: "value_error.jsondecode"}}
 	}
+	if ve, bad := invalidText(raw); bad {
+		return []client.ValidationError{ve}
+	}
 	var errs []client.ValidationError
-	known := jsonFields(reflect.TypeOf(dst).Elem())
+	t := reflect.TypeOf(dst).Elem()
+	known := jsonFields(t)
 	for _, name := range known.required {
 		if v, ok := fields[name]; !ok || string(v) == "null" {
 			errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "missing field `" + name + "`", Type: "value_error.missing"})
@@ -52,12 +59,15 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	}
 	if rules.strict {
 		for name := range fields {
-			if !known.names[name] {
+			if _, like := known.fold(name); !known.names[name] && !like {
 				errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "unknown field `" + name + "`", Type: "value_error.extra"})
 			}
 		}
 	}
+	errs = append(errs, caseVariants(t, fields, []string{"body"})...)
+	errs = append(errs, belowMinimum(t, fields)...)
 	if err := json.Unmarshal(raw, dst); err == nil {
+		sortErrors(errs)
 		return errs
 	}
 	// Attribute the type error to its field.
@@ -108,7 +118,185 @@ var fieldCache sync.Map // reflect.Type → *fieldSet
 
 type fieldSet struct {
 	names    map[string]bool
+	types    map[string]reflect.Type
+	ordered  []string // every name, in field order
 	required []string // in field order
+}
+
+// caseVariants refuses the keys of an object decoded into struct type t
+// that are not a field's name but equal one when case is ignored, at any
+// depth (the line edits of a text_editor patch, say). encoding/json would
+// fill the field from such a key, and the last spelling would win:
+// {"path":"scratch.txt","PATH":"important.txt"} would delete
+// important.txt. Keys that resemble no field are left to the caller's
+// rules (ignored, or refused when strict).
+func caseVariants(t reflect.Type, fields map[string]json.RawMessage, loc []string) []client.ValidationError {
+	known := jsonFields(t)
+	var errs []client.ValidationError
+	for name, v := range fields {
+		at := append(slices.Clip(loc), name)
+		if !known.names[name] {
+			if like, ok := known.fold(name); ok {
+				errs = append(errs, client.ValidationError{Location: at, Message: fmt.Sprintf("field %q is not %q: field names are case-sensitive", name, like), Type: "value_error.extra"})
+			}
+			continue
+		}
+		ft := derefType(known.types[name])
+		switch {
+		case ft.Kind() == reflect.Struct:
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(v, &inner) == nil {
+				errs = append(errs, caseVariants(ft, inner, at)...)
+			}
+		case ft.Kind() == reflect.Slice && derefType(ft.Elem()).Kind() == reflect.Struct:
+			var items []map[string]json.RawMessage
+			if json.Unmarshal(v, &items) == nil {
+				for i, inner := range items {
+					errs = append(errs, caseVariants(derefType(ft.Elem()), inner, append(slices.Clip(at), strconv.Itoa(i)))...)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// fold returns the field that encoding/json would fill from key: the one
+// whose name equals key under Unicode case folding, as bytes.EqualFold
+// (and so encoding/json) compares.
+func (fs *fieldSet) fold(key string) (string, bool) {
+	for _, n := range fs.ordered {
+		if strings.EqualFold(n, key) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// minimums are lower bounds on integer body fields that no route checks
+// after decoding: the engine reads a negative max_results as "the default
+// cap" on glob but refuses it on grep, so both are refused here alike, as
+// AIO's schema does (minimum 1 there; 0 means the default here).
+var minimums = map[reflect.Type]map[string]int64{
+	reflect.TypeFor[client.GrepRequest](): {"max_results": 0},
+	reflect.TypeFor[client.GlobRequest](): {"max_results": 0},
+}
+
+// belowMinimum reports the fields of a t body that are under their
+// minimum. A value that is not an integer is left to the type check.
+func belowMinimum(t reflect.Type, fields map[string]json.RawMessage) []client.ValidationError {
+	var errs []client.ValidationError
+	for name, least := range minimums[t] {
+		var n int64
+		if v, ok := fields[name]; ok && json.Unmarshal(v, &n) == nil && n < least {
+			errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: fmt.Sprintf("%s must be >= %d (got %d)", name, least, n), Type: "value_error.number.not_ge"})
+		}
+	}
+	return errs
+}
+
+// invalidText finds text in a JSON body that is not valid UTF-8: raw
+// bytes, or a \u escape of a UTF-16 surrogate that is not half of a
+// pair. encoding/json would replace either with U+FFFD, and the write
+// would put that on disk instead of what the caller meant, so the body is
+// refused; the error names the field (when the offset is in a value) and
+// the byte offset. Binary content goes base64-encoded.
+func invalidText(raw []byte) (client.ValidationError, bool) {
+	off, what := badUTF8(raw)
+	if off < 0 {
+		return client.ValidationError{}, false
+	}
+	loc := []string{"body"}
+	where := ""
+	if name, ok := fieldAt(raw, off); ok {
+		loc = append(loc, name)
+		where = fmt.Sprintf(" in field %q", name)
+	}
+	return client.ValidationError{Location: loc, Type: "value_error.jsondecode",
+		Message: fmt.Sprintf("%s at byte offset %d of the body%s: JSON text must be valid UTF-8; send binary content base64-encoded (\"encoding\":\"base64\") or use upload", what, off, where)}, true
+}
+
+// badUTF8 returns the byte offset of the first invalid UTF-8 sequence or
+// unpaired surrogate escape in raw (syntactically valid JSON), and what it
+// is; -1 when there is none.
+func badUTF8(raw []byte) (int, string) {
+	if !utf8.Valid(raw) {
+		for i := 0; i < len(raw); {
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", raw[i])
+			}
+			i += size
+		}
+	}
+	// Surrogates escape as \uD800 to \uDFFF; most bodies have none.
+	if !bytes.Contains(raw, []byte(`\ud`)) && !bytes.Contains(raw, []byte(`\uD`)) {
+		return -1, ""
+	}
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			if raw[i+1] != 'u' {
+				i++ // a one-character escape, \\ included
+				continue
+			}
+			r := hex4(raw[i+2 : i+6])
+			if !utf16.IsSurrogate(r) {
+				i += 5
+				continue
+			}
+			if r < 0xdc00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+				if lo := hex4(raw[i+8 : i+12]); lo >= 0xdc00 && lo <= 0xdfff {
+					i += 11
+					continue
+				}
+			}
+			return i, fmt.Sprintf("unpaired UTF-16 surrogate escape %s", raw[i:i+6])
+		}
+	}
+	return -1, ""
+}
+
+// hex4 decodes the four hex digits of a \u escape (valid JSON has them).
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(n)
+}
+
+// fieldAt names the top-level field whose value spans byte offset off of
+// raw, a JSON object.
+func fieldAt(raw []byte, off int) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
+		return "", false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		start := dec.InputOffset()
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return "", false
+		}
+		if int64(off) >= start && int64(off) < dec.InputOffset() {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // jsonFields returns the JSON names of t's fields, and which are required
@@ -117,7 +305,7 @@ func jsonFields(t reflect.Type) *fieldSet {
 	if m, ok := fieldCache.Load(t); ok {
 		return m.(*fieldSet)
 	}
-	fs := &fieldSet{names: map[string]bool{}}
+	fs := &fieldSet{names: map[string]bool{}, types: map[string]reflect.Type{}}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -128,6 +316,8 @@ func jsonFields(t reflect.Type) *fieldSet {
 			name = f.Name
 		}
 		fs.names[name] = true
+		fs.types[name] = f.Type
+		fs.ordered = append(fs.ordered, name)
 		if !strings.Contains(opts, "omitempty") {
 			fs.required = append(fs.required, name)
 		}

@@ -3,8 +3,21 @@ package httpapi
 import (
 	"github.com/fsplane/fsplane/client"
 	"net/http"
+	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// Codes of the HTTP front's own refusals, before any operation runs (see
+// browserGuard). They are stable like fserr's codes; fserr does not hold
+// them because no operation fails with them.
+const (
+	// forbiddenOrigin: the request came from a web page (Origin or
+	// Sec-Fetch-Site) whose origin was not allowed with --allow-origin.
+	forbiddenOrigin fserr.Code = "forbidden_origin"
+	// forbiddenHost: without an API key, the Host header named neither
+	// localhost, an IP address nor an --allow-host name.
+	forbiddenHost fserr.Code = "forbidden_host"
 )
 
 // codeStatus is the one table mapping fsplane's error codes to v2 HTTP
@@ -30,16 +43,20 @@ var codeStatus = map[fserr.Code]int{
 	fserr.IOError:            http.StatusInternalServerError,
 	fserr.Unavailable:        http.StatusServiceUnavailable,
 	fserr.Timeout:            http.StatusGatewayTimeout,
+	forbiddenOrigin:          http.StatusForbidden,
+	forbiddenHost:            http.StatusForbidden,
 }
 
 // exceptionType names the Python exception AIO reports for a code, so
-// clients that switch on it keep working.
+// clients that switch on it keep working. invalid_target is not here: it
+// covers several causes, and exceptionOf decides it from the errno.
 var exceptionType = map[fserr.Code]string{
 	fserr.NotFound:           "FileNotFoundError",
 	fserr.PermissionDenied:   "PermissionError",
 	fserr.OutsideRoot:        "PermissionError",
+	forbiddenOrigin:          "PermissionError",
+	forbiddenHost:            "PermissionError",
 	fserr.AlreadyExists:      "FileExistsError",
-	fserr.InvalidTarget:      "IsADirectoryError",
 	fserr.DecodeError:        "UnicodeDecodeError",
 	fserr.NoSpaceLeft:        "OSError",
 	fserr.ReadOnlyFilesystem: "OSError",
@@ -49,6 +66,47 @@ var exceptionType = map[fserr.Code]string{
 	fserr.NoMatch:            "ValueError",
 	fserr.AmbiguousMatch:     "ValueError",
 	fserr.TooLarge:           "ValueError",
+}
+
+// errnoException names the Python exception (an OSError subclass) that
+// an OS call failing with the errno raises.
+var errnoException = map[syscall.Errno]string{
+	syscall.EISDIR:  "IsADirectoryError",
+	syscall.ENOTDIR: "NotADirectoryError",
+	syscall.EACCES:  "PermissionError",
+	syscall.EPERM:   "PermissionError",
+	syscall.ENOENT:  "FileNotFoundError",
+	syscall.EEXIST:  "FileExistsError",
+}
+
+// exceptionOf names the Python exception for e, or "" for none.
+//
+// invalid_target means "the path is the wrong kind", which Python spells
+// several ways: a directory read as a file (IsADirectoryError), a file used
+// as a directory (NotADirectoryError), a device or a workspace root
+// (OSError, PermissionError). The errno is the cause when the OS reported
+// the failure. When fsplane found the problem itself the error carries no
+// errno, and the answer is OSError, the base class of all of them: less
+// precise, never wrong. (The message text is for people, not parsed.)
+func exceptionOf(e *fserr.Error) string {
+	if e.Code != fserr.InvalidTarget {
+		return exceptionType[e.Code]
+	}
+	if x, ok := errnoException[e.Errno]; ok {
+		return x
+	}
+	return "OSError"
+}
+
+// errnoOf is the errno reported for e. A not_found always reports ENOENT,
+// as AIO does, including those fsplane finds without an OS call (a stat
+// or list of a missing path checks existence itself).
+func errnoOf(e *fserr.Error) (int, string) {
+	if e.Errno == 0 && e.Code == fserr.NotFound {
+		enoent := fserr.Error{Errno: syscall.ENOENT}
+		return int(syscall.ENOENT), enoent.ErrnoName()
+	}
+	return int(e.Errno), e.ErrnoName()
 }
 
 func statusOf(code fserr.Code) int {
@@ -74,11 +132,10 @@ func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 		ErrorType: string(e.Code), Message: e.Message, Operation: e.Op, Path: e.Path,
 		Retryable: e.Retryable, Lines: e.Lines,
 	}
-	if e.Errno != 0 {
-		n, name := int(e.Errno), e.ErrnoName()
+	if n, name := errnoOf(e); n != 0 {
 		fe.Errno, fe.ErrnoName = &n, &name
 	}
-	if x, ok := exceptionType[e.Code]; ok {
+	if x := exceptionOf(e); x != "" {
 		fe.ExceptionType = &x
 	}
 	env := envelope{Success: false, Message: e.Message, Data: fe}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/fsplane/fsplane/client"
+	"math"
 	"net/http"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -23,9 +24,12 @@ func (s *Server) v2Routes() {
 }
 
 // readRange converts AIO's 0-based [start, end) to ops' 1-based inclusive.
+// A start of math.MaxInt would overflow to a negative line; it is clamped
+// first, which changes no answer: AIO slices lines as Python does, so a
+// start past the end reads nothing, and no file has that many lines.
 func readRange(start, end *int) (from, to int) {
 	if start != nil {
-		from = *start + 1
+		from = min(*start, math.MaxInt-1) + 1
 	}
 	if end != nil {
 		to = *end

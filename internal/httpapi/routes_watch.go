@@ -140,7 +140,9 @@ func pollParams(w http.ResponseWriter, p client.PollQuery) (cursor int64, limit 
 		limit = *p.Limit
 	}
 	if p.Timeout != nil {
-		if *p.Timeout < 0 || *p.Timeout > 60 {
+		// Written so that NaN (which ParseFloat accepts from the query,
+		// and which compares false both ways) fails too.
+		if !(*p.Timeout >= 0 && *p.Timeout <= 60) {
 			badParam(w, "timeout must be between 0 and 60 seconds, got %g", *p.Timeout)
 			return 0, 0, 0, false
 		}
@@ -316,7 +318,7 @@ func (s *Server) waitWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	timeout := 30 * time.Second
 	if b.Timeout != nil {
-		if *b.Timeout < 1 || *b.Timeout > 300 {
+		if !(*b.Timeout >= 1 && *b.Timeout <= 300) { // NaN fails too
 			badParam(w, "timeout must be between 1 and 300 seconds, got %g", *b.Timeout)
 			return
 		}

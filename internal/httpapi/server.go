@@ -13,10 +13,27 @@ import (
 )
 
 // Options configure a Server. Zero values mean: no auth, both API
-// surfaces, discard logs.
+// surfaces, discard logs, no requests from web pages, and (without a key)
+// only requests addressed to localhost or an IP address.
 type Options struct {
-	// APIKey, when set, is required on every non-public route.
+	// APIKey, when set, is required on every non-public route. It also
+	// turns off the Host check (see browserGuard): a rebinding page does
+	// not know the key.
 	APIKey string
+	// AllowOrigins lists the browser origins (scheme://host[:port], see
+	// NormalizeOrigin) whose requests are served, with CORS headers. Any
+	// other request from a web page is refused, because a page can reach
+	// a loopback server without the user knowing (see browserGuard).
+	AllowOrigins []string
+	// AllowHosts lists host names that requests may be addressed to (the
+	// Host header) when no API key is set, besides localhost and IP
+	// addresses; any other name may be a DNS-rebinding page's.
+	AllowHosts []string
+	// InsecureNoAuth records that the operator chose to serve without a
+	// key beyond loopback (serve --insecure-no-auth). The Host check is
+	// then skipped: on that network, clients reach the server by names
+	// such as sandbox:8080. Requests from web pages are still refused.
+	InsecureNoAuth bool
 	// Surface is "full" (v1 and v2, the default) or "v2" (only /v2/*).
 	Surface string
 	// Version is reported by /health, /v2/sandbox and the OpenAPI document.
@@ -26,7 +43,8 @@ type Options struct {
 	// /v2/hosts routes for them.
 	Hub *hub.Hub
 	// MCP, when set, serves the Model Context Protocol (streamable HTTP)
-	// on /mcp, behind the same authentication as the API.
+	// on /mcp, behind the same authentication and browser guard as the
+	// API.
 	MCP http.Handler
 }
 
@@ -88,7 +106,9 @@ func New(eng *ops.Engine, opts Options) *Server {
 	if opts.Surface != "v2" {
 		s.v1Routes()
 	}
-	s.handler = logRequests(s.log, requireKey(opts.APIKey, http.HandlerFunc(s.dispatch)))
+	// The browser guard runs first, on every route (MCP included): a
+	// request a web page made is refused whether or not it has the key.
+	s.handler = logRequests(s.log, guardBrowsers(opts, s.log, requireKey(opts.APIKey, http.HandlerFunc(s.dispatch))))
 	return s
 }
 

@@ -307,7 +307,7 @@ func TestUploadFormValidation(t *testing.T) {
 		loc    []any
 	}{
 		{"file without path", "", func() (string, string) { return form([2]string{"file", "x"}) }, 422, []any{"body", "path"}},
-		{"path after file", "", func() (string, string) { return form([2]string{"file", "x"}, [2]string{"path", "a"}) }, 422, []any{"body", "path"}},
+		{"path after file", "", func() (string, string) { return form([2]string{"file", "x"}, [2]string{"path", "a"}) }, 200, nil},
 		{"no file", "", func() (string, string) { return form([2]string{"path", "a"}) }, 422, []any{"body", "file"}},
 		{"not multipart", "", func() (string, string) { return "{}", "application/json" }, 422, []any{"body"}},
 		{"path in query", "?path=q.txt", func() (string, string) { return form([2]string{"file", "x"}) }, 200, nil},
@@ -361,7 +361,7 @@ func TestUploadCutLeavesNoTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(conn, "POST /v2/fs/upload HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", mw.FormDataContentType(), body.Len())
+	fmt.Fprintf(conn, "POST /v2/fs/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", mw.FormDataContentType(), body.Len())
 	conn.Write(body.Bytes()[:body.Len()/2])
 	// Wait until the part file exists, so the cut lands mid-spool.
 	deadline := time.Now().Add(10 * time.Second)
@@ -661,7 +661,7 @@ func TestTreeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "PUT /v2/fs/tree?path=huge HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", int64(5)<<30)
+	fmt.Fprintf(conn, "PUT /v2/fs/tree?path=huge HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n", int64(5)<<30)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)

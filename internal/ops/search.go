@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -169,7 +170,7 @@ func (e *Engine) Search(ctx context.Context, req FileSearchRequest) (*FileSearch
 	}
 	defer t.close()
 	if t.isDir {
-		return nil, fserr.New(fserr.InvalidTarget, op, req.File, "%s is a directory; search takes one file", req.File).
+		return nil, fserr.New(fserr.InvalidTarget, op, req.File, "%s is a directory; search takes one file", req.File).WithErrno(syscall.EISDIR).
 			WithHint("use grep to search a directory")
 	}
 	q, err := search.Compile(search.Options{Pattern: req.Regex, Hidden: true})
@@ -344,7 +345,7 @@ func (e *Engine) searchTarget(op, p string, wantDir bool) (*searchTarget, error)
 			WithHint("check the path; list its parent directory to see what is there")
 	}
 	if wantDir && !info.IsDir {
-		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).
+		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).WithErrno(syscall.ENOTDIR).
 			WithHint("pass the directory to search in as path")
 	}
 	rootPath := e.ws.Roots()[info.Path.Root]

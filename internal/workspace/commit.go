@@ -257,9 +257,9 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 	}
 	if fi.IsDir() {
 		if rq.Delete {
-			return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; this operation deletes files", given)
+			return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; this operation deletes files", given).WithErrno(syscall.EISDIR)
 		}
-		return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; cannot write file content onto it", given)
+		return fserr.New(fserr.InvalidTarget, op, given, "%s is a directory; cannot write file content onto it", given).WithErrno(syscall.EISDIR)
 	}
 	if !fi.Mode().IsRegular() {
 		return fserr.New(fserr.InvalidTarget, op, given, "%s is not a regular file", given)
@@ -341,7 +341,7 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 			return osErr(op, given, err)
 		}
 		if !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
-			return fserr.New(fserr.InvalidTarget, op, given, "cannot create %s: %s is not a directory", given, d)
+			return fserr.New(fserr.InvalidTarget, op, given, "cannot create %s: %s is not a directory", given, d).WithErrno(syscall.ENOTDIR)
 		}
 	}
 	p.kind = kindCreate

@@ -161,7 +161,7 @@ func checkFileDest(op string, d *resolved, dfi fs.FileInfo, overwrite bool) erro
 		return fserr.New(fserr.AlreadyExists, op, d.Given, "destination %s already exists", d.Given).
 			WithHint("pass overwrite to replace it")
 	case dfi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, d.Given, "destination %s is a directory; cannot overwrite it with a file", d.Given)
+		return fserr.New(fserr.InvalidTarget, op, d.Given, "destination %s is a directory; cannot overwrite it with a file", d.Given).WithErrno(syscall.EISDIR)
 	case !dfi.Mode().IsRegular() && dfi.Mode()&fs.ModeSymlink == 0:
 		return fserr.New(fserr.InvalidTarget, op, d.Given, "destination %s is not a regular file", d.Given)
 	}
@@ -288,7 +288,7 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 		return fserr.New(fserr.AlreadyExists, op, dst, "destination %s already exists", dst).
 			WithHint("pass overwrite to merge into it")
 	case dfi != nil && !dfi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, dst, "destination %s is not a directory; cannot copy a directory over it", dst)
+		return fserr.New(fserr.InvalidTarget, op, dst, "destination %s is not a directory; cannot copy a directory over it", dst).WithErrno(syscall.ENOTDIR)
 	case dfi != nil:
 		tc.merge = true
 		if err := tc.checkMerge(s.Rel, d.Rel); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -89,7 +90,7 @@ func (w *Workspace) List(p string, opts ListOptions) (*Listing, error) {
 	case fi == nil:
 		return nil, notFound(op, p)
 	case !fi.IsDir():
-		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).
+		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).WithErrno(syscall.ENOTDIR).
 			WithHint("use stat to describe a file")
 	}
 	l := &lister{w: w, opts: opts, root: r.r, base: r.Abs, out: &Listing{Path: r.Path}}

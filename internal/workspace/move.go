@@ -230,9 +230,9 @@ func checkMoveDest(op string, d *resolved, sfi, dfi fs.FileInfo, overwrite bool)
 			return e.WithHint("delete it first, or choose another destination")
 		}
 	case sfi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite %s, which is not a directory, with a directory", dst)
+		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite %s, which is not a directory, with a directory", dst).WithErrno(syscall.ENOTDIR)
 	case dfi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite the directory %s with something that is not a directory", dst)
+		return fserr.New(fserr.InvalidTarget, op, dst, "cannot overwrite the directory %s with something that is not a directory", dst).WithErrno(syscall.EISDIR)
 	}
 	return nil
 }

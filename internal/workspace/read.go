@@ -159,7 +159,7 @@ func openRegular(root *os.Root, rel, op, given string) (*os.File, fs.FileInfo, e
 func checkRegular(op, p string, fi fs.FileInfo) *fserr.Error {
 	switch {
 	case fi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, p, "%s is a directory; use list", p)
+		return fserr.New(fserr.InvalidTarget, op, p, "%s is a directory; use list", p).WithErrno(syscall.EISDIR)
 	case !fi.Mode().IsRegular():
 		return fserr.New(fserr.InvalidTarget, op, p, "%s is not a regular file", p)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -95,7 +96,7 @@ func checkSlash(op string, r *resolved) error {
 	fi, err := r.r.root.Stat(r.Rel)
 	switch {
 	case err == nil && !fi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, r.Given, "%s is not a directory, yet the path ends with /", r.Given).
+		return fserr.New(fserr.InvalidTarget, op, r.Given, "%s is not a directory, yet the path ends with /", r.Given).WithErrno(syscall.ENOTDIR).
 			WithHint("drop the trailing / to name the file")
 	case errors.Is(err, fs.ErrNotExist):
 		r.dirOnly = true
@@ -109,7 +110,7 @@ func refuseDirOnly(op string, r *resolved) error {
 	if !r.dirOnly {
 		return nil
 	}
-	return fserr.New(fserr.InvalidTarget, op, r.Given, "%s ends with /, which names a directory, not a file", r.Given).
+	return fserr.New(fserr.InvalidTarget, op, r.Given, "%s ends with /, which names a directory, not a file", r.Given).WithErrno(syscall.EISDIR).
 		WithHint("drop the trailing / to make a file there")
 }
 

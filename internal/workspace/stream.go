@@ -86,7 +86,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 		return StreamResult{}, err
 	}
 	if d.Rel == "." {
-		return StreamResult{}, fserr.New(fserr.InvalidTarget, op, p, "%s is a workspace root (a directory); name a file inside it", p)
+		return StreamResult{}, fserr.New(fserr.InvalidTarget, op, p, "%s is a workspace root (a directory); name a file inside it", p).WithErrno(syscall.EISDIR)
 	}
 	root := d.r.root
 	dir := path.Dir(d.Rel)
@@ -153,7 +153,7 @@ func checkParentDir(op, p string, root *os.Root, dir string) error {
 	case err == nil && pfi.IsDir():
 		return nil
 	case err == nil:
-		return fserr.New(fserr.InvalidTarget, op, p, "cannot write %s: its parent is not a directory", p)
+		return fserr.New(fserr.InvalidTarget, op, p, "cannot write %s: its parent is not a directory", p).WithErrno(syscall.ENOTDIR)
 	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
 		return fserr.New(fserr.NotFound, op, p, "cannot write %s: the destination directory does not exist", p).
 			WithHint("create it first (mkdir with parents), then upload again")

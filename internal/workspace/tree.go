@@ -50,7 +50,7 @@ func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.Fil
 	case fi == nil:
 		return r.Path, notFound(op, p)
 	case !fi.IsDir():
-		return r.Path, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).WithHint("use download for a single file")
+		return r.Path, fserr.New(fserr.InvalidTarget, op, p, "%s is not a directory", p).WithErrno(syscall.ENOTDIR).WithHint("use download for a single file")
 	}
 	root := r.r.root
 	var walk func(rel, name string, fi fs.FileInfo) error
@@ -179,7 +179,7 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 	case fi.IsDir():
 		t.mode, t.stage = TreeMerge, path.Join(d.Rel, ".fsplane-tree-"+randomTag()+".tmp")
 	default:
-		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s exists and is not a directory", p).
+		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s exists and is not a directory", p).WithErrno(syscall.ENOTDIR).
 			WithHint("name a new path or an existing directory")
 	}
 	if err := t.root.Mkdir(t.stage, 0o700); err != nil {
