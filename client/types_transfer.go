@@ -1,7 +1,7 @@
 package client
 
 // UploadQuery is the query of POST /v2/fs/upload and /v1/file/upload; the
-// body is multipart/form-data with the fields path (before file) and file.
+// body is multipart/form-data with the fields path (before or after file) and file.
 type UploadQuery struct {
 	Path string `json:"path,omitempty" jsonschema:"target file (extension: instead of the path form field)"`
 	User string `json:"user,omitempty" jsonschema:"account that owns a created file"`

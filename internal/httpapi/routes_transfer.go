@@ -25,7 +25,7 @@ func (s *Server) transferRoutes() {
 			}
 			prefix, tag, dl = "/v1/file/", "v1", "/v1/file/download"
 		}
-		s.handle(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path, then file), streamed and renamed into place", Tag: tag,
+		s.handle(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path and file, in either order), streamed and renamed into place", Tag: tag,
 			Query: typeOf[client.UploadQuery](), Data: typeOf[client.UploadResult](), Statuses: []int{400, 403, 404, 507}}, s.upload(p))
 		for _, m := range []string{"GET", "HEAD"} {
 			s.handle(route{Method: m, Path: dl, Summary: "Download a file's raw bytes (Range, If-Range, ETag = version)", Tag: tag,
@@ -50,7 +50,9 @@ func (s *Server) upload(p plane) http.HandlerFunc {
 			res    *ops.UploadResult
 			target string
 		)
-		err := transfer.ReadUpload(r, qpath, func(path, filename string, file io.Reader) error {
+		// A file part sent before the path field (the TypeScript SDK's
+		// order) is held in the state directory until the path arrives.
+		err := transfer.ReadUpload(r, qpath, s.eng.Workspace().StateDir(), func(path, filename string, file io.Reader) error {
 			target = path
 			var err error
 			res, err = s.eng.Upload(r.Context(), ops.UploadRequest{Path: path, FileName: filename, Body: file, User: s.user(r)})

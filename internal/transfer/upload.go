@@ -2,14 +2,21 @@ package transfer
 
 import (
 	"bufio"
+	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"path"
 	"strings"
 	"sync"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // FormError is a malformed upload form: AIO answers it with 422 and the
@@ -24,20 +31,42 @@ func (e *FormError) Error() string { return e.Message }
 
 var bodyBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
 
+// spoolBufs are the copy buffers of spooled file parts: a megabyte, like
+// the workspace's streamed writes, so a write(2) moves that much.
+var spoolBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 // maxPathField bounds the path form field.
 const maxPathField = 8 << 10
 
-// ReadUpload reads a multipart/form-data upload as a stream: it collects
-// the path field, hands the first file part to store together with the
-// target path and the part's file name, and reads the rest of the form
-// to its end. The file's bytes are never buffered here; store reads them.
+// Store places an upload: it reads file to its end and writes it to path.
+// filename is the file part's name, possibly empty.
+type Store func(path, filename string, file io.Reader) error
+
+// ReadUpload reads a multipart/form-data upload as a stream and hands its
+// first file part to store with the target path and the part's file name.
+// It reads the whole form before store sees the end of the file, so store
+// commits nothing the rest of the form contradicts.
 //
-// The target is the path field when it comes before the file part, else
-// queryPath (the ?path= parameter). A file part with neither is a
-// FormError naming path, so is a form without a file part (naming file)
-// and a body that is not multipart/form-data. Errors from store are
-// returned as they are.
-func ReadUpload(r *http.Request, queryPath string, store func(path, filename string, file io.Reader) error) error {
+// The target is the path field or queryPath (?path=, fsplane's extension
+// to AIO's form); both may be given when they name the same path (compared
+// as written, cleaned). Two different targets, from the query and the form
+// or from two path fields, are a conflict (fserr.BadRequest): no source
+// silently wins, and nothing is written.
+//
+// When the target is known before the file part, store reads the part
+// itself: no copy is made. AIO's form does not order its fields, and the
+// TypeScript SDK sends the file first, so a file part that comes before
+// any path is spooled to an unnamed file in spoolDir (the state directory,
+// on disk: uploads are bounded by disk, not memory) and handed to store
+// from there once the form's end shows the path. The spool never has a
+// name anyone can see (O_TMPFILE, or unlinked as soon as created), so no
+// failure, crash included, leaves it behind. With spoolDir "" such a form
+// is refused.
+//
+// A file part with no target at all is a FormError naming path, so is a
+// form without a file part (naming file) and a body that is not
+// multipart/form-data. Errors from store are returned as they are.
+func ReadUpload(r *http.Request, queryPath, spoolDir string, store Store) error {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return &FormError{Message: "expected a multipart/form-data body with the fields path and file"}
@@ -50,49 +79,276 @@ func ReadUpload(r *http.Request, queryPath string, store func(path, filename str
 		br.Reset(nil)
 		bodyBufs.Put(br)
 	}()
-	mr := multipart.NewReader(br, params["boundary"])
-	target, stored := queryPath, false
+	f := &form{mr: multipart.NewReader(br, params["boundary"]), query: strings.TrimSpace(queryPath)}
 	for {
-		part, err := mr.NextPart()
+		part, err := f.mr.NextPart()
 		if err == io.EOF {
-			break
+			return &FormError{Field: "file", Missing: true, Message: "missing field `file`"}
 		}
 		if err != nil {
-			if stored {
-				return nil // the file is in place; trailing garbage is not our concern
-			}
-			return &FormError{Message: fmt.Sprintf("malformed multipart body: %v", err)}
+			return malformed(err)
 		}
-		switch name := part.FormName(); {
-		case name == "path" && !stored:
-			b, err := io.ReadAll(io.LimitReader(part, maxPathField+1))
-			if err != nil {
-				return &FormError{Field: "path", Message: "could not read the path field"}
-			}
-			if len(b) > maxPathField {
-				return &FormError{Field: "path", Message: fmt.Sprintf("the path field exceeds %d bytes", maxPathField)}
-			}
-			if p := strings.TrimSpace(string(b)); p != "" {
-				target = p
-			}
-		case name == "file" && !stored:
-			if target == "" {
-				return &FormError{Field: "path", Missing: true,
-					Message: "missing field `path`: send it before the `file` part, or pass ?path="}
-			}
-			if err := store(target, part.FileName(), part); err != nil {
+		switch part.FormName() {
+		case "path":
+			if err := f.readPath(part); err != nil {
 				return err
 			}
-			stored = true
+		case "file":
+			if t := f.target(); t != "" {
+				return f.stream(t, part, store)
+			}
+			return f.spool(r.Context(), part, spoolDir, store)
 		}
-		if err := drain(part); err != nil && !stored {
-			return &FormError{Message: fmt.Sprintf("malformed multipart body: %v", err)}
+		if err := drain(part); err != nil {
+			return malformed(err)
 		}
 	}
-	if !stored {
-		return &FormError{Field: "file", Missing: true, Message: "missing field `file`"}
+}
+
+// form is the state of an upload form being read.
+type form struct {
+	mr    *multipart.Reader
+	query string // ?path=, trimmed
+	path  string // the first non-empty path field, trimmed
+	// trailing is a syntax error met reading the parts after the file.
+	trailing error
+}
+
+// target is the upload's target as far as the form has been read.
+func (f *form) target() string {
+	if f.path != "" {
+		return f.path
+	}
+	return f.query
+}
+
+// readPath reads a path field. An empty one names nothing (the target
+// stays ?path=, as before); one that contradicts the query or an earlier
+// field is a conflict.
+func (f *form) readPath(part io.Reader) error {
+	b, err := io.ReadAll(io.LimitReader(part, maxPathField+1))
+	if err != nil {
+		return &FormError{Field: "path", Message: "could not read the path field"}
+	}
+	if len(b) > maxPathField {
+		return &FormError{Field: "path", Message: fmt.Sprintf("the path field exceeds %d bytes", maxPathField)}
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return nil
+	}
+	for _, prev := range []struct{ p, src string }{{f.path, "an earlier path field"}, {f.query, "?path="}} {
+		if prev.p != "" && path.Clean(prev.p) != path.Clean(p) {
+			return fserr.New(fserr.BadRequest, "upload", p, "conflicting upload targets: the path field says %q but %s says %q", p, prev.src, prev.p).
+				WithHint("name the target once (the path form field or ?path=), or give the same path in both")
+		}
+	}
+	if f.path == "" {
+		f.path = p
 	}
 	return nil
+}
+
+// rest reads the parts after the file to the form's end, checking each
+// path field against the target. A path field error (a conflict, an
+// oversized field) is returned; a syntax error ends the reading and is
+// kept in f.trailing, for the caller to judge: once the file part is
+// whole and its target known, a damaged end of the form does not matter.
+// Further file parts are ignored, as before.
+func (f *form) rest() error {
+	for {
+		part, err := f.mr.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			f.trailing = err
+			return nil
+		}
+		if part.FormName() == "path" {
+			if err := f.readPath(part); err != nil {
+				return err
+			}
+		}
+		if err := drain(part); err != nil {
+			f.trailing = err
+			return nil
+		}
+	}
+}
+
+// stream hands the file part to store as it arrives: the target is
+// known, so the bytes go straight into store's file, with no copy.
+func (f *form) stream(target string, part *multipart.Part, store Store) error {
+	t := &tail{part: part, f: f}
+	err := store(target, part.FileName(), t)
+	if t.end != nil && t.end != io.EOF {
+		// The rest of the form contradicted the target: store saw a
+		// read error instead of the end and placed nothing.
+		return t.end
+	}
+	if err != nil {
+		return err
+	}
+	if t.end == nil { // store stopped short of the end
+		_ = drain(t)
+	}
+	return nil
+}
+
+// tail reads a file part and, when the part ends, reads the rest of the
+// form before reporting the end, so a path field after the file that
+// contradicts the target turns into a read error: store then abandons its
+// part file and the target is untouched.
+type tail struct {
+	part *multipart.Part
+	f    *form
+	end  error // nil while the part lasts; then io.EOF or the form's error
+}
+
+func (t *tail) Read(p []byte) (int, error) {
+	if t.end != nil {
+		return 0, t.end
+	}
+	n, err := t.part.Read(p)
+	if err == io.EOF {
+		t.end = io.EOF
+		if ferr := t.f.rest(); ferr != nil {
+			t.end = ferr
+		}
+		err = t.end
+	}
+	return n, err
+}
+
+// spool holds a file part that came before its path in an unnamed file in
+// dir, reads the rest of the form for the path, then hands the spool to
+// store. Placing it is a second copy (store spools it again beside the
+// target, fsyncs and renames, exactly as for a path-first upload); the
+// spool itself is not fsynced, it is scratch that dies with its
+// descriptor.
+func (f *form) spool(ctx context.Context, part *multipart.Part, dir string, store Store) error {
+	if dir == "" {
+		return &FormError{Field: "path", Missing: true,
+			Message: "missing field `path`: send it before the `file` part, or pass ?path="}
+	}
+	sp, err := openSpool(dir, oTmpfile)
+	if err != nil {
+		e := fserr.FromOS("upload", "", err)
+		e.Message = "cannot hold the uploaded file in the state directory: " + e.Message
+		return e
+	}
+	defer sp.Close()
+	if err := copyPart(ctx, sp, part); err != nil {
+		return err
+	}
+	filename := part.FileName()
+	if err := f.rest(); err != nil {
+		return err
+	}
+	if f.path == "" {
+		if f.trailing != nil {
+			return malformed(f.trailing)
+		}
+		return &FormError{Field: "path", Missing: true,
+			Message: "missing field `path`: the form has a `file` part but no `path` field naming its target; add one (before or after `file`) or pass ?path="}
+	}
+	if _, err := sp.Seek(0, io.SeekStart); err != nil {
+		return fserr.FromOS("upload", f.path, err)
+	}
+	return store(f.path, filename, sp)
+}
+
+// copyPart copies a file part into the spool. A failure to read the part
+// (the client went away, the body is cut) is a bad request, like an
+// interrupted path-first upload; a failure to write is classified by its
+// errno (a full disk is no_space_left).
+func copyPart(ctx context.Context, sp *os.File, part io.Reader) error {
+	bp := spoolBufs.Get().(*[]byte)
+	defer spoolBufs.Put(bp)
+	buf := *bp
+	for {
+		if err := ctx.Err(); err != nil {
+			e := fserr.New(fserr.IOError, "upload", "", "upload cancelled; nothing was written")
+			e.Err, e.Retryable = err, true
+			return e
+		}
+		n, rerr := fill(part, buf)
+		if n > 0 {
+			if _, err := sp.Write(buf[:n]); err != nil {
+				e := fserr.FromOS("upload", "", err)
+				e.Message = "cannot hold the uploaded file in the state directory: " + e.Message
+				return e
+			}
+		}
+		switch {
+		case rerr == nil:
+		case rerr == io.EOF:
+			return nil
+		default:
+			e := fserr.New(fserr.BadRequest, "upload", "", "upload interrupted: the request body ended early or could not be read; nothing was written")
+			e.Err = rerr
+			return e
+		}
+	}
+}
+
+// fill reads from r until buf is full or r fails, passing r's error
+// through (io.ReadFull would turn a short stream into a success).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// spoolPrefix names a spool in the moment between its creation and its
+// unlinking, where O_TMPFILE is not available.
+const spoolPrefix = ".fsplane-upload-spool-"
+
+// openSpool opens a new read-write file in dir that has no name: with the
+// tmpfile flag (O_TMPFILE on Linux, 0 elsewhere) the kernel never gives it
+// one; otherwise it is created under a random name and unlinked at once.
+// Either way it is gone when its descriptor closes, whatever happens to
+// the process. dir is reached through an os.Root, like every write.
+func openSpool(dir string, tmpfile int) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if tmpfile != 0 {
+		if sp, err := root.OpenFile(".", os.O_RDWR|tmpfile, 0o600); err == nil {
+			return sp, nil
+		}
+		// The file system does not do O_TMPFILE: fall back to a name.
+	}
+	for range 4 {
+		name := spoolPrefix + rand.Text() + ".part"
+		sp, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := root.Remove(name); err != nil {
+			sp.Close()
+			_ = root.Remove(name)
+			return nil, err
+		}
+		return sp, nil
+	}
+	return nil, fs.ErrExist
+}
+
+func malformed(err error) *FormError {
+	return &FormError{Message: fmt.Sprintf("malformed multipart body: %v", err)}
 }
 
 func drain(r io.Reader) error {
