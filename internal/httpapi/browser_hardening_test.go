@@ -1,11 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,53 +10,6 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/hub"
 	"github.com/fsplane/fsplane/internal/httpapi"
 )
-
-// reply is one raw HTTP exchange: status, headers and the decoded body.
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
-
-// code is the envelope's data.error_type, or "".
-func (r reply) code() string {
-	if d, ok := r.body["data"].(map[string]any); ok {
-		s, _ := d["error_type"].(string)
-		return s
-	}
-	return ""
-}
-
-// send makes one request to e with a chosen Host header (host "" keeps
-// the listener's address; "PORT" in it is replaced by the listener's
-// port) and extra headers as name, value pairs.
-func (e *env) send(method, path, host, body string, header ...string) reply {
-	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if host != "" {
-		u, _ := url.Parse(e.srv.URL)
-		req.Host = strings.ReplaceAll(host, "PORT", u.Port())
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return reply{status: resp.StatusCode, header: resp.Header, body: m}
-}
 
 // TestBrowserRequestsAreRefused: a web page can reach a loopback server
 // (simple POSTs need no preflight; DNS rebinding gets it a readable

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,8 +96,30 @@ func (e *env) file(name string) string {
 	return string(b)
 }
 
-// raw sends a request and returns the status and decoded JSON body.
-func (e *env) raw(method, path, body string, header ...string) (int, map[string]any) {
+// reply is one raw HTTP exchange: status, headers and the decoded body.
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any // nil when the body is empty (a 204 preflight) or not JSON
+	// badJSON is a non-empty body that did not decode into body: some
+	// answers (the connector hub's plain-text refusals) legitimately are
+	// not JSON, so send leaves judging it to the caller.
+	badJSON []byte
+}
+
+// code is the envelope's data.error_type, or "".
+func (r reply) code() string {
+	if d, ok := r.body["data"].(map[string]any); ok {
+		s, _ := d["error_type"].(string)
+		return s
+	}
+	return ""
+}
+
+// send makes one request to e with a chosen Host header (host "" keeps
+// the listener's address; "PORT" in it is replaced by the listener's
+// port) and extra headers as name, value pairs.
+func (e *env) send(method, path, host, body string, header ...string) reply {
 	e.t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -105,6 +128,10 @@ func (e *env) raw(method, path, body string, header ...string) (int, map[string]
 	req, err := http.NewRequestWithContext(context.Background(), method, e.srv.URL+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if host != "" {
+		u, _ := url.Parse(e.srv.URL)
+		req.Host = strings.ReplaceAll(host, "PORT", u.Port())
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -115,11 +142,23 @@ func (e *env) raw(method, path, body string, header ...string) (int, map[string]
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if len(b) > 0 && json.Unmarshal(b, &m) != nil {
-		e.t.Fatalf("%s %s: non-JSON body %q", method, path, b)
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	if len(b) > 0 && json.Unmarshal(b, &r.body) != nil {
+		r.badJSON = b
 	}
-	return resp.StatusCode, m
+	return r
+}
+
+// raw sends a request and returns the status and decoded JSON body; the
+// API's own routes always answer in JSON, so any other body fails the
+// test.
+func (e *env) raw(method, path, body string, header ...string) (int, map[string]any) {
+	e.t.Helper()
+	r := e.send(method, path, "", body, header...)
+	if r.badJSON != nil {
+		e.t.Fatalf("%s %s: non-JSON body %q", method, path, r.badJSON)
+	}
+	return r.status, r.body
 }
 
 // wantErr asserts err is a *client.Error with this status and code, and

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // TestReadUploadSpoolNoSpace spools a file sent before its path into a
@@ -17,15 +18,7 @@ import (
 // called, and the file system's blocks are all free again.
 func TestReadUploadSpoolNoSpace(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
+	dir := testenv.TinyFS(t)
 	var before unix.Statfs_t
 	if err := unix.Statfs(dir, &before); err != nil {
 		t.Fatal(err)

@@ -10,25 +10,10 @@ import (
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
-
-// mountTinyFS mounts a 64 KiB tmpfs on a temp dir, or skips the test when
-// mounting is not permitted.
-func mountTinyFS(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // TestCommitNoSpace fills a 64 KiB file system: every commit fails with
 // no_space_left, the originals are untouched and nothing is left over.
@@ -50,7 +35,7 @@ func TestCommitNoSpace(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			root := mountTinyFS(t)
+			root := testenv.TinyFS(t)
 			for _, n := range []string{"a.txt", "b.txt", "c.txt", "h.txt"} {
 				writeFile(t, filepath.Join(root, n), strings.Repeat(n, 1000), 0o644) // 5 KB each
 			}
@@ -89,7 +74,7 @@ func TestCommitNoSpace(t *testing.T) {
 // existing byte changes.
 func TestReserveReportsNoSpace(t *testing.T) {
 	t.Parallel()
-	root := mountTinyFS(t)
+	root := testenv.TinyFS(t)
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +129,7 @@ func TestCopyMoveNoSpace(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dst := mountTinyFS(t)
+			dst := testenv.TinyFS(t)
 			src := t.TempDir()
 			writeFile(t, filepath.Join(src, "big"), big, 0o644)
 			writeFile(t, filepath.Join(src, "tree/a"), "a", 0o644)
@@ -167,7 +152,7 @@ func TestCopyMoveNoSpace(t *testing.T) {
 
 func TestWriteStreamNoSpace(t *testing.T) {
 	t.Parallel()
-	root := mountTinyFS(t)
+	root := testenv.TinyFS(t)
 	writeFile(t, filepath.Join(root, "a.txt"), "keep", 0o644)
 	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
 	_, err := w.WriteStream(context.Background(), "a.txt", bytes.NewReader(make([]byte, 1<<20)), StreamOptions{})

@@ -1,0 +1,26 @@
+package testenv
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TinyFS mounts a 64 KiB tmpfs on a temp dir and returns the dir, so a
+// test can hit a real ENOSPC after a few writes instead of filling the
+// machine's disk. The mount is detached at cleanup. It skips t when
+// mounting is not permitted (no CAP_SYS_ADMIN, as in most unprivileged
+// runs).
+func TinyFS(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
