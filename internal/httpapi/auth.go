@@ -83,9 +83,12 @@ func keyMatches(r *http.Request, want []byte) bool {
 //     or a name in Options.AllowHosts (serve --allow-host), since a
 //     rebinding page can only send its own name (403 forbidden_host).
 //     With a key there is no Host check: the page does not know the key.
-//     With Options.InsecureNoAuth (serve --insecure-no-auth) there is none
-//     either: the operator exposed the server to a network on purpose,
-//     where clients use names such as sandbox:8080.
+//     With Options.InsecureNoAuth (serve --insecure-no-auth) it applies
+//     only to requests a browser marks as made by a page (Sec-Fetch-Site
+//     other than none): the operator exposed the server to a network on
+//     purpose, where clients use names such as sandbox:8080, but a
+//     rebinding page's same-origin fetch carries no Origin, only that
+//     mark (browsers too old to send it are not covered).
 //
 // /v2/connector is left alone: it authenticates with the connector token
 // (no token, no connection) and checks Origin against its own list
@@ -93,7 +96,8 @@ func keyMatches(r *http.Request, want []byte) bool {
 type browserGuard struct {
 	origins   map[string]bool // normalized, see NormalizeOrigin
 	hosts     map[string]bool // normalized, see NormalizeHostName
-	checkHost bool
+	checkHost bool            // every request's Host is checked (no key, not exposed)
+	noKey     bool            // no API key: pages' requests are Host-checked even when exposed
 	next      http.Handler
 }
 
@@ -102,7 +106,7 @@ type browserGuard struct {
 // NormalizeOrigin and NormalizeHostName first.
 func guardBrowsers(opts Options, log *slog.Logger, next http.Handler) http.Handler {
 	g := &browserGuard{origins: map[string]bool{}, hosts: map[string]bool{}, next: next,
-		checkHost: opts.APIKey == "" && !opts.InsecureNoAuth}
+		checkHost: opts.APIKey == "" && !opts.InsecureNoAuth, noKey: opts.APIKey == ""}
 	for _, o := range opts.AllowOrigins {
 		n, err := NormalizeOrigin(o)
 		if err != nil {
@@ -127,7 +131,8 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	if g.checkHost && !g.hostAllowed(r.Host) {
+	fromPage := r.Header.Get("Sec-Fetch-Site") != "" && r.Header.Get("Sec-Fetch-Site") != "none"
+	if (g.checkHost || (g.noKey && fromPage)) && !g.hostAllowed(r.Host) {
 		name := hostName(r.Host)
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenHost, "request", r.URL.Path,
 			"Host %q is refused: without an API key, fsplane answers only requests addressed to localhost or an IP address (protection against DNS rebinding)", r.Host).

@@ -75,6 +75,14 @@ func TestBrowserRequestsAreRefused(t *testing.T) {
 		{name: "insecure-no-auth: container names work", e: exposed, method: "GET", path: "/v2/fs/read?path=a.txt", host: "sandbox:8080", status: 200},
 		{name: "insecure-no-auth: Origin is still refused", e: exposed, method: "GET", path: "/v2/fs/read?path=a.txt",
 			header: []string{"Origin", "https://evil.example"}, status: 403, code: "forbidden_origin"},
+		// A rebinding page's same-origin GET carries no Origin, only the
+		// browser's Sec-Fetch-Site mark: its Host is checked even here.
+		{name: "insecure-no-auth: rebinding page refused", e: exposed, method: "GET", path: "/v2/fs/read?path=a.txt",
+			host: "rebind.evil.example:PORT", header: []string{"Sec-Fetch-Site", "same-origin"}, status: 403, code: "forbidden_host"},
+		{name: "insecure-no-auth: typed URL to a container name", e: exposed, method: "GET", path: "/v2/fs/read?path=a.txt",
+			host: "sandbox:8080", header: []string{"Sec-Fetch-Site", "none"}, status: 200},
+		{name: "api key: rebinding page needs the key anyway", e: keyed, method: "GET", path: "/v2/fs/read?path=a.txt",
+			host: "rebind.evil.example:PORT", header: []string{"Sec-Fetch-Site", "same-origin"}, status: 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

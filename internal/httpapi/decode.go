@@ -239,39 +239,48 @@ func badUTF8(raw []byte) (int, string) {
 	if !bytes.Contains(raw, []byte(`\ud`)) && !bytes.Contains(raw, []byte(`\uD`)) {
 		return -1, ""
 	}
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case !inString:
-			inString = c == '"'
-		case c == '"':
-			inString = false
-		case c == '\\':
-			if raw[i+1] != 'u' {
-				i++ // a one-character escape, \\ included
-				continue
-			}
-			r := hex4(raw[i+2 : i+6])
-			if !utf16.IsSurrogate(r) {
-				i += 5
-				continue
-			}
-			if r < 0xdc00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-				if lo := hex4(raw[i+8 : i+12]); lo >= 0xdc00 && lo <= 0xdfff {
-					i += 11
-					continue
-				}
-			}
-			return i, fmt.Sprintf("unpaired UTF-16 surrogate escape %s", raw[i:i+6])
+	// In valid JSON a backslash only occurs inside a string, always
+	// starting an escape: jumping from one to the next is enough.
+	for i := 0; ; {
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			return -1, ""
 		}
+		i += k
+		if raw[i+1] != 'u' {
+			i += 2 // a one-character escape, \\ included
+			continue
+		}
+		r := hex4(raw[i+2 : i+6])
+		if !utf16.IsSurrogate(r) {
+			i += 6
+			continue
+		}
+		if r < 0xdc00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+			if lo := hex4(raw[i+8 : i+12]); lo >= 0xdc00 && lo <= 0xdfff {
+				i += 12
+				continue
+			}
+		}
+		return i, fmt.Sprintf("unpaired UTF-16 surrogate escape %s", raw[i:i+6])
 	}
-	return -1, ""
 }
 
 // hex4 decodes the four hex digits of a \u escape (valid JSON has them).
 func hex4(b []byte) rune {
-	n, _ := strconv.ParseUint(string(b), 16, 32)
-	return rune(n)
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // fieldAt names the top-level field whose value spans byte offset off of

@@ -66,3 +66,15 @@ func TestErrorDataPerCause(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMkdirThroughAFileIsENOTDIR: creating parents through a regular file
+// is NotADirectoryError, as Python raises, not a bare OSError.
+func TestMkdirThroughAFileIsENOTDIR(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"w.txt": "x\n"}, httpapi.Options{})
+	_, body := e.raw("POST", "/v2/fs/mkdir", `{"path":"w.txt/x/y","parents":true}`)
+	data, _ := body["data"].(map[string]any)
+	if data["errno_name"] != "ENOTDIR" || data["exception_type"] != "NotADirectoryError" {
+		t.Fatalf("mkdir through a file: %v", body)
+	}
+}

@@ -278,7 +278,7 @@ func missingParents(op, given string, root *wsRoot, rel string) ([]string, error
 		}
 		if !fi.IsDir() {
 			return nil, fserr.New(fserr.InvalidTarget, op, given,
-				"cannot create %s: %s is not a directory", given, filepath.Join(root.path, d))
+				"cannot create %s: %s is not a directory", given, filepath.Join(root.path, d)).WithErrno(syscall.ENOTDIR)
 		}
 	}
 	return nil, nil
