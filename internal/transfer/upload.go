@@ -224,9 +224,10 @@ func (t *tail) Read(p []byte) (int, error) {
 // spool holds a file part that came before its path in an unnamed file in
 // dir, reads the rest of the form for the path, then hands the spool to
 // store. Placing it is a second copy (store spools it again beside the
-// target, fsyncs and renames, exactly as for a path-first upload); the
-// spool itself is not fsynced, it is scratch that dies with its
-// descriptor.
+// target, fsyncs and renames, exactly as for a path-first upload), during
+// which the spool is freed as it is read (drainSpool), so the two together
+// take about the file's size plus punchEvery on disk; the spool itself is
+// not fsynced, it is scratch that dies with its descriptor.
 func (f *form) spool(ctx context.Context, part *multipart.Part, dir string, store Store) error {
 	if dir == "" {
 		return &FormError{Field: "path", Missing: true,
@@ -256,7 +257,29 @@ func (f *form) spool(ctx context.Context, part *multipart.Part, dir string, stor
 	if _, err := sp.Seek(0, io.SeekStart); err != nil {
 		return fserr.FromOS("upload", f.path, err)
 	}
-	return store(f.path, filename, sp)
+	return store(f.path, filename, &drainSpool{f: sp})
+}
+
+// drainSpool reads a spool from its start, freeing what has been read
+// every punchEvery bytes (see punchHole).
+type drainSpool struct {
+	f         *os.File
+	off, hole int64 // read so far; freed so far
+}
+
+// punchEvery is how much read spool is freed at a time: large enough that
+// the system call is rare, small enough that the spool and its copy
+// overlap by little.
+const punchEvery = 8 << 20
+
+func (d *drainSpool) Read(p []byte) (int, error) {
+	n, err := d.f.Read(p)
+	d.off += int64(n)
+	if d.off-d.hole >= punchEvery {
+		punchHole(d.f, d.hole, d.off-d.hole)
+		d.hole = d.off
+	}
+	return n, err
 }
 
 // copyPart copies a file part into the spool. A failure to read the part

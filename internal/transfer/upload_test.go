@@ -74,7 +74,7 @@ func TestReadUploadOrder(t *testing.T) {
 				var st stored
 				err := ReadUpload(r, r.URL.Query().Get("path"), dir, func(path, filename string, file io.Reader) error {
 					st.path, st.name = path, filename
-					_, st.spooled = file.(*os.File)
+					_, st.spooled = file.(*drainSpool)
 					var err error
 					st.got, err = io.ReadAll(file)
 					st.complete = err == nil
