@@ -2,8 +2,10 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/testenv"
@@ -73,5 +75,20 @@ func BenchmarkFiles(b *testing.B) {
 func BenchmarkStreamLiteralWorkers(b *testing.B) {
 	for _, w := range []int{1, 2, 3, 4} {
 		b.Run(itoa(w), func(b *testing.B) { benchStream(b, Options{Pattern: "ErrNotExist", Hidden: true, Workers: w}) })
+	}
+}
+
+// BenchmarkLiftCRs measures the lone-CR pass every searched buffer gets:
+// one IndexByte sweep when the text has no CR, a step per CR with CRLF.
+func BenchmarkLiftCRs(b *testing.B) {
+	line := "\tif err := s.search(ctx, root, start); err != nil { return err }"
+	for _, eol := range []string{"\n", "\r\n"} {
+		buf := []byte(strings.Repeat(line+eol, (1<<20)/(len(line)+len(eol))))
+		b.Run(fmt.Sprintf("eol=%q", eol), func(b *testing.B) {
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				liftCRs(buf, true)
+			}
+		})
 	}
 }

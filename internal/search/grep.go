@@ -275,6 +275,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 		return s.searchChunked(fh, n, limit)
 	}
 	buf := s.buf[:n]
+	liftCRs(buf, true)
 	if n > binaryProbe {
 		// A NUL further on: stop before its line, as ripgrep stops
 		// searching a file at the first NUL.
@@ -293,6 +294,28 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 		s.scanLines(buf, 0, len(buf), len(buf), limit)
 	}
 	return statusSearched, nil
+}
+
+// liftCRs turns each lone CR in b into LF, in place: a CR not followed by
+// LF ends a line (old Mac text), as edit and read count lines, so the line
+// numbers grep reports are the ones line edits take. CRLF stays. A CR that
+// ends b is left unless final: the next read may bring its LF. Files
+// without CR cost one IndexByte pass.
+func liftCRs(b []byte, final bool) {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(b[i:], '\r')
+		if k < 0 {
+			return
+		}
+		i += k
+		if i+1 < len(b) {
+			if b[i+1] != '\n' {
+				b[i] = '\n'
+			}
+		} else if final {
+			b[i] = '\n'
+		}
+	}
 }
 
 // fill reads into buf[n:] until it is full or the file ends; a short
@@ -334,6 +357,7 @@ func (s *searchState) searchChunked(fh fileHandle, n int, limit int) (fileStatus
 	eof := false
 	scanned := 0 // bytes of the buffer already checked for NUL
 	for {
+		liftCRs(s.buf[from:n], eof)
 		// Stop at a NUL (after the first 8 KiB, which were checked).
 		if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
 			n = bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,4 +308,49 @@ func TestGrepMissingStart(t *testing.T) {
 		t.Errorf("err = %v, want not exist", err)
 	}
 	_ = filepath.Join
+}
+
+// TestGrepLoneCRBreaksLines: a lone CR ends a line (old Mac text), as
+// edit and read count lines, so a line number grep reports is the one a
+// line edit must use; CRLF is one break. Also across chunk boundaries,
+// where a CR at the end of a chunk may be the first half of a CRLF.
+func TestGrepLoneCRBreaksLines(t *testing.T) {
+	t.Parallel()
+	var big strings.Builder
+	breaks := []string{"\r", "\n", "\r\n"}
+	line := 1
+	var want []Match
+	for big.Len() < 3*chunkSize {
+		text := fmt.Sprintf("line %d of filler text", line)
+		if line%9973 == 0 {
+			text = fmt.Sprintf("needle %d", line)
+			want = append(want, Match{Path: "big.txt", LineNumber: line, LineContent: text})
+		}
+		big.WriteString(text)
+		big.WriteString(breaks[line%3])
+		line++
+	}
+	dir := makeTree(t, map[string]string{"small.txt": "a\rneedle b\rc\r\nneedle d\n", "big.txt": big.String()})
+	want = append([]Match{
+		{Path: "small.txt", LineNumber: 2, LineContent: "needle b"},
+		{Path: "small.txt", LineNumber: 4, LineContent: "needle d"},
+	}, want...)
+	q, err := Compile(Options{Pattern: "needle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Grep(context.Background(), openRoot(t, dir), ".", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Matches
+	slices.SortFunc(got, func(a, b Match) int {
+		if a.Path != b.Path {
+			return strings.Compare(b.Path, a.Path) // small.txt first
+		}
+		return a.LineNumber - b.LineNumber
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }

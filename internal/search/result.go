@@ -13,8 +13,8 @@ type Match struct {
 	Path       string
 	LineNumber int // 1-based
 	// LineContent is the matching line without its line terminator (CR
-	// LF or LF); in multiline mode, every line the match touches, joined
-	// by "\n".
+	// LF, LF or a lone CR, which ends a line as edit counts lines); in
+	// multiline mode, every line the match touches, joined by "\n".
 	LineContent   string
 	ContextBefore []string
 	ContextAfter  []string
