@@ -122,7 +122,15 @@ func errorMeta(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		var te *toolError
 		if !errors.As(r.GetError(), &te) {
-			return res, err
+			if r.GetError() == nil {
+				return res, err
+			}
+			// The SDK refused the arguments against the input schema
+			// (a missing or mistyped field) before any handler ran: say
+			// so in the same form as every other failure.
+			te = &toolError{e: fserr.New(fserr.BadRequest, "", "", "invalid arguments: %s", strings.TrimPrefix(r.GetError().Error(), "validating \"arguments\": ")).
+				WithHint("pass the arguments the tool's input schema names, with their types")}
+			r.Content = []mcp.Content{&mcp.TextContent{Text: te.Error()}}
 		}
 		m := map[string]any{"code": string(te.e.Code)}
 		if h := te.hint(); h != "" {

@@ -276,3 +276,20 @@ func TestStructuredOutputMatchesSchema(t *testing.T) {
 		t.Fatalf("stat structured = %s (%v)", b, err)
 	}
 }
+
+// TestSchemaErrorsLookLikeToolErrors: arguments the SDK refuses against
+// the input schema (a missing or mistyped field) fail like every other
+// call: "Error (bad_request): ..." with a hint, and the code in _meta.
+func TestSchemaErrorsLookLikeToolErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "a\n"}, envOptions{})
+	for _, a := range []map[string]any{{}, {"path": 5}} {
+		r := e.call("read", a)
+		if !r.err || !strings.HasPrefix(r.text, "Error (bad_request): invalid arguments: ") || !strings.Contains(r.text, "\nHint: ") {
+			t.Errorf("read %v: %q", a, r.text)
+		}
+		if r.meta["code"] != "bad_request" {
+			t.Errorf("read %v: _meta %v", a, r.meta)
+		}
+	}
+}
