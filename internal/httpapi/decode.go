@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fsplane/fsplane/client"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -15,6 +13,11 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/jsonx"
 )
 
 // maxBody bounds a JSON request body: a 32 MiB write (to a connected host,
@@ -31,7 +34,7 @@ type bodyRules struct {
 // decode reads a JSON object body into dst (a pointer to a struct),
 // collecting AIO-shaped validation errors. An absent body reads as {}.
 func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError {
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	raw, err := readBody(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -43,7 +46,7 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 		raw = []byte("{}")
 	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+	if err := fastjson.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return []client.ValidationError{{Location: []string{"body"}, Message: jsonMessage(err, raw), Type: "value_error.jsondecode"}}
 	}
 	if ve, bad := invalidText(raw); bad {
@@ -66,7 +69,7 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	}
 	errs = append(errs, caseVariants(t, fields, []string{"body"})...)
 	errs = append(errs, belowMinimum(t, fields)...)
-	if err := json.Unmarshal(raw, dst); err == nil {
+	if err := decodeFields(dst, known, fields); err == nil {
 		sortErrors(errs)
 		return errs
 	}
@@ -85,6 +88,49 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	}
 	sortErrors(errs)
 	return errs
+}
+
+// decodeFields fills the struct dst points to from fields, the body's
+// top-level members already split by the validating parse: each known
+// field from its own value, so the body is not parsed a second time, and a
+// plain string (file content, up to 64 MiB) through jsonx.Unquote, which
+// copies the runs between escapes. The result is what json.Unmarshal of
+// the body would give, except that keys differing from a field only in
+// case fill nothing (decode refuses them). The first failing field's error
+// is returned.
+func decodeFields(dst any, known *fieldSet, fields map[string]json.RawMessage) error {
+	v := reflect.ValueOf(dst).Elem()
+	for name, raw := range fields {
+		i, ok := known.index[name]
+		if !ok {
+			continue
+		}
+		f := v.Field(i)
+		if f.Kind() == reflect.String && len(raw) > 0 && raw[0] == '"' && !f.Addr().Type().Implements(unmarshalerType) {
+			if s, err := jsonx.Unquote(raw); err == nil {
+				f.SetString(s)
+				continue
+			}
+		}
+		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// readBody reads r's body up to maxBody, in one allocation when the
+// length is declared (io.ReadAll would copy a 32 MiB body five times as
+// it grows).
+func readBody(r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare to see EOF
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, maxBody))
+	return buf.Bytes(), err
 }
 
 func jsonMessage(err error, raw []byte) string {
@@ -119,8 +165,9 @@ var fieldCache sync.Map // reflect.Type → *fieldSet
 type fieldSet struct {
 	names    map[string]bool
 	types    map[string]reflect.Type
-	ordered  []string // every name, in field order
-	required []string // in field order
+	index    map[string]int // the struct field's index
+	ordered  []string       // every name, in field order
+	required []string       // in field order
 }
 
 // caseVariants refuses the keys of an object decoded into struct type t
@@ -314,7 +361,7 @@ func jsonFields(t reflect.Type) *fieldSet {
 	if m, ok := fieldCache.Load(t); ok {
 		return m.(*fieldSet)
 	}
-	fs := &fieldSet{names: map[string]bool{}, types: map[string]reflect.Type{}}
+	fs := &fieldSet{names: map[string]bool{}, types: map[string]reflect.Type{}, index: map[string]int{}}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -326,6 +373,7 @@ func jsonFields(t reflect.Type) *fieldSet {
 		}
 		fs.names[name] = true
 		fs.types[name] = f.Type
+		fs.index[name] = i
 		fs.ordered = append(fs.ordered, name)
 		if !strings.Contains(opts, "omitempty") {
 			fs.required = append(fs.required, name)

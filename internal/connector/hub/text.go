@@ -1,113 +1,19 @@
 package hub
 
-import (
-	"bytes"
-	stdjson "encoding/json"
-	"errors"
-	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
-)
+import "github.com/fsplane/fsplane/internal/jsonx"
 
-// text is a string field decoded by unquote. The results of the operations
+// text is a string field decoded by jsonx.Unquote. The results of the operations
 // agents call most (read) carry file text: a line break every few dozen
 // bytes, each escaped in JSON. segmentio/encoding re-encodes an escaped
-// string rune by rune (about 20 µs for 4 KiB of source) where unquote
+// string rune by rune (about 20 µs for 4 KiB of source) where Unquote
 // copies the runs between escapes.
 type text string
 
 func (t *text) UnmarshalJSON(b []byte) error {
-	s, err := unquote(b)
+	s, err := jsonx.Unquote(b)
 	if err != nil {
 		return err
 	}
 	*t = text(s)
 	return nil
-}
-
-var errNotString = errors.New("not a JSON string")
-
-// unquote decodes the JSON string literal b exactly as encoding/json does.
-// b must be a well-formed literal, as decoders pass to UnmarshalJSON (raw
-// control characters are not looked for). When the decoded text is not
-// valid UTF-8 it defers to encoding/json, which replaces invalid bytes with
-// U+FFFD.
-func unquote(b []byte) (string, error) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", errNotString
-	}
-	s := b[1 : len(b)-1]
-	out := make([]byte, 0, len(s))
-	for len(s) > 0 {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			out = append(out, s...)
-			break
-		}
-		out = append(out, s[:i]...)
-		s = s[i:]
-		if len(s) < 2 {
-			return stdUnquote(b)
-		}
-		switch c := s[1]; c {
-		case '"', '\\', '/':
-			out = append(out, c)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, n := hex4(s[2:])
-			if n < 0 {
-				return stdUnquote(b)
-			}
-			s = s[2+n:]
-			if utf16.IsSurrogate(r) {
-				var r2 rune = -1
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if v, m := hex4(s[2:]); m > 0 {
-						r2 = v
-					}
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					out = utf8.AppendRune(out, d)
-					s = s[6:]
-					continue
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return stdUnquote(b)
-		}
-		s = s[2:]
-	}
-	if !utf8.Valid(out) {
-		return stdUnquote(b)
-	}
-	return string(out), nil
-}
-
-func hex4(s []byte) (rune, int) {
-	if len(s) < 4 {
-		return 0, -1
-	}
-	v, err := strconv.ParseUint(string(s[:4]), 16, 32)
-	if err != nil {
-		return 0, -1
-	}
-	return rune(v), 4
-}
-
-func stdUnquote(b []byte) (string, error) {
-	var s string
-	err := stdjson.Unmarshal(b, &s)
-	return s, err
 }
