@@ -20,6 +20,10 @@ import (
 	"github.com/fsplane/fsplane/internal/jsonx"
 )
 
+// tooLargeType is the validation error type of a body over maxBody; the
+// response is then 413 (see invalid).
+const tooLargeType = "value_error.toolarge"
+
 // maxBody bounds a JSON request body: a 32 MiB write (to a connected host,
 // say) in base64 fits; bigger files go through upload.
 const maxBody = 64 << 20
@@ -38,7 +42,7 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: "value_error.toolarge"}}
+			return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: tooLargeType}}
 		}
 		return []client.ValidationError{{Location: []string{"body"}, Message: "could not read the request body", Type: "value_error"}}
 	}

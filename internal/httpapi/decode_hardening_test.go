@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,5 +221,20 @@ func TestOutOfRangeParameters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOversizedBodyIs413: a JSON body over the limit is refused with 413,
+// as AIO answers a body too large, not 422, and says to use upload.
+func TestOversizedBodyIs413(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, httpapi.Options{})
+	body := `{"path":"big.txt","content":"` + strings.Repeat("x", 64<<20) + `"}`
+	status, m := e.raw("POST", "/v2/fs/write", body)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(fmt.Sprint(m["errors"]), "use upload") {
+		t.Fatalf("status %d, body %v", status, m)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "big.txt")); !os.IsNotExist(err) {
+		t.Fatalf("an oversized write left big.txt (%v)", err)
 	}
 }

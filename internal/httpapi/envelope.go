@@ -44,8 +44,16 @@ func okHint(w http.ResponseWriter, message string, data any, hint string) {
 	writeJSON(w, http.StatusOK, e)
 }
 
+// invalid writes a validation failure: 422, or 413 when the body was too
+// large to read (as AIO answers an oversized body), with the same shape.
 func invalid(w http.ResponseWriter, errs []client.ValidationError) {
-	writeJSON(w, http.StatusUnprocessableEntity, validationFailure{
+	status := http.StatusUnprocessableEntity
+	for _, e := range errs {
+		if e.Type == tooLargeType {
+			status = http.StatusRequestEntityTooLarge
+		}
+	}
+	writeJSON(w, status, validationFailure{
 		Message: "Request data validation failed", Errors: errs,
 	})
 }
