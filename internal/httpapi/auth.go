@@ -227,9 +227,16 @@ func NormalizeOrigin(s string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("origin %q: %v", s, err)
 	}
+	// Any scheme with a host: browser extensions and app shells send
+	// origins such as chrome-extension://id or tauri://localhost.
 	scheme := strings.ToLower(u.Scheme)
-	if (scheme != "http" && scheme != "https") || u.Host == "" || u.Opaque != "" {
+	if scheme == "" || u.Host == "" || u.Opaque != "" {
 		return "", fmt.Errorf("origin %q: use scheme://host[:port], e.g. https://app.example.com or http://localhost:3000", s)
+	}
+	for _, c := range u.Hostname() {
+		if c >= 0x80 {
+			return "", fmt.Errorf("origin %q: give the host in its ASCII (punycode, xn--...) form, which is what browsers send", s)
+		}
 	}
 	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return "", fmt.Errorf("origin %q: an origin is only scheme://host[:port], without user, path or query", s)

@@ -181,7 +181,10 @@ func TestNormalizeOrigin(t *testing.T) {
 		{in: "https://app.example/path", bad: true},
 		{in: "https://app.example?x=1", bad: true},
 		{in: "https://user@app.example", bad: true},
-		{in: "ftp://app.example", bad: true},
+		{in: "chrome-extension://abcdefghij", want: "chrome-extension://abcdefghij"},
+		{in: "tauri://localhost", want: "tauri://localhost"},
+		{in: "https://xn--bcher-kva.example", want: "https://xn--bcher-kva.example"},
+		{in: "https://bücher.example", bad: true}, // browsers send the punycode form
 		{in: "null", bad: true},
 		{in: "", bad: true},
 	}
