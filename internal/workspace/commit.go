@@ -181,12 +181,14 @@ func (w *Workspace) commitLocked(op string, reqs []*request, opts CommitOptions)
 	return results, nil
 }
 
-// settle retries the recovery of a transaction whose in-process rollback
-// failed. The caller holds the locks.
-func (w *Workspace) settle() {
-	if w.unsettled && w.recoverTx() == nil {
-		w.unsettled = false
-	}
+// settle recovers what interrupted transactions the state directory holds
+// before a mutation: this workspace's own whose in-process rollback failed,
+// and those of another process sharing the state directory that crashed
+// meanwhile (a readdir when there are none). While one cannot be settled
+// the mutation is refused: a change made now would be overwritten by that
+// recovery later. The caller holds the locks.
+func (w *Workspace) settle() error {
+	return w.recoverTx()
 }
 
 func checkChange(op string, c Change) error {
@@ -212,6 +214,9 @@ func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error
 		res, err := w.resolve(op, rq.Path)
 		if err == nil && !rq.Delete {
 			err = refuseDirOnly(op, res)
+		}
+		if err == nil {
+			err = w.refuseBlocked(op, res)
 		}
 		if err != nil {
 			return pl, err

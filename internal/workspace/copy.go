@@ -133,6 +133,9 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 	}
 	var recorded bool
 	err = w.locked(op, dst, func() error {
+		if err := w.refuseBlocked(op, d); err != nil {
+			return err
+		}
 		var err error
 		recorded, err = w.installFile(op, d, st, overwrite, true)
 		return err

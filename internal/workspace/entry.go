@@ -64,7 +64,9 @@ func (w *Workspace) locked(op, p string, fn func() error) error {
 		return err
 	}
 	defer unlock()
-	w.settle()
+	if err := w.settle(); err != nil {
+		return err
+	}
 	return fn()
 }
 

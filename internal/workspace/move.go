@@ -82,6 +82,9 @@ func (w *Workspace) Move(src, dst string, overwrite bool, expectedVersion string
 		return res, fserr.New(fserr.BadRequest, op, src, "%s and %s are the same file", src, dst)
 	}
 	err = w.locked(op, src, func() error {
+		if err := errors.Join(w.refuseBlocked(op, s), w.refuseBlocked(op, d)); err != nil {
+			return err
+		}
 		return w.move(op, s, d, overwrite, expectedVersion, &res)
 	})
 	return res, err

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,7 +20,13 @@ import (
 // state directory is trusted no further than the roots are, so a manifest
 // naming another root is left for a workspace that has it (or dropped when
 // that root no longer exists).
+//
+// The files of a manifest left alone that lie in this workspace's roots
+// are blocked (see refuseBlocked): committing to them now would be undone
+// by that workspace's recovery later, and their half-applied change would
+// look final meanwhile.
 func (w *Workspace) recoverTx() error {
+	w.blocked = nil
 	dir, err := w.state.Open(txDir)
 	if err != nil {
 		return stateErr("open", path.Join(w.stateDir, txDir), err)
@@ -57,6 +64,7 @@ func (w *Workspace) recoverTx() error {
 			settleErr = w.rollback(&m)
 		}
 		if errors.Is(settleErr, errForeign) {
+			w.block(&m)
 			continue
 		}
 		if settleErr != nil {
@@ -71,6 +79,33 @@ func (w *Workspace) recoverTx() error {
 
 // errForeign: a manifest names a root this workspace does not have.
 var errForeign = errors.New("transaction in another workspace's root")
+
+// block records the files of foreign manifest m that lie in w's roots.
+func (w *Workspace) block(m *manifest) {
+	for _, f := range m.Files {
+		for _, r := range w.roots {
+			if r.root == w.rootAt(f.Root) {
+				if w.blocked == nil {
+					w.blocked = map[string]string{}
+				}
+				w.blocked[filepath.Join(r.real, f.Rel)] = m.ID
+			}
+		}
+	}
+}
+
+// refuseBlocked refuses a change to r while an interrupted transaction
+// that also touched a root this workspace lacks still names it (see
+// recoverTx).
+func (w *Workspace) refuseBlocked(op string, r *resolved) error {
+	id, ok := w.blocked[r.canonKey]
+	if !ok {
+		return nil
+	}
+	return fserr.New(fserr.Conflict, op, r.Given,
+		"%s is part of an interrupted transaction (%s) that also changed files in a root this workspace does not have; until that transaction is recovered, %s may be half changed and cannot be changed here", r.Given, id, r.Given).
+		WithHint("open a workspace with all the roots that transaction touched (e.g. restart the fsplane that was running with them) so it recovers; then retry")
+}
 
 // rollback undoes a transaction that did not reach its commit point, from
 // whatever step it reached; it is idempotent, so a crash during recovery
@@ -110,10 +145,22 @@ func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) er
 	return nil
 }
 
-// rootAt returns w's open root whose configured path is p, or nil.
+// rootAt returns w's open root whose configured path is p, or nil. A
+// root spelled another way (through a link, a bind mount) is the same
+// root: a manifest written by a process that named it so is recovered
+// here, not skipped.
 func (w *Workspace) rootAt(p string) *os.Root {
 	for _, r := range w.roots {
 		if r.path == p {
+			return r.root
+		}
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	for _, r := range w.roots {
+		if rfi, err := r.root.Stat("."); err == nil && os.SameFile(fi, rfi) {
 			return r.root
 		}
 	}
@@ -162,6 +209,16 @@ func restoreByRename(root *os.Root, f txFile) error {
 	ok, err := exists(root, f.Backup)
 	if err != nil || !ok {
 		return err
+	}
+	if f.PrevVersion != "" {
+		// A backup copied (where links are impossible) rather than linked
+		// may have been cut short by the crash; the target was not touched
+		// yet then (the backup is made first) and must not be replaced.
+		if bv, err := fileVersion(root, f.Backup); err != nil {
+			return err
+		} else if bv != f.PrevVersion {
+			return removeIfExists(root, f.Backup)
+		}
 	}
 	if err := root.Rename(f.Backup, f.Rel); err != nil {
 		return err

@@ -90,10 +90,10 @@ type Workspace struct {
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
 	journal *undoJournal
-	// unsettled is set when an in-process rollback failed and left its
-	// manifest; the next mutation retries the recovery first.
-	unsettled bool
-	closed    atomic.Bool
+	// blocked maps the canonical keys of files named by interrupted
+	// transactions this workspace cannot settle to the manifest's ID.
+	blocked map[string]string
+	closed  atomic.Bool
 
 	hooks testHooks
 }

@@ -130,6 +130,9 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 	}
 	res := StreamResult{Path: d.Path, Size: size, Version: version}
 	err = w.locked(op, p, func() error {
+		if err := w.refuseBlocked(op, d); err != nil {
+			return err
+		}
 		cur, err := lstatEntry(d)
 		if err != nil {
 			return osErr(op, p, err)

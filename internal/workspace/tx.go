@@ -81,7 +81,6 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 	fail := func(p *planned, cause error) (string, error) {
 		e := osErr(op, p.req.Path, cause)
 		if err := w.rollback(m); err != nil {
-			w.unsettled = true
 			e.Hint = "the other files of this change could not all be restored yet; they will be when the workspace is next opened"
 		}
 		return "", e
@@ -132,7 +131,6 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		m.State = statePending
 		e := stateErr(op, w.stateDir, err)
 		if rerr := w.rollback(m); rerr != nil {
-			w.unsettled = true
 			e.Hint = "the files of this change could not all be restored yet; they will be when the workspace is next opened"
 		}
 		return "", e

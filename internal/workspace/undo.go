@@ -110,6 +110,9 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 	}
 	var out *UndoResult
 	err = w.locked(op, p, func() error {
+		if err := w.refuseBlocked(op, res); err != nil {
+			return err
+		}
 		var err error
 		out, err = w.undoLocked(op, p, res)
 		return err

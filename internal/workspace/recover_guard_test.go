@@ -1,0 +1,158 @@
+package workspace
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// crashMidPatch leaves an interrupted transaction over a.txt in x and
+// b.txt in y (both applied, neither committed), as a SIGKILL would.
+func crashMidPatch(t *testing.T, roots []string, a, b, state string) {
+	t.Helper()
+	w, err := Open(Options{Roots: roots, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hooks.crashAt = func(step string) bool { return step == "apply/1" }
+	if _, err := w.Commit([]Change{{Path: a, Content: []byte("new-a\n")}, {Path: b, Content: []byte("new-b\n")}}, CommitOptions{Op: "patch"}); err == nil {
+		t.Fatal("the simulated crash did not stop the commit")
+	}
+	w.Close()
+}
+
+// TestInterruptedTxOfAForeignRootBlocksItsFiles: a workspace opened with
+// only some of the roots an interrupted transaction touched cannot recover
+// it, and used to let its half-applied files be changed; the other
+// workspace's recovery then overwrote that later work. Those files are now
+// refused (conflict) until a workspace with all the roots recovers them;
+// other files work as ever.
+func TestInterruptedTxOfAForeignRootBlocksItsFiles(t *testing.T) {
+	t.Parallel()
+	x, y, state := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(x, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
+	crashMidPatch(t, []string{x, y}, filepath.Join(x, "a.txt"), filepath.Join(y, "b.txt"), state)
+
+	w := openTestWorkspace(t, Options{Roots: []string{x}, StateDir: state})
+	for name, err := range map[string]error{
+		"write": func() error {
+			_, err := w.Commit([]Change{{Path: "a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+			return err
+		}(),
+		"delete": func() error { _, err := w.Remove("a.txt", false, ""); return err }(),
+		"move":   func() error { _, err := w.Move("a.txt", "moved.txt", false, ""); return err }(),
+	} {
+		if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict || !strings.Contains(fe.Message, "interrupted transaction") {
+			t.Errorf("%s of a file of the interrupted transaction: %v, want conflict", name, err)
+		}
+	}
+	if _, err := w.Commit([]Change{{Path: "c.txt", Content: []byte("c\n")}}, CommitOptions{Op: "write"}); err != nil {
+		t.Fatalf("an unrelated file: %v", err)
+	}
+	w.Close()
+
+	w2 := openTestWorkspace(t, Options{Roots: []string{x, y}, StateDir: state})
+	w2.Close()
+	if a, b := readFile(t, filepath.Join(x, "a.txt")), readFile(t, filepath.Join(y, "b.txt")); a != "old-a\n" || b != "old-b\n" {
+		t.Fatalf("after recovery with both roots: a=%q b=%q", a, b)
+	}
+	assertNoStrays(t, x, y)
+}
+
+// TestRecoveryFindsRootsByIdentity: a transaction written by a process
+// that named its root through a link is recovered by one naming it by its
+// real path (it was skipped as another workspace's, leaving a half-applied
+// patch and its backups).
+func TestRecoveryFindsRootsByIdentity(t *testing.T) {
+	t.Parallel()
+	base, state := t.TempDir(), t.TempDir()
+	x := filepath.Join(base, "real")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(x, link); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(x, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(x, "b.txt"), "old-b\n", 0o644)
+	crashMidPatch(t, []string{link}, "a.txt", "b.txt", state)
+
+	w := openTestWorkspace(t, Options{Roots: []string{x}, StateDir: state})
+	w.Close()
+	if a, b := readFile(t, filepath.Join(x, "a.txt")), readFile(t, filepath.Join(x, "b.txt")); a != "old-a\n" || b != "old-b\n" {
+		t.Fatalf("after Open by the real path: a=%q b=%q", a, b)
+	}
+	assertNoStrays(t, x)
+}
+
+// TestTornCopyBackupIsNotRestored: where hard links are impossible the
+// backup of a replaced file is a copy; a crash while copying leaves part
+// of it, while the target is still intact (the backup comes first).
+// Recovery used to rename that part over the intact file.
+func TestTornCopyBackupIsNotRestored(t *testing.T) {
+	t.Parallel()
+	root, state := t.TempDir(), t.TempDir()
+	orig := strings.Repeat("abcdefghijklmnopqrstuvwxyz\n", 40000)
+	writeFile(t, filepath.Join(root, "a.txt"), orig, 0o644)
+	writeFile(t, filepath.Join(root, "b.txt"), "b\n", 0o644)
+	w, err := Open(Options{Roots: []string{root}, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hooks.crashAt = func(step string) bool { return step == "manifest" }
+	_, _ = w.Commit([]Change{{Path: "a.txt", Content: []byte("A\n")}, {Path: "b.txt", Content: []byte("B\n")}}, CommitOptions{})
+	w.Close()
+	// What a kill in the middle of copying a.txt to its backup leaves.
+	ents, err := os.ReadDir(filepath.Join(state, txDir))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("tx dir: %v %v", ents, err)
+	}
+	data, err := os.ReadFile(filepath.Join(state, txDir, ents[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, m.Files[0].Backup), []byte(orig[:64<<10]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w2 := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	w2.Close()
+	if got := readFile(t, filepath.Join(root, "a.txt")); got != orig {
+		t.Fatalf("a.txt has %d bytes after recovery, want the intact %d", len(got), len(orig))
+	}
+	assertNoStrays(t, root)
+}
+
+// TestAnotherProcessCrashIsRecoveredBeforeTheNextChange: two workspaces
+// share a state directory (two fsplane processes, say); one dies in the
+// middle of a patch. The other's next change first recovers that patch;
+// it used to write over the half-applied file, and the recovery at the
+// next Open then put the old content back over that later work.
+func TestAnotherProcessCrashIsRecoveredBeforeTheNextChange(t *testing.T) {
+	t.Parallel()
+	root, state := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(root, "b.txt"), "old-b\n", 0o644)
+	live := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	crashMidPatch(t, []string{root}, "a.txt", "b.txt", state)
+
+	if _, err := live.Commit([]Change{{Path: "a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"}); err != nil {
+		t.Fatal(err)
+	}
+	live.Close()
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	w.Close()
+	if a, b := readFile(t, filepath.Join(root, "a.txt")), readFile(t, filepath.Join(root, "b.txt")); a != "later\n" || b != "old-b\n" {
+		t.Fatalf("a=%q b=%q, want the later write and b rolled back", a, b)
+	}
+	assertNoStrays(t, root)
+}
