@@ -259,6 +259,12 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		if err == nil {
 			err = droot.Rename(tmp, d.Rel)
 		}
+		if err == nil {
+			// The two file systems journal independently: the rename
+			// must be durable before the source goes, or a power cut
+			// could keep the removal and lose the rename.
+			err = syncDir(droot, path.Dir(d.Rel))
+		}
 		if err != nil {
 			_ = w.removeAll(op, "remove", tmp, droot, tmp)
 			return err
@@ -330,6 +336,10 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			return w.notRestored(op, s, d, backup, err)
 		}
 		return err
+	}
+	// Durable before the source goes (see the directory case above).
+	if err := syncDir(droot, path.Dir(d.Rel)); err != nil {
+		return osErr(op, d.Given, err)
 	}
 	if err := w.removeSource(sroot, s.Rel); err != nil {
 		// Undo the install: the source stays where it was.
