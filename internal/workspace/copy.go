@@ -226,6 +226,7 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 			return false, osErr(op, d.Given, err)
 		}
 		p.kind, p.existed, p.kept, p.prev, p.prevMode, p.prevVersion = kindReplace, true, prev.kept, prev.content, prev.mode, prev.version
+		p.uid, p.gid, _ = fileOwner(dfi)
 	}
 	if err := root.Rename(st.temp, d.Rel); err != nil {
 		return false, osErr(op, d.Given, err)

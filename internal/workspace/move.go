@@ -205,9 +205,11 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		{res: s, kind: kindDelete, existed: true, kept: true, prev: sp.content, prevMode: sp.mode, prevVersion: sp.version},
 		{res: d, kind: kindCreate, newVersion: sp.version},
 	}
+	pl[0].uid, pl[0].gid, _ = fileOwner(sfi)
 	if dfi != nil {
 		pl[1].kind, pl[1].existed, pl[1].kept, pl[1].prev, pl[1].prevMode, pl[1].prevVersion =
 			kindReplace, true, true, dp.content, dp.mode, dp.version
+		pl[1].uid, pl[1].gid, _ = fileOwner(dfi)
 	}
 	recorded := w.recordUndo(op, randomTag(), pl)
 	res.UndoRecorded = recorded[0] && recorded[1]

@@ -156,3 +156,39 @@ func TestAnotherProcessCrashIsRecoveredBeforeTheNextChange(t *testing.T) {
 	}
 	assertNoStrays(t, root)
 }
+
+// TestUndoRecreatesWithTheOwner: an undo that brings back a deleted or
+// moved-away file gives it its owner again (it came back owned by the
+// daemon, which the owner may not be able to write).
+func TestUndoRecreatesWithTheOwner(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	root := t.TempDir()
+	for _, n := range []string{"del.txt", "mv.txt"} {
+		writeFile(t, filepath.Join(root, n), n+"\n", 0o640)
+		if err := os.Chown(filepath.Join(root, n), 1234, 2345); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if _, err := w.Remove("del.txt", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Move("mv.txt", "moved.txt", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"del.txt", "mv.txt"} {
+		if _, err := w.Undo(n); err != nil {
+			t.Fatalf("undo %s: %v", n, err)
+		}
+		fi, err := os.Stat(filepath.Join(root, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid, gid, _ := fileOwner(fi); uid != 1234 || gid != 2345 || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s came back as %d:%d %v, want 1234:2345 -rw-r-----", n, uid, gid, fi.Mode().Perm())
+		}
+	}
+}

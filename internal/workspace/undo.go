@@ -56,6 +56,14 @@ type undoEntry struct {
 	PrevVersion  string      `json:"prev_version,omitempty"`
 	AfterExists  bool        `json:"after_exists"`
 	AfterVersion string      `json:"after_version,omitempty"`
+	// Owner is the owner the file had (absent in entries written before
+	// it was kept): an undo that re-creates the file gives it back.
+	Owner *entryOwner `json:"owner,omitempty"`
+}
+
+type entryOwner struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
 }
 
 type undoRecord struct {
@@ -204,10 +212,11 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*req
 		_ = w.journal.drop(e)
 		return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
 	}
-	return &request{
-		Change:    Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists},
-		forceMode: true,
-	}, nil
+	c := Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists}
+	if e.Owner != nil && !curExists {
+		c.Owner = &Owner{UID: e.Owner.UID, GID: e.Owner.GID}
+	}
+	return &request{Change: c, forceMode: true}, nil
 }
 
 // currentState reports whether r exists and its content version. A
@@ -243,11 +252,15 @@ func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
 		if p.existed && !p.kept {
 			continue // larger than MaxEntryBytes
 		}
-		pend = append(pend, &undoEntry{
+		e := &undoEntry{
 			Key: p.res.canonKey, Op: op, Tx: txID, Time: now,
 			Existed: p.existed, Mode: p.prevMode, Size: int64(len(p.prev)), PrevVersion: p.prevVersion,
 			AfterExists: p.kind != kindDelete, AfterVersion: p.newVersion,
-		})
+		}
+		if p.existed {
+			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
+		}
+		pend = append(pend, e)
 		blobs = append(blobs, p.prev)
 		idx = append(idx, i)
 	}
