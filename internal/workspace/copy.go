@@ -38,8 +38,10 @@ type CopyResult struct {
 // is copied), as with dst: copying onto a link writes its target.
 //
 // A file is copied atomically like a Commit (a temp file beside dst,
-// fsync, rename); the copy gets src's permission bits and, when dst is
-// created, owner (when set); a file it overwrites keeps its owner. The
+// fsync, rename); a created dst gets src's permission bits and owner
+// (when set); a file it overwrites keeps its permission bits, owner and
+// extended attributes, as cp onto an existing file does (a private file
+// stays private; other hard links to it keep the old content). The
 // copy is recorded in undo: Undo of dst deletes a created copy or
 // restores the content it overwrote.
 //
@@ -124,7 +126,18 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 		return err
 	}
 	root := d.r.root
+	var kept *os.File // the overwritten file, whose mode and xattrs stay
+	if dfi != nil && dfi.Mode().IsRegular() {
+		if kept, err = root.Open(d.Rel); err != nil {
+			removeDirs(root, dirs)
+			return osErr(op, dst, err)
+		}
+		defer kept.Close()
+	}
 	st, err := stageCopy(s.r.root, s.Rel, root, d.Rel, func(_ *os.File, fi fs.FileInfo) fileMeta {
+		if kept != nil {
+			return fileMeta{mode: dfi.Mode() & permBits, uid: uid, gid: gid, xattrSrc: kept}
+		}
 		return fileMeta{mode: fi.Mode() & permBits, uid: uid, gid: gid}
 	})
 	if err != nil {

@@ -431,9 +431,10 @@ func TestCopy(t *testing.T) {
 		{name: "file through a link", src: "link-to-f", dst: "new.txt", want: want{
 			res:   CopyResult{FilesCopied: 1, BytesCopied: 5, Version: Version([]byte("hello")), UndoRecorded: true},
 			files: map[string]string{"new.txt": "-rwxr-x--- hello"}}},
+		// The overwritten file keeps its mode, as cp leaves it.
 		{name: "file over a file", src: "f.txt", dst: "old.txt", overwrite: true, want: want{
 			res:   CopyResult{FilesCopied: 1, BytesCopied: 5, Version: Version([]byte("hello")), UndoRecorded: true},
-			files: map[string]string{"old.txt": "-rwxr-x--- hello"}}},
+			files: map[string]string{"old.txt": "-rw-r--r-- hello"}}},
 		{name: "file over a file without overwrite", src: "f.txt", dst: "old.txt", code: fserr.AlreadyExists, msg: "destination old.txt already exists"},
 		{name: "file over a directory", src: "f.txt", dst: "dir", overwrite: true, code: fserr.InvalidTarget, msg: "is a directory"},
 		{name: "file onto itself", src: "f.txt", dst: "link-to-f", overwrite: true, code: fserr.BadRequest, msg: "same file"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
@@ -189,6 +191,35 @@ func TestUndoRecreatesWithTheOwner(t *testing.T) {
 		}
 		if uid, gid, _ := fileOwner(fi); uid != 1234 || gid != 2345 || fi.Mode().Perm() != 0o640 {
 			t.Errorf("%s came back as %d:%d %v, want 1234:2345 -rw-r-----", n, uid, gid, fi.Mode().Perm())
+		}
+	}
+}
+
+// TestCopyOverAPrivateFileKeepsItPrivate: copying a world-readable file
+// over a 0600 one used to give the result the source's mode, exposing
+// what the private file then held; like cp, the overwritten file keeps
+// its mode and extended attributes.
+func TestCopyOverAPrivateFileKeepsItPrivate(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "public.txt"), "new secret\n", 0o644)
+	writeFile(t, filepath.Join(root, "private.txt"), "secret\n", 0o600)
+	xattr := unix.Setxattr(filepath.Join(root, "private.txt"), "user.tag", []byte("keep"), 0) == nil
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if _, err := w.Copy("public.txt", "private.txt", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(root, "private.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || readFile(t, filepath.Join(root, "private.txt")) != "new secret\n" {
+		t.Fatalf("private.txt is %v %q after the copy", fi.Mode().Perm(), readFile(t, filepath.Join(root, "private.txt")))
+	}
+	if xattr {
+		buf := make([]byte, 16)
+		if n, err := unix.Getxattr(filepath.Join(root, "private.txt"), "user.tag", buf); err != nil || string(buf[:n]) != "keep" {
+			t.Errorf("user.tag after the copy: %q %v", buf[:max(n, 0)], err)
 		}
 	}
 }
