@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 		strayChild()
 		os.Exit(0)
 	}
+	if os.Getenv(moveChildEnv) != "" {
+		moveChild()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

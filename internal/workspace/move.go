@@ -44,7 +44,9 @@ const opMove = "move"
 // error says so. A crash in between leaves both. A replaced destination
 // is kept until the source is gone, as a hard link beside it or, where the
 // file system has none, renamed aside (".<name>.fsplane-<id>.bak"; absent
-// meanwhile), and put back if the move fails.
+// meanwhile), and put back if the move fails; a record in the state
+// directory (see moveRecord) lets the next recovery put it back, or drop
+// it, after a crash.
 //
 // An existing dst is already_exists unless overwrite. With overwrite, a
 // directory replaces only an empty directory, a non-directory only a
@@ -320,8 +322,15 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	// none, by renaming it aside (it is then briefly absent). Installing
 	// the copy without either would lose it when the source stays.
 	backup, aside := "", false
+	var rec *moveRecord
 	if dfi != nil {
 		backup = siblingName(d.Rel, randomTag(), "bak")
+		rec = &moveRecord{ID: randomTag(), SrcRoot: s.r.path, SrcRel: s.Rel, DstRoot: d.r.path, DstRel: d.Rel, Backup: backup}
+		if err := w.writeMoveRecord(rec); err != nil {
+			_ = droot.Remove(tmp)
+			return stateErr(op, w.stateDir, err)
+		}
+		defer w.dropMoveRecord(rec)
 		if err := w.backupLink(droot, d.Rel, backup); err != nil {
 			if err := droot.Rename(d.Rel, backup); err != nil {
 				_ = droot.Remove(tmp)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -27,16 +26,16 @@ import (
 // look final meanwhile.
 func (w *Workspace) recoverTx() error {
 	w.blocked = nil
-	dir, err := w.state.Open(txDir)
+	if err := w.recoverMoves(); err != nil {
+		e := fserr.FromOS("open", "", err)
+		e.Message = "cannot settle an interrupted move: " + e.Message
+		e.Hint = "fix the cause and retry; until then a moved-over destination may be kept only as its .fsplane-….bak file"
+		return e
+	}
+	names, err := dirNames(w.state, txDir)
 	if err != nil {
 		return stateErr("open", path.Join(w.stateDir, txDir), err)
 	}
-	names, err := dir.Readdirnames(-1)
-	dir.Close()
-	if err != nil {
-		return stateErr("open", path.Join(w.stateDir, txDir), err)
-	}
-	slices.Sort(names)
 	for _, name := range names {
 		full := path.Join(txDir, name)
 		if strings.HasSuffix(name, ".json.tmp") {

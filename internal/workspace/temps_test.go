@@ -1,11 +1,9 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -202,21 +200,7 @@ func errString(err error) string {
 func TestSweepAfterKill(t *testing.T) {
 	t.Parallel()
 	root, state := t.TempDir(), t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), strayChildEnv+"=1", crashRootEnv+"="+root, crashStateEnv+"="+state)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q (%v)", line, err)
-	}
+	cmd := startChild(t, strayChildEnv+"=1", crashRootEnv+"="+root, crashStateEnv+"="+state)
 	// The part file exists and holds the first MiB (or is filling).
 	var part string
 	for deadline := time.Now().Add(10 * time.Second); part == "" && time.Now().Before(deadline); {

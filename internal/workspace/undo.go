@@ -523,12 +523,7 @@ func (j *undoJournal) tidy() error {
 	if err := j.refresh(); err != nil {
 		return err
 	}
-	dir, err := j.state.Open(blobDir)
-	if err != nil {
-		return err
-	}
-	names, err := dir.Readdirnames(-1)
-	dir.Close()
+	names, err := dirNames(j.state, blobDir)
 	if err != nil {
 		return err
 	}
