@@ -62,7 +62,8 @@ const (
 // request is a Change plus what only this package may ask for.
 type request struct {
 	Change
-	forceMode bool // Undo: give an existing file Mode, even 0
+	forceMode bool   // Undo: give an existing file Mode, even 0
+	fileOwner *Owner // Undo: the re-created file's owner (not its parents')
 }
 
 // planned is a validated change and what applying it needs.
@@ -353,6 +354,9 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 	if rq.Owner != nil {
 		p.owner = rq.Owner
 		p.uid, p.gid = rq.Owner.UID, rq.Owner.GID
+	}
+	if rq.fileOwner != nil {
+		p.uid, p.gid = rq.fileOwner.UID, rq.fileOwner.GID
 	}
 	p.mode = rq.Mode
 	if p.mode == 0 && !rq.forceMode {

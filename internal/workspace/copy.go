@@ -146,9 +146,6 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 	}
 	var recorded bool
 	err = w.locked(op, dst, func() error {
-		if err := w.refuseBlocked(op, d); err != nil {
-			return err
-		}
 		var err error
 		recorded, err = w.installFile(op, d, st, overwrite, true)
 		return err
@@ -224,6 +221,9 @@ func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 // the content it replaces (when small enough), or, with recordCreate, its
 // creation. The caller holds the locks and removes the temp on error.
 func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, recordCreate bool) (recorded bool, err error) {
+	if err := w.refuseBlocked(op, d); err != nil {
+		return false, err
+	}
 	root := d.r.root
 	dfi, err := lstatEntry(d)
 	if err != nil {

@@ -28,6 +28,21 @@ func (w *Workspace) Mkdir(p string, parents bool, owner *Owner) (created bool, e
 	if err != nil {
 		return false, err
 	}
+	// Under the locks every mutation takes, so that what recovery still
+	// has to settle is settled (or refused) first.
+	err = w.locked(op, p, func() error {
+		if err := w.refuseBlocked(op, r); err != nil {
+			return err
+		}
+		var err error
+		created, err = mkdirLocked(op, p, r, parents, owner)
+		return err
+	})
+	return created, err
+}
+
+// mkdirLocked is Mkdir with the locks held.
+func mkdirLocked(op, p string, r *resolved, parents bool, owner *Owner) (created bool, err error) {
 	fi, err := lstatEntry(r)
 	switch {
 	case err != nil:
@@ -106,6 +121,9 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 	}
 	root := r.r.root
 	err = w.locked(op, p, func() error {
+		if err := w.refuseBlocked(op, r); err != nil {
+			return err
+		}
 		fi, err := lstatEntry(r)
 		switch {
 		case err != nil:

@@ -283,7 +283,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	}
 
 	// A file, link or special file: stage the copy beside d.
-	var tmp string
+	var tmp, version string
 	switch {
 	case sfi.Mode().IsRegular():
 		st, err := stageCopy(sroot, s.Rel, droot, d.Rel, func(f *os.File, fi fs.FileInfo) fileMeta {
@@ -293,7 +293,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		if err != nil {
 			return err
 		}
-		tmp = st.temp
+		tmp, version = st.temp, st.version
 		if err := droot.Chtimes(tmp, sfi.ModTime(), sfi.ModTime()); err != nil {
 			_ = droot.Remove(tmp)
 			return err
@@ -326,6 +326,8 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	if dfi != nil {
 		backup = siblingName(d.Rel, randomTag(), "bak")
 		rec = &moveRecord{ID: randomTag(), SrcRoot: s.r.path, SrcRel: s.Rel, DstRoot: d.r.path, DstRel: d.Rel, Backup: backup}
+		rec.SrcDev, rec.SrcIno = fileKey(sfi)
+		rec.SrcVersion = version
 		if err := w.writeMoveRecord(rec); err != nil {
 			_ = droot.Remove(tmp)
 			return stateErr(op, w.stateDir, err)

@@ -3,10 +3,13 @@ package workspace
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // A move across file systems that replaces a destination keeps the old
@@ -25,6 +28,27 @@ type moveRecord struct {
 	DstRoot string `json:"dst_root"`
 	DstRel  string `json:"dst_rel"`
 	Backup  string `json:"backup"` // beside DstRel
+	// SrcDev and SrcIno identify the source: a file created at its path
+	// after the move is not the source still being there.
+	SrcDev uint64 `json:"src_dev"`
+	SrcIno uint64 `json:"src_ino"`
+	// SrcVersion is a regular file source's content: a freed inode number
+	// may be handed to a new file at the same path.
+	SrcVersion string `json:"src_version,omitempty"`
+}
+
+// sameKey reports whether fi is the file with device dev and inode ino.
+func sameKey(fi fs.FileInfo, dev, ino uint64) bool {
+	d, i := fileKey(fi)
+	return d == dev && i == ino
+}
+
+// fileKey returns fi's device and inode numbers (zero where unknown).
+func fileKey(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
 }
 
 const moveSuffix = ".move"
@@ -86,10 +110,16 @@ func (w *Workspace) recoverMoves() error {
 		}
 		src, dst := w.rootAt(r.SrcRoot), w.rootAt(r.DstRoot)
 		if src == nil || dst == nil {
+			// Left for a workspace with both roots; meanwhile the paths
+			// of it here are not to be changed (see refuseBlocked).
+			w.blockMove(&r)
 			continue
 		}
 		if err := settleMove(src, dst, &r); err != nil {
-			return err
+			// Not fatal for the workspace: its two paths stay blocked,
+			// and a change to them says what to do.
+			w.blockMove(&r)
+			continue
 		}
 		w.dropMoveRecord(&r)
 	}
@@ -101,16 +131,42 @@ func settleMove(src, dst *os.Root, r *moveRecord) error {
 	if err != nil || !backup {
 		return err // nothing to settle: never made, or already settled
 	}
-	if _, err := src.Lstat(r.SrcRel); err == nil {
+	fi, err := src.Lstat(r.SrcRel)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	still := err == nil && sameKey(fi, r.SrcDev, r.SrcIno)
+	if still && r.SrcVersion != "" {
+		v, err := fileVersion(src, r.SrcRel)
+		if err != nil {
+			return err
+		}
+		still = v == r.SrcVersion
+	}
+	if still {
 		// The source is still there: the move did not happen. The
 		// backup (a link to the old destination, or the old destination
-		// itself) goes back over whatever the destination holds.
+		// itself) goes back over whatever the destination holds; when it
+		// is a link to what the destination still is, the rename does
+		// nothing and the extra name goes.
 		if err := dst.Rename(r.Backup, r.DstRel); err != nil {
 			return err
 		}
+		if err := removeIfExists(dst, r.Backup); err != nil {
+			return err
+		}
 		return syncDir(dst, path.Dir(r.DstRel))
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
 	}
 	return removeIfExists(dst, r.Backup)
+}
+
+// blockMove blocks the paths of move record r that lie in w's roots.
+func (w *Workspace) blockMove(r *moveRecord) {
+	for _, p := range [][2]string{{r.SrcRoot, r.SrcRel}, {r.DstRoot, r.DstRel}} {
+		for _, root := range w.roots {
+			if root.root == w.rootAt(p[0]) {
+				w.blockKey(filepath.Join(root.real, p[1]), r.ID+" (a move; the replaced "+p[1]+" is kept as "+r.Backup+" beside it)")
+			}
+		}
+	}
 }

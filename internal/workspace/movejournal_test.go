@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // The killed-move test: a child (this test binary, re-executed) moves a
@@ -55,7 +57,13 @@ func moveChild() {
 		if link == "nolink" {
 			return syscall.EPERM // a file system without hard links: renamed aside
 		}
-		return r.Link(oldname, newname)
+		if err := r.Link(oldname, newname); err != nil {
+			return err
+		}
+		if step == "after-link" {
+			block()
+		}
+		return nil
 	}
 	w.hooks.moveRemove = func(r *os.Root, name string) error {
 		if step == "before-remove" {
@@ -81,29 +89,46 @@ func moveChild() {
 // name of the old destination.)
 func TestKilledMoveIsSettled(t *testing.T) {
 	t.Parallel()
-	for _, step := range []string{"before-remove", "after-remove"} {
+	for _, step := range []string{"after-link", "before-remove", "after-remove", "after-remove-recreated"} {
 		for _, link := range []string{"link", "nolink"} {
+			if step == "after-link" && link == "nolink" {
+				continue
+			}
 			t.Run(step+"/"+link, func(t *testing.T) {
 				t.Parallel()
 				r1, r2, state := t.TempDir(), t.TempDir(), t.TempDir()
 				writeFile(t, filepath.Join(r1, "f"), "source\n", 0o644)
 				writeFile(t, filepath.Join(r2, "f"), "old destination\n", 0o644)
-				cmd := startChild(t, moveChildEnv+"="+step+":"+link, "R1="+r1, "R2="+r2, "RSTATE="+state)
+				childStep := strings.TrimSuffix(step, "-recreated")
+				cmd := startChild(t, moveChildEnv+"="+childStep+":"+link, "R1="+r1, "R2="+r2, "RSTATE="+state)
 				_ = cmd.Process.Signal(syscall.SIGKILL)
 				_ = cmd.Wait()
+				if step == "after-remove-recreated" {
+					// Someone makes a new file at the source's path before
+					// recovery: the move happened all the same.
+					writeFile(t, filepath.Join(r1, "f"), "new file\n", 0o644)
+				}
 				w := openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
 				w.Close()
-				if step == "before-remove" {
+				switch step {
+				case "after-link", "before-remove":
 					if src, dst := readFile(t, filepath.Join(r1, "f")), readFile(t, filepath.Join(r2, "f")); src != "source\n" || dst != "old destination\n" {
 						t.Fatalf("after recovery: source %q, destination %q; want the move undone", src, dst)
 					}
-				} else {
+				case "after-remove-recreated":
+					if src, dst := readFile(t, filepath.Join(r1, "f")), readFile(t, filepath.Join(r2, "f")); src != "new file\n" || dst != "source\n" {
+						t.Fatalf("after recovery: source %q, destination %q; want the new file and the moved one", src, dst)
+					}
+				default:
 					if _, err := os.Stat(filepath.Join(r1, "f")); !os.IsNotExist(err) {
 						t.Fatalf("the source is back: %v", err)
 					}
 					if dst := readFile(t, filepath.Join(r2, "f")); dst != "source\n" {
 						t.Fatalf("after recovery: destination %q; want the moved file", dst)
 					}
+				}
+				if fi, err := os.Stat(filepath.Join(r2, "f")); err == nil && fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+					t.Errorf("the destination has %d names", fi.Sys().(*syscall.Stat_t).Nlink)
 				}
 				for _, r := range []string{r1, r2} {
 					ents, _ := os.ReadDir(r)
@@ -115,5 +140,31 @@ func TestKilledMoveIsSettled(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMoveRecordOfAMissingRootBlocks: a move interrupted across two roots
+// cannot be settled by a workspace that has only one of them; until one
+// with both does, the paths it names here are refused (a write to the
+// destination used to succeed, and the later recovery put the old
+// destination back over it).
+func TestMoveRecordOfAMissingRootBlocks(t *testing.T) {
+	t.Parallel()
+	r1, r2, state := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(r1, "f"), "source\n", 0o644)
+	writeFile(t, filepath.Join(r2, "f"), "old destination\n", 0o644)
+	cmd := startChild(t, moveChildEnv+"=before-remove:link", "R1="+r1, "R2="+r2, "RSTATE="+state)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	w := openTestWorkspace(t, Options{Roots: []string{r2}, StateDir: state})
+	_, err := w.Commit([]Change{{Path: "f", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+	if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict {
+		t.Fatalf("a write to the destination of an unsettled move: %v, want conflict", err)
+	}
+	w.Close()
+	w = openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
+	w.Close()
+	if src, dst := readFile(t, filepath.Join(r1, "f")), readFile(t, filepath.Join(r2, "f")); src != "source\n" || dst != "old destination\n" {
+		t.Fatalf("after recovery with both roots: source %q, destination %q", src, dst)
 	}
 }

@@ -84,26 +84,38 @@ func (w *Workspace) block(m *manifest) {
 	for _, f := range m.Files {
 		for _, r := range w.roots {
 			if r.root == w.rootAt(f.Root) {
-				if w.blocked == nil {
-					w.blocked = map[string]string{}
-				}
-				w.blocked[filepath.Join(r.real, f.Rel)] = m.ID
+				w.blockKey(filepath.Join(r.real, f.Rel), m.ID)
 			}
 		}
 	}
 }
 
-// refuseBlocked refuses a change to r while an interrupted transaction
-// that also touched a root this workspace lacks still names it (see
-// recoverTx).
+func (w *Workspace) blockKey(key, id string) {
+	if w.blocked == nil {
+		w.blocked = map[string]string{}
+	}
+	w.blocked[key] = id
+}
+
+// refuseBlocked refuses a change to r — or, for a directory moved or
+// removed whole, to anything below it — while an interrupted transaction
+// or move that this workspace cannot settle names it (see recoverTx).
 func (w *Workspace) refuseBlocked(op string, r *resolved) error {
 	id, ok := w.blocked[r.canonKey]
+	for k, kid := range w.blocked {
+		if ok {
+			break
+		}
+		if _, below := within(k, r.canonKey); below {
+			id, ok = kid, true
+		}
+	}
 	if !ok {
 		return nil
 	}
 	return fserr.New(fserr.Conflict, op, r.Given,
-		"%s is part of an interrupted transaction (%s) that also changed files in a root this workspace does not have; until that transaction is recovered, %s may be half changed and cannot be changed here", r.Given, id, r.Given).
-		WithHint("open a workspace with all the roots that transaction touched (e.g. restart the fsplane that was running with them) so it recovers; then retry")
+		"%s is named by an interrupted change (%s) that this workspace cannot settle: it touched a root this workspace does not have, or its recovery failed; until it is settled, %s may be half changed and cannot be changed here", r.Given, id, r.Given).
+		WithHint("open a workspace with all the roots that change touched (e.g. restart the fsplane that was running with them) so it recovers, or fix what stops its recovery; then retry")
 }
 
 // rollback undoes a transaction that did not reach its commit point, from
@@ -208,16 +220,6 @@ func restoreByRename(root *os.Root, f txFile) error {
 	ok, err := exists(root, f.Backup)
 	if err != nil || !ok {
 		return err
-	}
-	if f.PrevVersion != "" {
-		// A backup copied (where links are impossible) rather than linked
-		// may have been cut short by the crash; the target was not touched
-		// yet then (the backup is made first) and must not be replaced.
-		if bv, err := fileVersion(root, f.Backup); err != nil {
-			return err
-		} else if bv != f.PrevVersion {
-			return removeIfExists(root, f.Backup)
-		}
 	}
 	if err := root.Rename(f.Backup, f.Rel); err != nil {
 		return err

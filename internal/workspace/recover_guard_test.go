@@ -1,10 +1,10 @@
 package workspace
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -36,31 +36,35 @@ func crashMidPatch(t *testing.T, roots []string, a, b, state string) {
 func TestInterruptedTxOfAForeignRootBlocksItsFiles(t *testing.T) {
 	t.Parallel()
 	x, y, state := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(x, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(x, "sub", "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(x, "c.txt"), "c\n", 0o644)
 	writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
-	crashMidPatch(t, []string{x, y}, filepath.Join(x, "a.txt"), filepath.Join(y, "b.txt"), state)
+	crashMidPatch(t, []string{x, y}, filepath.Join(x, "sub", "a.txt"), filepath.Join(y, "b.txt"), state)
 
 	w := openTestWorkspace(t, Options{Roots: []string{x}, StateDir: state})
 	for name, err := range map[string]error{
 		"write": func() error {
-			_, err := w.Commit([]Change{{Path: "a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+			_, err := w.Commit([]Change{{Path: "sub/a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
 			return err
 		}(),
-		"delete": func() error { _, err := w.Remove("a.txt", false, ""); return err }(),
-		"move":   func() error { _, err := w.Move("a.txt", "moved.txt", false, ""); return err }(),
+		"delete":         func() error { _, err := w.Remove("sub/a.txt", false, ""); return err }(),
+		"move":           func() error { _, err := w.Move("sub/a.txt", "moved.txt", false, ""); return err }(),
+		"move its dir":   func() error { _, err := w.Move("sub", "sub2", false, ""); return err }(),
+		"remove its dir": func() error { _, err := w.Remove("sub", true, ""); return err }(),
+		"copy over it":   func() error { _, err := w.Copy("c.txt", "sub/a.txt", true, nil); return err }(),
 	} {
-		if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict || !strings.Contains(fe.Message, "interrupted transaction") {
+		if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict || !strings.Contains(fe.Message, "interrupted change") {
 			t.Errorf("%s of a file of the interrupted transaction: %v, want conflict", name, err)
 		}
 	}
-	if _, err := w.Commit([]Change{{Path: "c.txt", Content: []byte("c\n")}}, CommitOptions{Op: "write"}); err != nil {
+	if _, err := w.Commit([]Change{{Path: "c.txt", Content: []byte("c2\n")}}, CommitOptions{Op: "write"}); err != nil {
 		t.Fatalf("an unrelated file: %v", err)
 	}
 	w.Close()
 
 	w2 := openTestWorkspace(t, Options{Roots: []string{x, y}, StateDir: state})
 	w2.Close()
-	if a, b := readFile(t, filepath.Join(x, "a.txt")), readFile(t, filepath.Join(y, "b.txt")); a != "old-a\n" || b != "old-b\n" {
+	if a, b := readFile(t, filepath.Join(x, "sub", "a.txt")), readFile(t, filepath.Join(y, "b.txt")); a != "old-a\n" || b != "old-b\n" {
 		t.Fatalf("after recovery with both roots: a=%q b=%q", a, b)
 	}
 	assertNoStrays(t, x, y)
@@ -93,43 +97,33 @@ func TestRecoveryFindsRootsByIdentity(t *testing.T) {
 	assertNoStrays(t, x)
 }
 
-// TestTornCopyBackupIsNotRestored: where hard links are impossible the
-// backup of a replaced file is a copy; a crash while copying leaves part
-// of it, while the target is still intact (the backup comes first).
-// Recovery used to rename that part over the intact file.
-func TestTornCopyBackupIsNotRestored(t *testing.T) {
-	t.Parallel()
+// TestCopyBackupsAreNamedWhenComplete: where hard links are impossible the
+// backup of a replaced file is a copy. It used to be written under the
+// backup's own name, so a crash while copying left part of the file where
+// recovery renames it over the intact original; the copy now gets that
+// name only once complete (a temp until then). Here: the copy path, a
+// crash after applying, and a recovery that must bring back every byte.
+func TestCopyBackupsAreNamedWhenComplete(t *testing.T) {
+	// Not parallel: it replaces linkBackup for the package.
+	saved := linkBackup
+	t.Cleanup(func() { linkBackup = saved })
+	var copied []string
+	linkBackup = func(root *os.Root, oldname, newname string) error {
+		copied = append(copied, newname)
+		return syscall.EPERM
+	}
 	root, state := t.TempDir(), t.TempDir()
 	orig := strings.Repeat("abcdefghijklmnopqrstuvwxyz\n", 40000)
 	writeFile(t, filepath.Join(root, "a.txt"), orig, 0o644)
 	writeFile(t, filepath.Join(root, "b.txt"), "b\n", 0o644)
-	w, err := Open(Options{Roots: []string{root}, StateDir: state})
-	if err != nil {
-		t.Fatal(err)
+	crashMidPatch(t, []string{root}, "a.txt", "b.txt", state)
+	if len(copied) != 2 {
+		t.Fatalf("%d backups took the copy path, want 2", len(copied))
 	}
-	w.hooks.crashAt = func(step string) bool { return step == "manifest" }
-	_, _ = w.Commit([]Change{{Path: "a.txt", Content: []byte("A\n")}, {Path: "b.txt", Content: []byte("B\n")}}, CommitOptions{})
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
 	w.Close()
-	// What a kill in the middle of copying a.txt to its backup leaves.
-	ents, err := os.ReadDir(filepath.Join(state, txDir))
-	if err != nil || len(ents) != 1 {
-		t.Fatalf("tx dir: %v %v", ents, err)
-	}
-	data, err := os.ReadFile(filepath.Join(state, txDir, ents[0].Name()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, m.Files[0].Backup), []byte(orig[:64<<10]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w2 := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
-	w2.Close()
 	if got := readFile(t, filepath.Join(root, "a.txt")); got != orig {
-		t.Fatalf("a.txt has %d bytes after recovery, want the intact %d", len(got), len(orig))
+		t.Fatalf("a.txt has %d bytes after recovery, want %d", len(got), len(orig))
 	}
 	assertNoStrays(t, root)
 }
@@ -168,8 +162,8 @@ func TestUndoRecreatesWithTheOwner(t *testing.T) {
 		t.Skip("needs root to give files away")
 	}
 	root := t.TempDir()
-	for _, n := range []string{"del.txt", "mv.txt"} {
-		writeFile(t, filepath.Join(root, n), n+"\n", 0o640)
+	for _, n := range []string{"del.txt", "etc/mv.txt"} {
+		writeFile(t, filepath.Join(root, n), "x\n", 0o640)
 		if err := os.Chown(filepath.Join(root, n), 1234, 2345); err != nil {
 			t.Fatal(err)
 		}
@@ -178,10 +172,15 @@ func TestUndoRecreatesWithTheOwner(t *testing.T) {
 	if _, err := w.Remove("del.txt", false, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Move("mv.txt", "moved.txt", false, ""); err != nil {
+	if _, err := w.Move("etc/mv.txt", "moved.txt", false, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"del.txt", "mv.txt"} {
+	// The emptied directory goes too: the undo re-creates it, as the
+	// daemon's, not as the file's owner's.
+	if _, err := w.Remove("etc", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"del.txt", "etc/mv.txt"} {
 		if _, err := w.Undo(n); err != nil {
 			t.Fatalf("undo %s: %v", n, err)
 		}
@@ -192,6 +191,13 @@ func TestUndoRecreatesWithTheOwner(t *testing.T) {
 		if uid, gid, _ := fileOwner(fi); uid != 1234 || gid != 2345 || fi.Mode().Perm() != 0o640 {
 			t.Errorf("%s came back as %d:%d %v, want 1234:2345 -rw-r-----", n, uid, gid, fi.Mode().Perm())
 		}
+	}
+	fi, err := os.Stat(filepath.Join(root, "etc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, gid, _ := fileOwner(fi); uid != os.Geteuid() || gid != os.Getegid() {
+		t.Errorf("the re-created directory etc is owned by %d:%d, want the daemon's", uid, gid)
 	}
 }
 
@@ -221,5 +227,39 @@ func TestCopyOverAPrivateFileKeepsItPrivate(t *testing.T) {
 		if n, err := unix.Getxattr(filepath.Join(root, "private.txt"), "user.tag", buf); err != nil || string(buf[:n]) != "keep" {
 			t.Errorf("user.tag after the copy: %q %v", buf[:max(n, 0)], err)
 		}
+	}
+}
+
+// TestRollbackKeepsAConcurrentAppend: a program appends to a file while a
+// commit of it is under way, and the commit fails: the rollback must give
+// back the file as it is now (the backup is a link to it), not drop that
+// backup for not matching the version the commit planned from — which
+// left the commit's half-applied content in place.
+func TestRollbackKeepsAConcurrentAppend(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(root, "b.txt"), "old-b\n", 0o644)
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	w.hooks.afterPlan = func() {
+		f, err := os.OpenFile(filepath.Join(root, "a.txt"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.WriteString("appended by another program\n")
+		f.Close()
+	}
+	w.hooks.beforeApply = func(i int) error {
+		if i == 1 {
+			return syscall.EIO
+		}
+		return nil
+	}
+	if _, err := w.Commit([]Change{{Path: "a.txt", Content: []byte("new-a\n")}, {Path: "b.txt", Content: []byte("new-b\n")}}, CommitOptions{Op: "patch"}); err == nil {
+		t.Fatal("the commit succeeded despite the injected failure")
+	}
+	if a, b := readFile(t, filepath.Join(root, "a.txt")), readFile(t, filepath.Join(root, "b.txt")); a != "old-a\nappended by another program\n" || b != "old-b\n" {
+		t.Fatalf("after the rollback: a=%q b=%q", a, b)
 	}
 }

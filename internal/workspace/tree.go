@@ -430,6 +430,9 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 	}
 	given := t.d.Given
 	err := t.w.locked(t.op, given, func() error {
+		if err := t.w.refuseBlocked(t.op, t.d); err != nil {
+			return err
+		}
 		if t.mode == TreeRename {
 			fi, err := lstatEntry(t.d)
 			if err != nil {

@@ -166,12 +166,21 @@ func prepareTx(p *planned) error {
 	case kindReplace, kindDelete:
 		// A hard link costs no space and keeps the very inode (mode, owner,
 		// xattrs, other links). File systems without links get a copy.
-		if err := root.Link(rel, p.backup); err == nil {
+		if err := linkBackup(root, rel, p.backup); err == nil {
 			return nil
 		} else if isNoSpace(err) {
 			return err
 		}
-		if _, err := copyVerified(root, p.orig, p.backup, p.origMeta()); err != nil {
+		// The copy gets the backup's name only once complete: recovery
+		// renames a backup over the target, and a copy cut short by a
+		// crash must never be one.
+		tmp := siblingName(rel, randomTag(), "tmp")
+		noteTemp(root, tmp)
+		if _, err := copyVerified(root, p.orig, tmp, p.origMeta()); err != nil {
+			return err
+		}
+		if err := root.Rename(tmp, p.backup); err != nil {
+			_ = root.Remove(tmp)
 			return err
 		}
 	case kindInPlace:
@@ -188,6 +197,10 @@ func prepareTx(p *planned) error {
 	}
 	return nil
 }
+
+// linkBackup makes a transaction's backup link; tests replace it to take
+// the copy path of file systems without hard links.
+var linkBackup = func(root *os.Root, oldname, newname string) error { return root.Link(oldname, newname) }
 
 // copyVerified copies src into a new file dst (O_EXCL) with meta, fsyncs
 // it, and returns the version of the bytes copied.

@@ -212,11 +212,13 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*req
 		_ = w.journal.drop(e)
 		return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
 	}
-	c := Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists}
+	rq := &request{Change: Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists}, forceMode: true}
 	if e.Owner != nil && !curExists {
-		c.Owner = &Owner{UID: e.Owner.UID, GID: e.Owner.GID}
+		// The file only: parent directories the undo re-creates stay
+		// the daemon's, as any it creates.
+		rq.fileOwner = &Owner{UID: e.Owner.UID, GID: e.Owner.GID}
 	}
-	return &request{Change: c, forceMode: true}, nil
+	return rq, nil
 }
 
 // currentState reports whether r exists and its content version. A
