@@ -332,13 +332,21 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			_ = droot.Remove(tmp)
 			return stateErr(op, w.stateDir, err)
 		}
-		defer w.dropMoveRecord(rec)
 		if err := w.backupLink(droot, d.Rel, backup); err != nil {
 			if err := droot.Rename(d.Rel, backup); err != nil {
 				_ = droot.Remove(tmp)
+				w.dropMoveRecord(rec)
 				return err
 			}
 			aside = true
+		}
+	}
+	// settled drops the record once the move is done or wholly undone;
+	// a failure that leaves the old destination only as its backup keeps
+	// it, so the next recovery puts the backup back.
+	settled := func() {
+		if rec != nil {
+			w.dropMoveRecord(rec)
 		}
 	}
 	if err := droot.Rename(tmp, d.Rel); err != nil {
@@ -348,22 +356,26 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		} else if rerr := droot.Rename(backup, d.Rel); rerr != nil {
 			return w.notRestored(op, s, d, backup, err)
 		}
+		settled()
 		return err
 	}
 	// Durable before the source goes (see the directory case above).
-	if err := syncDir(droot, path.Dir(d.Rel)); err != nil {
-		return osErr(op, d.Given, err)
+	err := syncDir(droot, path.Dir(d.Rel))
+	if err == nil {
+		err = w.removeSource(sroot, s.Rel)
 	}
-	if err := w.removeSource(sroot, s.Rel); err != nil {
+	if err != nil {
 		// Undo the install: the source stays where it was.
 		if backup == "" {
 			_ = droot.Remove(d.Rel)
 		} else if rerr := droot.Rename(backup, d.Rel); rerr != nil {
 			return w.notRestored(op, s, d, backup, err)
 		}
+		settled()
 		return err
 	}
 	_ = removeIfExists(droot, backup)
+	settled()
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -143,30 +142,38 @@ func settleMove(src, dst *os.Root, r *moveRecord) error {
 		}
 		still = v == r.SrcVersion
 	}
-	if still {
-		// The source is still there: the move did not happen. The
-		// backup (a link to the old destination, or the old destination
-		// itself) goes back over whatever the destination holds; when it
-		// is a link to what the destination still is, the rename does
-		// nothing and the extra name goes.
-		if err := dst.Rename(r.Backup, r.DstRel); err != nil {
+	if !still {
+		// The source is gone (or another file now): the move happened,
+		// if the destination holds the copy. Missing — killed between
+		// renaming the old destination aside and installing the copy —
+		// the backup is its only name and goes back; holding something
+		// else, the backup stays for a person to look at.
+		dv, err := fileVersion(dst, r.DstRel)
+		switch {
+		case err != nil:
 			return err
+		case dv != "" && (r.SrcVersion == "" || dv == r.SrcVersion):
+			return removeIfExists(dst, r.Backup)
+		case dv != "":
+			return nil
 		}
-		if err := removeIfExists(dst, r.Backup); err != nil {
-			return err
-		}
-		return syncDir(dst, path.Dir(r.DstRel))
 	}
-	return removeIfExists(dst, r.Backup)
+	// The move did not happen: the backup (a link to the old
+	// destination, or the old destination itself) goes back over whatever
+	// the destination holds; when it is a link to what the destination
+	// still is, the rename does nothing and the extra name goes.
+	if err := dst.Rename(r.Backup, r.DstRel); err != nil {
+		return err
+	}
+	if err := removeIfExists(dst, r.Backup); err != nil {
+		return err
+	}
+	return syncDir(dst, path.Dir(r.DstRel))
 }
 
 // blockMove blocks the paths of move record r that lie in w's roots.
 func (w *Workspace) blockMove(r *moveRecord) {
-	for _, p := range [][2]string{{r.SrcRoot, r.SrcRel}, {r.DstRoot, r.DstRel}} {
-		for _, root := range w.roots {
-			if root.root == w.rootAt(p[0]) {
-				w.blockKey(filepath.Join(root.real, p[1]), r.ID+" (a move; the replaced "+p[1]+" is kept as "+r.Backup+" beside it)")
-			}
-		}
-	}
+	id := r.ID + " (a move; the replaced " + r.DstRel + " is kept as " + r.Backup + " beside it)"
+	w.blockPath(r.SrcRoot, r.SrcRel, id)
+	w.blockPath(r.DstRoot, r.DstRel, id)
 }

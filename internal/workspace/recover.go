@@ -82,10 +82,23 @@ var errForeign = errors.New("transaction in another workspace's root")
 // block records the files of foreign manifest m that lie in w's roots.
 func (w *Workspace) block(m *manifest) {
 	for _, f := range m.Files {
-		for _, r := range w.roots {
-			if r.root == w.rootAt(f.Root) {
-				w.blockKey(filepath.Join(r.real, f.Rel), m.ID)
-			}
+		w.blockPath(f.Root, f.Rel, m.ID)
+	}
+}
+
+// blockPath blocks rel in the (other workspace's) root at rootPath when
+// it lies in one of w's roots, which may be that root, or one nested in it
+// or holding it: the key is the file's real path, as canonKey is.
+func (w *Workspace) blockPath(rootPath, rel, id string) {
+	real := rootPath
+	if p, err := filepath.EvalSymlinks(rootPath); err == nil {
+		real = p
+	}
+	key := filepath.Join(real, rel)
+	for _, r := range w.roots {
+		if _, in := within(key, r.real); in {
+			w.blockKey(key, id)
+			return
 		}
 	}
 }

@@ -263,3 +263,69 @@ func TestRollbackKeepsAConcurrentAppend(t *testing.T) {
 		t.Fatalf("after the rollback: a=%q b=%q", a, b)
 	}
 }
+
+// TestNestedRootsAreBlocked: the block covers a workspace whose root lies
+// inside the crashed one's root (or holds it), not only the same root.
+func TestNestedRootsAreBlocked(t *testing.T) {
+	t.Parallel()
+	base, y, state := t.TempDir(), t.TempDir(), t.TempDir()
+	inner := filepath.Join(base, "in")
+	writeFile(t, filepath.Join(inner, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
+	crashMidPatch(t, []string{base, y}, filepath.Join(inner, "a.txt"), filepath.Join(y, "b.txt"), state)
+
+	w := openTestWorkspace(t, Options{Roots: []string{inner}, StateDir: state})
+	_, err := w.Commit([]Change{{Path: "a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+	if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict {
+		t.Fatalf("a write in a nested root: %v, want conflict", err)
+	}
+	w.Close()
+	w = openTestWorkspace(t, Options{Roots: []string{base, y}, StateDir: state})
+	w.Close()
+	if a := readFile(t, filepath.Join(inner, "a.txt")); a != "old-a\n" {
+		t.Fatalf("a.txt = %q after recovery", a)
+	}
+}
+
+// TestAsideMoveKeepsTheOnlyNameOfTheDestination: killed between renaming
+// the old destination aside (no hard links) and installing the copy, with
+// the source changed or removed before recovery: the backup is then the
+// only name of the old destination, and goes back (it was deleted as if
+// the move had happened).
+func TestAsideMoveKeepsTheOnlyNameOfTheDestination(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"edited", "removed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			r1, r2, state := t.TempDir(), t.TempDir(), t.TempDir()
+			writeFile(t, filepath.Join(r1, "f"), "source\n", 0o644)
+			writeFile(t, filepath.Join(r2, "f"), "old destination\n", 0o644)
+			w := openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
+			sfi, err := os.Lstat(filepath.Join(r1, "f"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &moveRecord{ID: randomTag(), SrcRoot: r1, SrcRel: "f", DstRoot: r2, DstRel: "f",
+				Backup: siblingName("f", randomTag(), "bak"), SrcVersion: Version([]byte("source\n"))}
+			rec.SrcDev, rec.SrcIno = fileKey(sfi)
+			if err := w.writeMoveRecord(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(r2, "f"), filepath.Join(r2, rec.Backup)); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			if how == "edited" {
+				writeFile(t, filepath.Join(r1, "f"), "source edited\n", 0o644)
+			} else if err := os.Remove(filepath.Join(r1, "f")); err != nil {
+				t.Fatal(err)
+			}
+			w = openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
+			w.Close()
+			if got := readFile(t, filepath.Join(r2, "f")); got != "old destination\n" {
+				t.Fatalf("destination %q after recovery, want the old destination back", got)
+			}
+			assertNoStrays(t, r2)
+		})
+	}
+}
