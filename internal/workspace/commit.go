@@ -288,6 +288,9 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 	p.existed = true
 	uid, gid, nlink := fileOwner(fi)
 	p.uid, p.gid = uid, gid
+	if rq.fileOwner != nil {
+		p.uid, p.gid = rq.fileOwner.UID, rq.fileOwner.GID
+	}
 	p.prevMode = fi.Mode() & permBits
 	limit := min(w.limits.MaxEntryBytes, w.limits.TotalBytes)
 	if keepPrev && fi.Size() <= limit {

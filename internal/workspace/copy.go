@@ -634,6 +634,9 @@ func (tc *treeCopy) link(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 	err = tc.finish(tmp, fi, false)
 	if err == nil {
 		err = tc.w.locked(tc.op, tc.given(dstRel), func() error {
+			if err := tc.w.refuseBlockedKey(tc.op, tc.given(dstRel), filepath.Join(tc.dst.real, dstRel)); err != nil {
+				return err
+			}
 			if dfi, err := dr.Lstat(dstRel); err == nil && dfi.IsDir() {
 				return fserr.New(fserr.InvalidTarget, tc.op, tc.given(dstRel),
 					"cannot copy the symbolic link %s over the directory %s", filepath.Join(tc.src.path, srcRel), tc.given(dstRel))

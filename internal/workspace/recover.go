@@ -114,20 +114,26 @@ func (w *Workspace) blockKey(key, id string) {
 // removed whole, to anything below it — while an interrupted transaction
 // or move that this workspace cannot settle names it (see recoverTx).
 func (w *Workspace) refuseBlocked(op string, r *resolved) error {
-	id, ok := w.blocked[r.canonKey]
+	return w.refuseBlockedKey(op, r.Given, r.canonKey)
+}
+
+// refuseBlockedKey is refuseBlocked for the file whose canonical key is
+// key, named given in messages.
+func (w *Workspace) refuseBlockedKey(op, given, key string) error {
+	id, ok := w.blocked[key]
 	for k, kid := range w.blocked {
 		if ok {
 			break
 		}
-		if _, below := within(k, r.canonKey); below {
+		if _, below := within(k, key); below {
 			id, ok = kid, true
 		}
 	}
 	if !ok {
 		return nil
 	}
-	return fserr.New(fserr.Conflict, op, r.Given,
-		"%s is named by an interrupted change (%s) that this workspace cannot settle: it touched a root this workspace does not have, or its recovery failed; until it is settled, %s may be half changed and cannot be changed here", r.Given, id, r.Given).
+	return fserr.New(fserr.Conflict, op, given,
+		"%s is named by an interrupted change (%s) that this workspace cannot settle: it touched a root this workspace does not have, or its recovery failed; until it is settled, %s may be half changed and cannot be changed here", given, id, given).
 		WithHint("open a workspace with all the roots that change touched (e.g. restart the fsplane that was running with them) so it recovers, or fix what stops its recovery; then retry")
 }
 

@@ -329,3 +329,36 @@ func TestAsideMoveKeepsTheOnlyNameOfTheDestination(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoOfAMoveOverAFileRestoresItsOwner: a move over an existing file
+// gave it the moved file's owner; undo brings back its content, mode and
+// owner.
+func TestUndoOfAMoveOverAFileRestoresItsOwner(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "src.txt"), "src\n", 0o644)
+	writeFile(t, filepath.Join(root, "over.txt"), "over\n", 0o600)
+	if err := os.Chown(filepath.Join(root, "src.txt"), 1234, 2345); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(root, "over.txt"), 3456, 4567); err != nil {
+		t.Fatal(err)
+	}
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	if _, err := w.Move("src.txt", "over.txt", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Undo("over.txt"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(root, "over.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, gid, _ := fileOwner(fi); uid != 3456 || gid != 4567 || fi.Mode().Perm() != 0o600 || readFile(t, filepath.Join(root, "over.txt")) != "over\n" {
+		t.Fatalf("over.txt after undo: %d:%d %v %q", uid, gid, fi.Mode().Perm(), readFile(t, filepath.Join(root, "over.txt")))
+	}
+}

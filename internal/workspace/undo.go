@@ -213,9 +213,10 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*req
 		return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
 	}
 	rq := &request{Change: Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists}, forceMode: true}
-	if e.Owner != nil && !curExists {
+	if e.Owner != nil {
 		// The file only: parent directories the undo re-creates stay
-		// the daemon's, as any it creates.
+		// the daemon's, as any it creates. Over an existing file too: a
+		// move over it gave it the moved file's owner.
 		rq.fileOwner = &Owner{UID: e.Owner.UID, GID: e.Owner.GID}
 	}
 	return rq, nil
