@@ -118,7 +118,9 @@ func (pl plan) close() {
 //  5. Backups are removed, then the manifest.
 //
 // A failure before step 4 rolls back in process; a crash is settled by the
-// next Open: a committed transaction is finished (step 5), any other is
+// next recovery, which runs at Open and before every mutation of any
+// workspace sharing the state directory (see settle): a committed
+// transaction is finished (step 5), any other is
 // rolled back: originals restored from their backups (renamed back, or
 // rewritten in place so hard links survive), files it created removed when
 // they hold its content, temps removed, directories it created removed if

@@ -39,7 +39,7 @@
 // with several hard links is rewritten in place instead, so its names stay
 // one file; that path, and every commit of several changes, runs as a
 // journaled transaction (see Commit) that is rolled back or finished by the
-// next Open after a crash. After a crash, a single atomic write leaves either
+// next recovery after a crash (at Open, and before every mutation). After a crash, a single atomic write leaves either
 // the old or the new file, at worst with a stray ".<name>.fsplane-*.tmp"
 // beside it, which the next Open removes (temps.go: each workspace logs the
 // temps it creates, and Open sweeps the logs of workspaces that are gone);

@@ -77,11 +77,12 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		return "", errCrashed
 	}
 	// fail rolls back and returns cause; if the rollback itself fails the
-	// manifest stays, and the next Open finishes the rollback.
+	// manifest stays, and the next recovery (before the next mutation)
+	// finishes it.
 	fail := func(p *planned, cause error) (string, error) {
 		e := osErr(op, p.req.Path, cause)
 		if err := w.rollback(m); err != nil {
-			e.Hint = "the other files of this change could not all be restored yet; they will be when the workspace is next opened"
+			e.Hint = "the other files of this change could not all be restored yet; that is retried before the next change, which is refused until it succeeds"
 		}
 		return "", e
 	}
@@ -131,14 +132,15 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		m.State = statePending
 		e := stateErr(op, w.stateDir, err)
 		if rerr := w.rollback(m); rerr != nil {
-			e.Hint = "the files of this change could not all be restored yet; they will be when the workspace is next opened"
+			e.Hint = "the files of this change could not all be restored yet; that is retried before the next change, which is refused until it succeeds"
 		}
 		return "", e
 	}
 	if crash("committed", -1) {
 		return "", errCrashed
 	}
-	// Committed. A failing cleanup leaves the manifest for the next Open.
+	// Committed. A failing cleanup leaves the manifest for the next
+	// recovery.
 	_ = w.finish(m)
 	return m.ID, nil
 }
