@@ -187,9 +187,9 @@ func (w *Workspace) commitLocked(op string, reqs []*request, opts CommitOptions)
 // settle recovers what interrupted transactions the state directory holds
 // before a mutation: this workspace's own whose in-process rollback failed,
 // and those of another process sharing the state directory that crashed
-// meanwhile (a readdir when there are none). While one cannot be settled
-// the mutation is refused: a change made now would be overwritten by that
-// recovery later. The caller holds the locks.
+// meanwhile (a readdir when there are none). The files of one that cannot
+// be settled are refused (see refuseBlocked): a change made to them now
+// would be overwritten by that recovery later. The caller holds the locks.
 func (w *Workspace) settle() error {
 	return w.recoverTx()
 }

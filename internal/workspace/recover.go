@@ -3,6 +3,7 @@ package workspace
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -63,14 +64,14 @@ func (w *Workspace) recoverTx() error {
 			settleErr = w.rollback(&m)
 		}
 		if errors.Is(settleErr, errForeign) {
-			w.block(&m)
+			w.block(&m, m.ID)
 			continue
 		}
 		if settleErr != nil {
-			e := fserr.FromOS("open", "", settleErr)
-			e.Message = "cannot recover the interrupted transaction " + m.ID + ": " + e.Message
-			e.Hint = "fix the cause and open the workspace again; until then the files it names may be half changed"
-			return e
+			// Its files stay blocked, with the cause (an edit in their
+			// place, a permission, a full disk); the rest of the
+			// workspace works, and the next mutation tries again.
+			w.block(&m, fmt.Sprintf("%s, whose recovery failed: %v", m.ID, settleErr))
 		}
 	}
 	return nil
@@ -79,10 +80,11 @@ func (w *Workspace) recoverTx() error {
 // errForeign: a manifest names a root this workspace does not have.
 var errForeign = errors.New("transaction in another workspace's root")
 
-// block records the files of foreign manifest m that lie in w's roots.
-func (w *Workspace) block(m *manifest) {
+// block records the files of manifest m that lie in w's roots: m names a
+// root w lacks, or could not be settled (why says which).
+func (w *Workspace) block(m *manifest, why string) {
 	for _, f := range m.Files {
-		w.blockPath(f.Root, f.Rel, m.ID)
+		w.blockPath(f.Root, f.Rel, why)
 	}
 }
 

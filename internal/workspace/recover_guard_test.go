@@ -362,3 +362,30 @@ func TestUndoOfAMoveOverAFileRestoresItsOwner(t *testing.T) {
 		t.Fatalf("over.txt after undo: %d:%d %v %q", uid, gid, fi.Mode().Perm(), readFile(t, filepath.Join(root, "over.txt")))
 	}
 }
+
+// TestUnrecoverableTransactionBlocksOnlyItsFiles: when an interrupted
+// transaction cannot be rolled back (here something else took the place
+// of one of its files), Open used to fail, and with it every operation on
+// the workspace. Now its files are refused, with the cause, and the rest
+// of the workspace works.
+func TestUnrecoverableTransactionBlocksOnlyItsFiles(t *testing.T) {
+	t.Parallel()
+	root, state := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(root, "b.txt"), "old-b\n", 0o644)
+	crashMidPatch(t, []string{root}, "a.txt", "b.txt", state)
+	// A directory now stands where a.txt's backup must go back.
+	if err := os.Remove(filepath.Join(root, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "a.txt", "x"), "x\n", 0o644)
+
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	if _, err := w.Commit([]Change{{Path: "c.txt", Content: []byte("c\n")}}, CommitOptions{Op: "write"}); err != nil {
+		t.Fatalf("a file outside the transaction: %v", err)
+	}
+	_, err := w.Commit([]Change{{Path: "b.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+	if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict || !strings.Contains(fe.Message, "recovery failed") {
+		t.Fatalf("a file of the unrecoverable transaction: %v, want conflict naming the failed recovery", err)
+	}
+}
