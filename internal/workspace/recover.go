@@ -151,13 +151,19 @@ func (w *Workspace) rollback(m *manifest) error {
 // when m names an existing root that is not one of w's (errForeign).
 func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) error {
 	roots := make([]*os.Root, len(m.Files))
+	var gone []txFile
 	for i, f := range m.Files {
 		if roots[i] = w.rootAt(f.Root); roots[i] == nil {
 			if _, err := os.Lstat(f.Root); !errors.Is(err, fs.ErrNotExist) {
 				return errForeign
 			}
-			// The root is gone, and with it what there was to settle.
+			// The root is gone for now (an unmounted disk, say): its
+			// files are settled when it is back.
+			gone = append(gone, f)
 		}
+	}
+	if len(gone) == len(m.Files) {
+		return nil
 	}
 	var errs []error
 	for i := len(m.Files) - 1; i >= 0; i-- {
@@ -169,6 +175,14 @@ func (w *Workspace) settleFiles(m *manifest, fn func(*os.Root, txFile) error) er
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(gone) > 0 {
+		// Keep what is left to settle, for a workspace that has those
+		// roots (dropping it left their files half changed for good).
+		rest := *m
+		rest.Files = gone
+		_, err := w.writeManifest(&rest)
 		return err
 	}
 	if err := w.state.Remove(manifestName(m.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -389,3 +389,34 @@ func TestUnrecoverableTransactionBlocksOnlyItsFiles(t *testing.T) {
 		t.Fatalf("a file of the unrecoverable transaction: %v, want conflict naming the failed recovery", err)
 	}
 }
+
+// TestTransactionOfAVanishedRootWaitsForIt: a root missing at recovery
+// (an unmounted disk) used to make recovery drop the manifest after
+// settling the other roots, leaving that root's files half changed with
+// their backups for good. Its part of the manifest now waits for it.
+func TestTransactionOfAVanishedRootWaitsForIt(t *testing.T) {
+	t.Parallel()
+	x, base, state := t.TempDir(), t.TempDir(), t.TempDir()
+	y := filepath.Join(base, "disk")
+	writeFile(t, filepath.Join(x, "a.txt"), "old-a\n", 0o644)
+	writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
+	crashMidPatch(t, []string{x, y}, filepath.Join(x, "a.txt"), filepath.Join(y, "b.txt"), state)
+	away := filepath.Join(base, "away")
+	if err := os.Rename(y, away); err != nil { // unmounted
+		t.Fatal(err)
+	}
+	w := openTestWorkspace(t, Options{Roots: []string{x}, StateDir: state})
+	w.Close()
+	if a := readFile(t, filepath.Join(x, "a.txt")); a != "old-a\n" {
+		t.Fatalf("a.txt = %q, want rolled back", a)
+	}
+	if err := os.Rename(away, y); err != nil { // back
+		t.Fatal(err)
+	}
+	w = openTestWorkspace(t, Options{Roots: []string{x, y}, StateDir: state})
+	w.Close()
+	if b := readFile(t, filepath.Join(y, "b.txt")); b != "old-b\n" {
+		t.Fatalf("b.txt = %q after the disk came back, want rolled back", b)
+	}
+	assertNoStrays(t, x, y)
+}
