@@ -48,8 +48,9 @@ Requests from web pages (an Origin header, or Sec-Fetch-Site cross-site or
 same-site) are refused, since any page the user opens can reach a loopback
 server; --allow-origin lets one origin in, with CORS. Without an API key,
 requests must also be addressed to localhost or an IP address (a
-DNS-rebinding page sends its own name); --allow-host adds a name, and
---api-key or --insecure-no-auth turn that check off.`,
+DNS-rebinding page sends its own name); --allow-host adds a name. An
+--api-key turns that check off; --insecure-no-auth keeps it only for
+requests a browser marks as coming from a page (Sec-Fetch-Site).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), c, cmd.ErrOrStderr())
