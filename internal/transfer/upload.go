@@ -296,7 +296,7 @@ func copyPart(ctx context.Context, sp *os.File, part io.Reader) error {
 			e.Err, e.Retryable = err, true
 			return e
 		}
-		n, rerr := fill(part, buf)
+		n, rerr := part.Read(buf)
 		if n > 0 {
 			if _, err := sp.Write(buf[:n]); err != nil {
 				e := fserr.FromOS("upload", "", err)
@@ -314,20 +314,6 @@ func copyPart(ctx context.Context, sp *os.File, part io.Reader) error {
 			return e
 		}
 	}
-}
-
-// fill reads from r until buf is full or r fails, passing r's error
-// through (io.ReadFull would turn a short stream into a success).
-func fill(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // spoolPrefix names a spool in the moment between its creation and its
