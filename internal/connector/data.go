@@ -108,7 +108,7 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 	}
 	h := sha256.New()
 	chunk := min(l.ChunkBytes, frameChunkBytes) // <= MinWindowBytes
-	frame := make([]byte, 8+chunk)
+	frame := make([]byte, proto.ChunkHeaderBytes+chunk)
 	binary.BigEndian.PutUint32(frame[0:4], id)
 	var sent int64
 	for idx := uint32(0); sent < size; idx++ {
@@ -121,12 +121,12 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 				return err
 			}
 		}
-		n, err := io.ReadFull(r, frame[8:8+want])
+		n, err := io.ReadFull(r, frame[proto.ChunkHeaderBytes:proto.ChunkHeaderBytes+want])
 		if err != nil {
 			return fmt.Errorf("connector: reading data for %s: %w", opID, err)
 		}
 		binary.BigEndian.PutUint32(frame[4:8], idx)
-		h.Write(frame[8 : 8+n])
+		h.Write(frame[proto.ChunkHeaderBytes : proto.ChunkHeaderBytes+n])
 		if err := c.write(ctx, websocket.MessageBinary, frame[:8+n]); err != nil {
 			return err
 		}

@@ -109,7 +109,7 @@ func (e *Error) WithErrno(errno syscall.Errno) *Error {
 }
 
 // ErrnoName returns the symbolic name of e.Errno ("ENOENT"), or "".
-func (e *Error) ErrnoName() string { return errnoName(e.Errno) }
+func (e *Error) ErrnoName() string { return ErrnoName(e.Errno) }
 
 // As reports whether err is or wraps an *Error and returns it.
 func As(err error) (*Error, bool) {
@@ -229,7 +229,8 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EINVAL: "EINVAL", syscall.EIO: "EIO", syscall.EMFILE: "EMFILE",
 }
 
-func errnoName(e syscall.Errno) string {
+// ErrnoName returns the symbolic name of errno ("ENOENT"), or "".
+func ErrnoName(e syscall.Errno) string {
 	if e == 0 {
 		return ""
 	}

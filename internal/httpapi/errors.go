@@ -103,8 +103,7 @@ func exceptionOf(e *fserr.Error) string {
 // or list of a missing path checks existence itself).
 func errnoOf(e *fserr.Error) (int, string) {
 	if e.Errno == 0 && e.Code == fserr.NotFound {
-		enoent := fserr.Error{Errno: syscall.ENOENT}
-		return int(syscall.ENOENT), enoent.ErrnoName()
+		return int(syscall.ENOENT), fserr.ErrnoName(syscall.ENOENT)
 	}
 	return int(e.Errno), e.ErrnoName()
 }

@@ -12,26 +12,24 @@ import (
 // ChunkHeaderBytes is the binary frame header: transfer id and chunk index.
 const ChunkHeaderBytes = 8
 
-const chunkHeader = ChunkHeaderBytes
-
 // IdleTimeout is how long a transfer may go without a frame.
 const IdleTimeout = 30 * time.Second
 
 // EncodeChunk renders one binary frame.
 func EncodeChunk(id, index uint32, payload []byte) []byte {
-	b := make([]byte, chunkHeader+len(payload))
+	b := make([]byte, ChunkHeaderBytes+len(payload))
 	binary.BigEndian.PutUint32(b[0:4], id)
 	binary.BigEndian.PutUint32(b[4:8], index)
-	copy(b[chunkHeader:], payload)
+	copy(b[ChunkHeaderBytes:], payload)
 	return b
 }
 
 // DecodeChunk parses one binary frame. The payload aliases frame.
 func DecodeChunk(frame []byte) (id, index uint32, payload []byte, err error) {
-	if len(frame) < chunkHeader {
-		return 0, 0, nil, fmt.Errorf("connector: binary frame of %d bytes is shorter than its %d-byte header", len(frame), chunkHeader)
+	if len(frame) < ChunkHeaderBytes {
+		return 0, 0, nil, fmt.Errorf("connector: binary frame of %d bytes is shorter than its %d-byte header", len(frame), ChunkHeaderBytes)
 	}
-	return binary.BigEndian.Uint32(frame[0:4]), binary.BigEndian.Uint32(frame[4:8]), frame[chunkHeader:], nil
+	return binary.BigEndian.Uint32(frame[0:4]), binary.BigEndian.Uint32(frame[4:8]), frame[ChunkHeaderBytes:], nil
 }
 
 // Digest returns the lowercase hex SHA-256 of b, as TransferStart carries.
