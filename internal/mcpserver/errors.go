@@ -122,13 +122,14 @@ func errorMeta(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		var te *toolError
 		if !errors.As(r.GetError(), &te) {
-			if r.GetError() == nil {
-				return res, err
+			const schema = "validating \"arguments\": "
+			if r.GetError() == nil || !strings.HasPrefix(r.GetError().Error(), schema) {
+				return res, err // not ours to label
 			}
 			// The SDK refused the arguments against the input schema
 			// (a missing or mistyped field) before any handler ran: say
 			// so in the same form as every other failure.
-			te = &toolError{e: fserr.New(fserr.BadRequest, "", "", "invalid arguments: %s", strings.TrimPrefix(r.GetError().Error(), "validating \"arguments\": ")).
+			te = &toolError{e: fserr.New(fserr.BadRequest, "", "", "invalid arguments: %s", strings.TrimPrefix(r.GetError().Error(), schema)).
 				WithHint("pass the arguments the tool's input schema names, with their types")}
 			r.Content = []mcp.Content{&mcp.TextContent{Text: te.Error()}}
 		}

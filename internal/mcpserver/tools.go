@@ -27,10 +27,11 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out]) {
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		c := &Call{Session: req.Session, srv: s, sess: s.session(req.Session)}
 		c.Caller = c.sess.caller
-		text, out, err := "", *new(Out), c.loadRoots(ctx)
-		if err == nil {
-			text, out, err = h(ctx, c, in)
+		if err := c.loadRoots(ctx); err != nil {
+			var zero Out
+			return nil, zero, asToolError(name, err)
 		}
+		text, out, err := h(ctx, c, in)
 		if err != nil {
 			var zero Out
 			return nil, zero, asToolError(name, err)

@@ -119,7 +119,7 @@ func (pl plan) close() {
 //
 // A failure before step 4 rolls back in process; a crash is settled by the
 // next recovery, which runs at Open and before every mutation of any
-// workspace sharing the state directory (see settle): a committed
+// workspace sharing the state directory (see locked): a committed
 // transaction is finished (step 5), any other is
 // rolled back: originals restored from their backups (renamed back, or
 // rewritten in place so hard links survive), files it created removed when
@@ -182,16 +182,6 @@ func (w *Workspace) commitLocked(op string, reqs []*request, opts CommitOptions)
 		}
 	}
 	return results, nil
-}
-
-// settle recovers what interrupted transactions the state directory holds
-// before a mutation: this workspace's own whose in-process rollback failed,
-// and those of another process sharing the state directory that crashed
-// meanwhile (a readdir when there are none). The files of one that cannot
-// be settled are refused (see refuseBlocked): a change made to them now
-// would be overwritten by that recovery later. The caller holds the locks.
-func (w *Workspace) settle() error {
-	return w.recoverTx()
 }
 
 func checkChange(op string, c Change) error {

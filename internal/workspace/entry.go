@@ -64,7 +64,13 @@ func (w *Workspace) locked(op, p string, fn func() error) error {
 		return err
 	}
 	defer unlock()
-	if err := w.settle(); err != nil {
+	// Recover what interrupted transactions and moves the state directory
+	// holds first: this workspace's own failed rollbacks, and those of
+	// another process sharing the state directory that crashed meanwhile
+	// (one readdir when there are none). The files of one that cannot be
+	// settled are refused (refuseBlocked): a change made to them now
+	// would be overwritten by that recovery later.
+	if err := w.recoverTx(); err != nil {
 		return err
 	}
 	return fn()

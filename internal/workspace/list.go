@@ -215,3 +215,10 @@ func readNames(root *os.Root, rel string) ([]string, error) {
 	defer d.Close()
 	return d.Readdirnames(-1)
 }
+
+// sortedNames is readNames, sorted.
+func sortedNames(root *os.Root, rel string) ([]string, error) {
+	names, err := readNames(root, rel)
+	slices.Sort(names)
+	return names, err
+}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"syscall"
 )
@@ -69,30 +68,15 @@ func (w *Workspace) writeMoveRecord(r *moveRecord) error {
 	return err
 }
 
-// dirNames returns the names in dir of root, sorted.
-func dirNames(root *os.Root, dir string) ([]string, error) {
-	d, err := root.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	slices.Sort(names)
-	return names, err
-}
-
 // dropMoveRecord removes r once the move is settled.
 func (w *Workspace) dropMoveRecord(r *moveRecord) {
 	_ = w.state.Remove(path.Join(txDir, r.ID+moveSuffix))
 }
 
-// recoverMoves settles the moves a crash interrupted (see moveRecord). A
-// record naming a root this workspace lacks is left for one that has it.
-func (w *Workspace) recoverMoves() error {
-	names, err := dirNames(w.state, txDir)
-	if err != nil {
-		return err
-	}
+// recoverMoves settles the moves a crash interrupted (see moveRecord),
+// given the names in txDir. A record naming a root this workspace lacks is
+// left for one that has it.
+func (w *Workspace) recoverMoves(names []string) error {
 	for _, name := range names {
 		if !strings.HasSuffix(name, moveSuffix) {
 			continue

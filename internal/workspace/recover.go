@@ -27,15 +27,15 @@ import (
 // look final meanwhile.
 func (w *Workspace) recoverTx() error {
 	w.blocked = nil
-	if err := w.recoverMoves(); err != nil {
+	names, err := sortedNames(w.state, txDir)
+	if err != nil {
+		return stateErr("open", path.Join(w.stateDir, txDir), err)
+	}
+	if err := w.recoverMoves(names); err != nil {
 		e := fserr.FromOS("open", "", err)
 		e.Message = "cannot settle an interrupted move: " + e.Message
 		e.Hint = "fix the cause and retry; until then a moved-over destination may be kept only as its .fsplane-….bak file"
 		return e
-	}
-	names, err := dirNames(w.state, txDir)
-	if err != nil {
-		return stateErr("open", path.Join(w.stateDir, txDir), err)
 	}
 	for _, name := range names {
 		full := path.Join(txDir, name)
@@ -206,7 +206,7 @@ func (w *Workspace) rootAt(p string) *os.Root {
 		return nil
 	}
 	for _, r := range w.roots {
-		if rfi, err := r.root.Stat("."); err == nil && os.SameFile(fi, rfi) {
+		if r.id != nil && os.SameFile(fi, r.id) {
 			return r.root
 		}
 	}

@@ -526,7 +526,7 @@ func (j *undoJournal) tidy() error {
 	if err := j.refresh(); err != nil {
 		return err
 	}
-	names, err := dirNames(j.state, blobDir)
+	names, err := sortedNames(j.state, blobDir)
 	if err != nil {
 		return err
 	}
