@@ -361,8 +361,8 @@ func TestSlowHostDownloadClientGetsTheWholeFile(t *testing.T) {
 	if err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("a stat during the slow download: %v %s", err, body)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("a stat during the slow download took %v, want well under 1 s", took)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a stat during the slow download took %v, want well under 5 s", took)
 	}
 	select {
 	case err := <-read:

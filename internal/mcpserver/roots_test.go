@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 func fileURI(p string) string { return "file://" + filepath.ToSlash(p) }
@@ -169,6 +171,7 @@ func TestIntersect(t *testing.T) {
 // gave last. (A failure used to widen the session to every root.)
 func TestFailingRootsListNeverWidens(t *testing.T) {
 	t.Parallel()
+	var refused atomic.Int32 // roots/list calls the client refused
 	e := newEnv(t, map[string]string{"one/a.txt": "1\n", "two/b.txt": "2\n"}, envOptions{})
 	connect := func(failing *atomic.Bool) (*mcp.Client, *mcp.ClientSession) {
 		client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
@@ -176,6 +179,7 @@ func TestFailingRootsListNeverWidens(t *testing.T) {
 		client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "roots/list" && failing.Load() {
+					refused.Add(1)
 					return nil, errors.New("roots unavailable")
 				}
 				return next(ctx, method, req)
@@ -212,9 +216,15 @@ func TestFailingRootsListNeverWidens(t *testing.T) {
 	if r := callOn(t, cs, "read", args("path", "a.txt")); r.err {
 		t.Fatal(r.text)
 	}
+	refused.Store(0)
 	later.Store(true)
 	client.AddRoots(&mcp.Root{URI: fileURI(e.path("two"))}) // sends roots/list_changed
-	time.Sleep(100 * time.Millisecond)                      // the notification is asynchronous
+	// The notification is asynchronous: call until the server has asked
+	// again and been refused, so the path under test did run.
+	testenv.WaitFor(t, 10*time.Second, "a refused roots/list", func() bool {
+		callOn(t, cs, "read", args("path", "a.txt"))
+		return refused.Load() > 0
+	})
 	wantFail(t, callOn(t, cs, "read", args("path", e.path("two/b.txt"))), "read", "outside_root")
 	if r := callOn(t, cs, "read", args("path", "a.txt")); r.err {
 		t.Fatal(r.text)
