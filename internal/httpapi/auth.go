@@ -94,11 +94,11 @@ func keyMatches(r *http.Request, want []byte) bool {
 // (no token, no connection) and checks Origin against its own list
 // (--connector-allow-origin).
 type browserGuard struct {
-	origins   map[string]bool // normalized, see NormalizeOrigin
-	hosts     map[string]bool // normalized, see NormalizeHostName
-	checkHost bool            // every request's Host is checked (no key, not exposed)
-	noKey     bool            // no API key: pages' requests are Host-checked even when exposed
-	next      http.Handler
+	origins map[string]bool // normalized, see NormalizeOrigin
+	hosts   map[string]bool // normalized, see NormalizeHostName
+	noKey   bool            // no API key: the Host is checked ...
+	exposed bool            // ... for every request unless --insecure-no-auth, then for pages' only
+	next    http.Handler
 }
 
 // guardBrowsers wraps next in a browserGuard configured from opts. Entries
@@ -106,7 +106,7 @@ type browserGuard struct {
 // NormalizeOrigin and NormalizeHostName first.
 func guardBrowsers(opts Options, log *slog.Logger, next http.Handler) http.Handler {
 	g := &browserGuard{origins: map[string]bool{}, hosts: map[string]bool{}, next: next,
-		checkHost: opts.APIKey == "" && !opts.InsecureNoAuth, noKey: opts.APIKey == ""}
+		noKey: opts.APIKey == "", exposed: opts.InsecureNoAuth}
 	for _, o := range opts.AllowOrigins {
 		n, err := NormalizeOrigin(o)
 		if err != nil {
@@ -131,38 +131,37 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	fromPage := r.Header.Get("Sec-Fetch-Site") != "" && r.Header.Get("Sec-Fetch-Site") != "none"
-	if (g.checkHost || (g.noKey && fromPage)) && !g.hostAllowed(r.Host) {
-		name := hostName(r.Host)
+	site := r.Header.Get("Sec-Fetch-Site")
+	marked := site != "" && site != "none" // a browser says a page sent it
+	if g.noKey && (!g.exposed || marked) && !g.hostAllowed(r.Host) {
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenHost, "request", r.URL.Path,
 			"Host %q is refused: without an API key, fsplane answers only requests addressed to localhost or an IP address (protection against DNS rebinding)", r.Host).
-			WithHint("connect with the IP address (e.g. 127.0.0.1) or localhost, restart fsplane serve with --allow-host %s, or set --api-key", name))
+			WithHint("connect with the IP address (e.g. 127.0.0.1) or localhost, restart fsplane serve with --allow-host %s, or set --api-key", hostName(r.Host)))
 		return
 	}
-	if origin, fromPage := r.Header["Origin"]; fromPage {
-		o := strings.Join(origin, ",")
-		if n, err := NormalizeOrigin(o); err == nil && g.origins[n] {
-			if allowCORS(w, r, o) {
-				return
-			}
+	origin, hasOrigin := r.Header["Origin"]
+	o := strings.Join(origin, ",")
+	n, err := NormalizeOrigin(o)
+	switch {
+	case hasOrigin && err == nil && g.origins[n]:
+		if !allowCORS(w, r, o) {
 			g.next.ServeHTTP(w, r)
-			return
 		}
-		hint := "fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin scheme://host[:port] naming the page's origin exactly"
-		if n, err := NormalizeOrigin(o); err == nil {
-			hint = "fsplane serves tools and agents, not browsers; to let this page call it, restart fsplane serve with --allow-origin " + n + " (an exact scheme://host[:port] match)"
+	case hasOrigin:
+		allow := "scheme://host[:port] naming the page's origin exactly"
+		if err == nil {
+			allow = n + " (an exact scheme://host[:port] match)"
 		}
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenOrigin, "request", r.URL.Path,
-			"requests from web pages are refused: origin %q is not allowed", o).WithHint("%s", hint))
-		return
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+			"requests from web pages are refused: origin %q is not allowed", o).
+			WithHint("fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin %s", allow))
+	case site == "cross-site" || site == "same-site":
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenOrigin, "request", r.URL.Path,
 			"requests from web pages are refused (Sec-Fetch-Site: %s)", site).
 			WithHint("fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin scheme://host[:port] naming the page's origin exactly"))
-		return
+	default:
+		g.next.ServeHTTP(w, r)
 	}
-	g.next.ServeHTTP(w, r)
 }
 
 // allowCORS sets the CORS headers for an allowed origin and answers its
