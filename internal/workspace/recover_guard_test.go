@@ -265,25 +265,34 @@ func TestRollbackKeepsAConcurrentAppend(t *testing.T) {
 }
 
 // TestNestedRootsAreBlocked: the block covers a workspace whose root lies
-// inside the crashed one's root (or holds it), not only the same root.
+// inside the crashed one's root, or holds it, not only the same root.
 func TestNestedRootsAreBlocked(t *testing.T) {
 	t.Parallel()
-	base, y, state := t.TempDir(), t.TempDir(), t.TempDir()
-	inner := filepath.Join(base, "in")
-	writeFile(t, filepath.Join(inner, "a.txt"), "old-a\n", 0o644)
-	writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
-	crashMidPatch(t, []string{base, y}, filepath.Join(inner, "a.txt"), filepath.Join(y, "b.txt"), state)
+	for _, live := range []string{"inside", "holding"} {
+		t.Run(live, func(t *testing.T) {
+			t.Parallel()
+			base, y, state := t.TempDir(), t.TempDir(), t.TempDir()
+			inner := filepath.Join(base, "in")
+			writeFile(t, filepath.Join(inner, "a.txt"), "old-a\n", 0o644)
+			writeFile(t, filepath.Join(y, "b.txt"), "old-b\n", 0o644)
+			crashed, mine, rel := base, inner, "a.txt"
+			if live == "holding" {
+				crashed, mine, rel = inner, base, "in/a.txt"
+			}
+			crashMidPatch(t, []string{crashed, y}, filepath.Join(inner, "a.txt"), filepath.Join(y, "b.txt"), state)
 
-	w := openTestWorkspace(t, Options{Roots: []string{inner}, StateDir: state})
-	_, err := w.Commit([]Change{{Path: "a.txt", Content: []byte("later\n")}}, CommitOptions{Op: "write"})
-	if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict {
-		t.Fatalf("a write in a nested root: %v, want conflict", err)
-	}
-	w.Close()
-	w = openTestWorkspace(t, Options{Roots: []string{base, y}, StateDir: state})
-	w.Close()
-	if a := readFile(t, filepath.Join(inner, "a.txt")); a != "old-a\n" {
-		t.Fatalf("a.txt = %q after recovery", a)
+			w := openTestWorkspace(t, Options{Roots: []string{mine}, StateDir: state})
+			_, err := w.Commit([]Change{{Path: rel, Content: []byte("later\n")}}, CommitOptions{Op: "write"})
+			if fe, ok := fserr.As(err); !ok || fe.Code != fserr.Conflict {
+				t.Fatalf("a write from a root %s the crashed one: %v, want conflict", live, err)
+			}
+			w.Close()
+			w = openTestWorkspace(t, Options{Roots: []string{crashed, y}, StateDir: state})
+			w.Close()
+			if a := readFile(t, filepath.Join(inner, "a.txt")); a != "old-a\n" {
+				t.Fatalf("a.txt = %q after recovery", a)
+			}
+		})
 	}
 }
 
