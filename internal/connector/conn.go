@@ -642,17 +642,26 @@ func (r *reader) failStream(d *dataStream, reason string) {
 	}
 }
 
-// endStream finishes data stream d's sink with err (mu held): it
-// unregisters d and stops its drain goroutine, whose Write in progress
-// Finish ends (see DataSink). It reports false, doing nothing, when d was
+// retire marks d finished and unregisters it (mu held); false when it was
 // finished already.
-func (r *reader) endStream(d *dataStream, err error) bool {
+func (r *reader) retire(d *dataStream) bool {
 	if d.done {
 		return false
 	}
 	d.done = true
 	if r.streams[d.start.TransferID] == d {
 		delete(r.streams, d.start.TransferID)
+	}
+	return true
+}
+
+// endStream finishes data stream d's sink with err (mu held): it
+// unregisters d and stops its drain goroutine, whose Write in progress
+// Finish ends (see DataSink). It reports false, doing nothing, when d was
+// finished already.
+func (r *reader) endStream(d *dataStream, err error) bool {
+	if !r.retire(d) {
+		return false
 	}
 	close(d.dead)
 	d.sink.Finish(err)

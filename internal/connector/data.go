@@ -413,15 +413,11 @@ func (r *reader) drain(d *dataStream) {
 		}
 	}
 	r.mu.Lock()
-	if d.done {
-		r.unlock()
+	retired := r.retire(d)
+	r.unlock()
+	if !retired {
 		return
 	}
-	d.done = true
-	if r.streams[d.start.TransferID] == d {
-		delete(r.streams, d.start.TransferID)
-	}
-	r.unlock()
 	err := d.end()
 	d.sink.Finish(err)
 	if err != nil {
