@@ -25,6 +25,7 @@ func TestGrep(t *testing.T) {
 		"sub/d.go":    "package sub\nfunc OtherHandler(w int) {}\n",
 		"multi.txt":   "start\nmiddle\nend\nstart again\n",
 		"kelvin.txt":  "\u212aelvin\n",
+		"nbsp.txt":    "x\u00a0y\n",
 		".hidden.txt": "needle\n",
 	})
 	tests := []struct {
@@ -43,6 +44,7 @@ func TestGrep(t *testing.T) {
 		{"unicode class", Options{Pattern: `\p{Greek}+`}, []string{"c.txt:2:γάμμα δέλτα"}},
 		{"unicode word", Options{Pattern: `^\w+ \w+$`}, []string{"a.go:1:package a", "c.txt:1:alpha beta", "c.txt:2:γάμμα δέλτα",
 			"c.txt:3:word_1 spaced", "multi.txt:4:start again", "sub/d.go:1:package sub"}},
+		{"unicode space", Options{Pattern: `x\sy`}, []string{"nbsp.txt:1:x\u00a0y"}},
 		{"word boundary", Options{Pattern: `\bbeta\b`}, []string{"c.txt:1:alpha beta"}},
 		{"fixed strings", Options{Pattern: "(w int)", FixedStrings: true}, []string{"sub/d.go:2:func OtherHandler(w int) {}"}},
 		{"crlf", Options{Pattern: "two$"}, nil},

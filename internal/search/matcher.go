@@ -80,7 +80,16 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 			return nil, patternError(parts, err)
 		}
 	}
-	m.lits = prefilterFor(tree)
+	// The literals a match needs come from the wider spelling: the Unicode
+	// regexp runs on non-ASCII lines, and a set taken from the ASCII one
+	// would drop them (\s is six literals in ASCII, a NBSP line has none).
+	litTree := tree
+	if m.reUni != nil {
+		if litTree, err = syntax.Parse(flags+uni, syntax.Perl); err != nil {
+			return nil, patternError(parts, err)
+		}
+	}
+	m.lits = prefilterFor(litTree)
 	if m.lits != nil && !multiline {
 		for _, l := range m.lits.lits {
 			if strings.IndexByte(l, '\n') >= 0 {
