@@ -302,36 +302,19 @@ func badUTF8(raw []byte) (int, string) {
 			i += 2 // a one-character escape, \\ included
 			continue
 		}
-		r := hex4(raw[i+2 : i+6])
+		r, _ := jsonx.Hex4(raw[i+2:]) // valid JSON: four hex digits
 		if !utf16.IsSurrogate(r) {
 			i += 6
 			continue
 		}
 		if r < 0xdc00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			if lo := hex4(raw[i+8 : i+12]); lo >= 0xdc00 && lo <= 0xdfff {
+			if lo, _ := jsonx.Hex4(raw[i+8:]); lo >= 0xdc00 && lo <= 0xdfff {
 				i += 12
 				continue
 			}
 		}
 		return i, fmt.Sprintf("unpaired UTF-16 surrogate escape %s", raw[i:i+6])
 	}
-}
-
-// hex4 decodes the four hex digits of a \u escape (valid JSON has them).
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 // fieldAt names the top-level field whose value spans byte offset off of

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"errors"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -56,15 +55,15 @@ func Unquote(b []byte) (string, error) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, n := hex4(s[2:])
-			if n < 0 {
+			r, ok := Hex4(s[2:])
+			if !ok {
 				return stdUnquote(b)
 			}
-			s = s[2+n:]
+			s = s[6:]
 			if utf16.IsSurrogate(r) {
 				var r2 rune = -1
 				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if v, m := hex4(s[2:]); m > 0 {
+					if v, ok := Hex4(s[2:]); ok {
 						r2 = v
 					}
 				}
@@ -88,15 +87,26 @@ func Unquote(b []byte) (string, error) {
 	return string(out), nil
 }
 
-func hex4(s []byte) (rune, int) {
+// Hex4 decodes the four hex digits that start s (those of a \u escape);
+// ok is false when s is shorter or holds another character.
+func Hex4(s []byte) (r rune, ok bool) {
 	if len(s) < 4 {
-		return 0, -1
+		return 0, false
 	}
-	v, err := strconv.ParseUint(string(s[:4]), 16, 32)
-	if err != nil {
-		return 0, -1
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
 	}
-	return rune(v), 4
+	return r, true
 }
 
 func stdUnquote(b []byte) (string, error) {
