@@ -43,9 +43,25 @@ func decodeData(resp *http.Response, method, path string, out any) error {
 // multipart/form-data without buffering it; the server renames it into
 // place when complete. user, when set, owns a created file.
 func (c *Client) Upload(ctx context.Context, path string, r io.Reader, user string) (*UploadResult, error) {
+	return c.UploadWith(ctx, path, r, UploadOptions{User: user})
+}
+
+// UploadOptions are the optional fields of an upload.
+type UploadOptions struct {
+	User string // owns a created file
+	// ExpectedVersion: replace the file only if it still has this version
+	// (an *Error with code stale_version otherwise; nothing is written).
+	ExpectedVersion string
+}
+
+// UploadWith is Upload with options.
+func (c *Client) UploadWith(ctx context.Context, path string, r io.Reader, opts UploadOptions) (*UploadResult, error) {
 	q := url.Values{}
-	if user != "" {
-		q.Set("user", user)
+	if opts.User != "" {
+		q.Set("user", opts.User)
+	}
+	if opts.ExpectedVersion != "" {
+		q.Set("expected_version", opts.ExpectedVersion)
 	}
 	return c.upload(ctx, "/v2/fs/upload", path, r, q)
 }

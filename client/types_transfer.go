@@ -5,6 +5,8 @@ package client
 type UploadQuery struct {
 	Path string `json:"path,omitempty" jsonschema:"target file (extension: instead of the path form field)"`
 	User string `json:"user,omitempty" jsonschema:"account that owns a created file"`
+	// ExpectedVersion guards a replacement as on write.
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"extension: replace the file only if it still has this version (409 stale_version otherwise, nothing written)"`
 }
 
 // UploadResult is AIO's FileUploadResult plus the content version.

@@ -42,6 +42,7 @@ func (s *Server) upload(p plane) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := newQuery(r)
 		qpath := q.str("path", false)
+		expected := q.str("expected_version", false)
 		if q.errs != nil {
 			invalid(w, q.errs)
 			return
@@ -55,7 +56,7 @@ func (s *Server) upload(p plane) http.HandlerFunc {
 		err := transfer.ReadUpload(r, qpath, s.eng.Workspace().StateDir(), func(path, filename string, file io.Reader) error {
 			target = path
 			var err error
-			res, err = s.eng.Upload(r.Context(), ops.UploadRequest{Path: path, FileName: filename, Body: file, User: s.user(r)})
+			res, err = s.eng.Upload(r.Context(), ops.UploadRequest{Path: path, FileName: filename, Body: file, User: s.user(r), ExpectedVersion: expected})
 			return err
 		})
 		if fe, isForm := errors.AsType[*transfer.FormError](err); isForm {

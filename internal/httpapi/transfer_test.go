@@ -282,6 +282,37 @@ func TestUpload(t *testing.T) {
 	}
 }
 
+// TestUploadExpectedVersion: an upload can be made conditional, as a write
+// is: a stale, absent or malformed version writes nothing and leaves no
+// part file.
+func TestUploadExpectedVersion(t *testing.T) {
+	t.Parallel()
+	e := newXEnv(t, ops.Options{})
+	e.put("f.txt", []byte("v1"))
+	v1 := version([]byte("v1"))
+	res, err := e.c.UploadWith(bg, "f.txt", strings.NewReader("v2"), client.UploadOptions{ExpectedVersion: v1})
+	if err != nil || res.Version != version([]byte("v2")) {
+		t.Fatalf("upload with the current version: %+v %v", res, err)
+	}
+	_, err = e.c.UploadWith(bg, "f.txt", strings.NewReader("v3"), client.UploadOptions{ExpectedVersion: v1})
+	if ce := wantErr(t, err, 409, "stale_version"); !strings.Contains(ce.Message, "current version "+version([]byte("v2"))) {
+		t.Errorf("stale message %q", ce.Message)
+	}
+	_, err = e.c.UploadWith(bg, "gone.txt", strings.NewReader("x"), client.UploadOptions{ExpectedVersion: v1})
+	wantErr(t, err, 409, "stale_version")
+	_, err = e.c.UploadWith(bg, "f.txt", strings.NewReader("x"), client.UploadOptions{ExpectedVersion: "v1"})
+	wantErr(t, err, 400, "bad_request")
+	if got, _ := os.ReadFile(e.path("f.txt")); string(got) != "v2" {
+		t.Errorf("f.txt = %q after refused uploads, want v2", got)
+	}
+	if _, err := os.Stat(e.path("gone.txt")); !os.IsNotExist(err) {
+		t.Errorf("gone.txt was created: %v", err)
+	}
+	if len(e.strays()) != 0 {
+		t.Fatalf("strays: %v", e.strays())
+	}
+}
+
 func TestUploadFormValidation(t *testing.T) {
 	t.Parallel()
 	e := newXEnv(t, ops.Options{})

@@ -27,6 +27,9 @@ type UploadRequest struct {
 	// engine's DefaultUser.
 	User   string
 	Caller string
+	// ExpectedVersion, when set, is the version the replaced file must
+	// have (stale_version otherwise, nothing written).
+	ExpectedVersion string
 }
 
 // UploadResult describes a stored upload.
@@ -57,7 +60,7 @@ func (e *Engine) Upload(ctx context.Context, req UploadRequest) (*UploadResult, 
 			target = filepath.Join(target, name)
 		}
 	}
-	res, err := e.ws.WriteStream(ctx, target, req.Body, workspace.StreamOptions{Op: op, Owner: owner})
+	res, err := e.ws.WriteStream(ctx, target, req.Body, workspace.StreamOptions{Op: op, Owner: owner, ExpectedVersion: req.ExpectedVersion})
 	if err != nil {
 		return nil, fserr.From(op, target, err)
 	}

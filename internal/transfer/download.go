@@ -261,15 +261,26 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		s.afterPin()
 	}
 	h := w.Header()
-	if policy == Abort {
-		fi, err := s.file.Stat()
-		if err != nil || keyOf(fi) != s.key || !s.stable || (s.same != nil && !s.same()) {
-			return false, changedErr(s.path)
+	version, modtime := s.version, s.info.ModTime()
+	fi, err := s.file.Stat()
+	changed := err != nil || keyOf(fi) != s.key
+	switch {
+	case policy == Abort && (changed || !s.stable || (s.same != nil && !s.same())):
+		return false, changedErr(s.path)
+	case changed:
+		// Ignore serves the file as it is now: the validators pinned at
+		// open describe content that is gone, and sent or compared with
+		// it they would make a client keep a stale copy (304) or splice
+		// new bytes onto old ones (If-Range). Serve it without an ETag,
+		// under its current mtime.
+		version, modtime = "", time.Time{}
+		if err == nil {
+			modtime = fi.ModTime()
 		}
 	}
 	h.Set("Content-Type", "application/octet-stream")
-	if s.version != "" {
-		h.Set("ETag", `"`+s.version+`"`)
+	if version != "" {
+		h.Set("ETag", `"`+version+`"`)
 	}
 	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(s.path)}); cd != "" {
 		h.Set("Content-Disposition", cd)
@@ -282,9 +293,11 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 	} else if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return false, fserr.FromOS("download", s.path, err)
 	}
-	http.ServeContent(w, r, filepath.Base(s.path), s.info.ModTime(), content)
-	if g != nil && g.err != nil {
-		return true, g.err
+	http.ServeContent(w, r, filepath.Base(s.path), modtime, content)
+	if g != nil {
+		if err := g.failure(); err != nil {
+			return true, err
+		}
 	}
 	return true, nil
 }
@@ -297,7 +310,27 @@ type guard struct {
 	hashing  bool // reading the whole file from offset 0, in order
 	h        *workspace.VersionHash
 	lastPath time.Time
-	err      error
+	// err is the first failure. For a multi-range request ServeContent
+	// reads through the guard in a goroutine of its own, which can still
+	// be reading when ServeContent returns (the client went away), so err
+	// is kept under mu: Serve reads it through failure.
+	mu  sync.Mutex
+	err error
+}
+
+// failure returns the guard's error, if any.
+func (g *guard) failure() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// setErr records err as the guard's error and returns it.
+func (g *guard) setErr(err error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.err = err
+	return err
 }
 
 func (g *guard) Seek(offset int64, whence int) (int64, error) {
@@ -321,13 +354,12 @@ func (g *guard) Seek(offset int64, whence int) (int64, error) {
 }
 
 func (g *guard) fail() (int, error) {
-	g.err = changedErr(g.src.path)
-	return 0, g.err
+	return 0, g.setErr(changedErr(g.src.path))
 }
 
 func (g *guard) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
+	if err := g.failure(); err != nil {
+		return 0, err
 	}
 	size := g.src.info.Size()
 	if g.off >= size {
@@ -344,8 +376,7 @@ func (g *guard) Read(p []byte) (int, error) {
 		if err == io.EOF {
 			return g.fail() // shorter than pinned: truncated meanwhile
 		}
-		g.err = fmt.Errorf("reading %s: %w", g.src.path, err)
-		return 0, g.err
+		return 0, g.setErr(fmt.Errorf("reading %s: %w", g.src.path, err))
 	}
 	// Released only after a check that follows the read: a write that
 	// began before the check changes the ctime.

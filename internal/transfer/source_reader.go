@@ -3,12 +3,30 @@ package transfer
 import (
 	"io"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // Reader returns a reader of the pinned file's bytes, from the start to
 // the size it had when opened. It reads through the Source's descriptor;
 // the Source must stay open while it is used.
-func (s *Source) Reader() *io.SectionReader { return io.NewSectionReader(s.file, 0, s.info.Size()) }
+//
+// Whoever reads it has announced the pinned version with the bytes (a
+// host download's result carries it, and the hub serves it as the
+// ETag), so the bytes must be that version's: when the file has one, the
+// reader fails (conflict, as change_policy=abort does) as soon as the file
+// is seen to change, and at its end unless what it read hashes to the
+// version. A replacement of the path does not matter here: the pinned
+// file's bytes are still whole. Without a version (the file changed while
+// it was hashed) nothing was promised, and the bytes are read as they are.
+func (s *Source) Reader() io.Reader {
+	if !s.stable || s.version == "" {
+		return io.NewSectionReader(s.file, 0, s.info.Size())
+	}
+	pinned := *s
+	pinned.same = nil
+	return &guard{src: &pinned, h: workspace.NewVersionHash(), hashing: true}
+}
 
 // ModTime returns the modification time the file had when opened.
 func (s *Source) ModTime() time.Time { return s.info.ModTime() }

@@ -35,9 +35,20 @@ type TreeSink interface {
 	Link(name, target string) error
 }
 
+// maxName bounds a member name and a link target, cleaned: PATH_MAX less
+// its NUL. maxComponent bounds each of their components (NAME_MAX).
+// Longer ones could not be named by a path, and each component of a name
+// costs a directory walk in every later operation on it (the tree is
+// reached through an os.Root, component by component).
+const (
+	maxName      = 4095
+	maxComponent = 255
+)
+
 // MemberName checks a tar member name and returns it cleaned and
 // slash-relative ("." for the top). Absolute names, ".." components, NUL
-// bytes and empty names are refused: tar's own "strip the leading /"
+// bytes, empty names and names longer than 4095 bytes (or with a
+// component longer than 255) are refused: tar's own "strip the leading /"
 // habit is not followed, because an archive that names absolute paths was
 // not made for this destination.
 func MemberName(name string) (string, error) {
@@ -54,7 +65,50 @@ func MemberName(name string) (string, error) {
 			return "", fmt.Errorf("member %q climbs out of the tree with \"..\"", name)
 		}
 	}
-	return path.Clean(name), nil
+	clean := path.Clean(name)
+	if err := checkLength("member", clean); err != nil {
+		return "", err
+	}
+	return clean, nil
+}
+
+// checkLength refuses a name (what: "member", "link target") over
+// maxName bytes or with a component over maxComponent bytes.
+func checkLength(what, name string) error {
+	if len(name) > maxName {
+		return fmt.Errorf("%s %.64q... is %d bytes long; names are limited to %d bytes", what, name, len(name), maxName)
+	}
+	for c := range strings.SplitSeq(name, "/") {
+		if len(c) > maxComponent {
+			return fmt.Errorf("%s %.64q... has a component of %d bytes; components are limited to %d bytes", what, name, len(c), maxComponent)
+		}
+	}
+	return nil
+}
+
+// checkSymlinkTarget checks a symbolic link member's target before the
+// sink sees it. The sink keeps the link inside the root by reading the
+// target as written (lexically); that is where the link leads only when no
+// ".." follows a name, for that name may be a link itself: with s -> ".",
+// "s/s/../.." reads as the link's own directory but leads two levels
+// above it. So ".." may only lead a target ("../../lib/x"), never follow a
+// name in it.
+func checkSymlinkTarget(name, target string) error {
+	switch {
+	case target == "":
+		return invalidArchive("symbolic link %q has an empty target", name)
+	case strings.IndexByte(target, 0) >= 0:
+		return invalidArchive("symbolic link %q has a target with a NUL byte", name)
+	}
+	if err := checkLength("link target", target); err != nil {
+		return invalidArchive("symbolic link %q: %v", name, err)
+	}
+	if workspace.DotDotAfterName(target) {
+		return fserr.New(fserr.BadRequest, "tree", "",
+			"invalid tar archive: symbolic link %q -> %q has \"..\" after a name; where it leads cannot be checked, since that name may be a link itself", name, target).
+			WithHint("write the target without \"..\" after a name (%q reads the same when no part of it is a link); \"..\" may only lead it, as in ../../dir/file", path.Clean(target))
+	}
+	return nil
 }
 
 // sourceReader remembers the first error of the request body, so a cut
@@ -73,11 +127,16 @@ func (s *sourceReader) Read(p []byte) (int, error) {
 }
 
 // Extract reads an uncompressed tar archive from r into sink and returns
-// the number of members it extracted (global headers aside). It stops at
+// the number of entries it extracted: the members (global headers aside,
+// a directory named twice once) and the directories their names imply
+// without a member of their own. It stops at
 // the first problem: a bad member name, a device node or FIFO, a hard
-// link to something that is not an earlier file, an archive over lim
-// (too_large, 413), a compressed or malformed archive (bad_request). The
-// caller discards the sink's work on error.
+// link to something that is not an earlier file, a symbolic link whose
+// target has ".." after a name (see checkSymlinkTarget), an archive over
+// lim (too_large, 413; the directories that member names imply count as
+// entries, checked before the member reaches the sink), a compressed or
+// malformed archive (bad_request). The caller discards the sink's work on
+// error.
 func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 	src := &sourceReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
@@ -88,6 +147,10 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 	tr := tar.NewReader(br)
 	var total int64
 	entries := 0
+	// dirs holds the directories of the tree so far, named by members or
+	// implied by their names: the sink makes a missing parent, and it
+	// counts as an entry like any other.
+	dirs := map[string]bool{".": true}
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
@@ -103,8 +166,23 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 		if err != nil {
 			return entries, invalidArchive("%v", err)
 		}
-		if entries++; entries > lim.MaxEntries {
-			return entries, tooLarge(lim, fmt.Sprintf("the archive has more than %d entries", lim.MaxEntries))
+		// The member is an entry, unless it names a directory already
+		// counted, and so is every directory its name implies.
+		if hdr.Typeflag != tar.TypeDir || !dirs[name] {
+			entries++
+		}
+		var implied []string
+		for d := path.Dir(name); !dirs[d]; d = path.Dir(d) {
+			implied = append(implied, d)
+		}
+		if entries += len(implied); entries > lim.MaxEntries {
+			return entries, tooLarge(lim, fmt.Sprintf("the archive has more than %d entries (directories its names imply included)", lim.MaxEntries))
+		}
+		for _, d := range implied {
+			dirs[d] = true
+		}
+		if hdr.Typeflag == tar.TypeDir {
+			dirs[name] = true
 		}
 		perm := fs.FileMode(hdr.Mode) & fs.ModePerm
 		switch hdr.Typeflag {
@@ -129,6 +207,9 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 				return entries, invalidArchive("member %q is truncated: %v", hdr.Name, member.err)
 			}
 		case tar.TypeSymlink:
+			if err := checkSymlinkTarget(hdr.Name, hdr.Linkname); err != nil {
+				return entries, err
+			}
 			err = sink.Symlink(name, hdr.Linkname)
 		case tar.TypeLink:
 			target, terr := MemberName(hdr.Linkname)
@@ -222,6 +303,12 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		// Replaced since the walk saw it (by a directory, or by a link
+		// the open followed to a FIFO or device): left out, like a file
+		// removed meanwhile.
+		return nil
+	}
 	hdr.Typeflag, hdr.Size = tar.TypeReg, fi.Size()
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
@@ -231,7 +318,8 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 		return err
 	}
 	if n != hdr.Size {
-		return fmt.Errorf("%s shrank while it was archived", hdr.Name)
+		return fserr.New(fserr.Conflict, "tree", "", "%s shrank while it was archived; the archive is cut short", hdr.Name).
+			WithHint("download the tree again once the file is no longer being written")
 	}
 	return nil
 }

@@ -90,6 +90,20 @@ func (m *memSink) File(name string, perm fs.FileMode, r io.Reader) (int64, error
 
 func (m *memSink) Symlink(name, target string) error {
 	m.check(name)
+	// The target is checked lexically downstream, which holds only when
+	// no ".." follows a name in it.
+	named := false
+	for _, c := range strings.Split(target, "/") {
+		switch {
+		case c == ".." && named:
+			m.t.Fatalf("sink got the link target %q (for %q)", target, name)
+		case c != "" && c != "." && c != "..":
+			named = true
+		}
+	}
+	if target == "" || len(target) > maxName {
+		m.t.Fatalf("sink got a link target of %d bytes", len(target))
+	}
 	m.entries[name] = "link " + target
 	return nil
 }
@@ -141,6 +155,33 @@ func TestExtract(t *testing.T) {
 		{name: "file as top", archive: tarOf(t, &tar.Header{Name: "./.", Typeflag: tar.TypeReg, Size: 1}), code: fserr.BadRequest},
 		{name: "truncated", archive: tarOf(t, &tar.Header{Name: strings.Repeat("x", 90), Typeflag: tar.TypeReg})[:552], code: fserr.BadRequest},
 		{name: "bzip2", archive: []byte("BZh91AY&SY"), code: fserr.BadRequest},
+		// Directories a name implies are entries too: one member must
+		// not create a thousand directories past MaxEntries.
+		{name: "implied dirs over the limit", archive: tarOf(t, &tar.Header{Name: "a/b/c/f", Typeflag: tar.TypeReg}),
+			lim: Limits{MaxBytes: 100, MaxEntries: 3}, code: fserr.TooLarge, hint: "(limits: 100 bytes, 3 entries)"},
+		{name: "implied dirs within the limit", archive: tarOf(t, &tar.Header{Name: "a/b/f", Typeflag: tar.TypeReg},
+			&tar.Header{Name: "a/", Typeflag: tar.TypeDir}, &tar.Header{Name: "a/b/", Typeflag: tar.TypeDir}, &tar.Header{Name: "a/g", Typeflag: tar.TypeReg}),
+			lim: Limits{MaxBytes: 100, MaxEntries: 4}, want: map[string]string{"a": "dir", "a/b": "dir", "a/b/f": "file a/b/f", "a/g": "file a/g"}},
+		{name: "implied deep dirs", archive: tarOf(t, &tar.Header{Name: strings.Repeat("d/", 2000) + "f", Typeflag: tar.TypeReg, Size: 1, Format: tar.FormatPAX}),
+			lim: Limits{MaxBytes: 100, MaxEntries: 1000}, code: fserr.TooLarge},
+		// A link's target is checked lexically against the root; a name
+		// followed by ".." may be a link itself (s -> "."), so where it
+		// really leads is not what it reads: s/s/s/../../.. is three
+		// levels up, not the link's own directory.
+		{name: "symlink climbing through a link", archive: tarOf(t, &tar.Header{Name: "s", Typeflag: tar.TypeSymlink, Linkname: "."},
+			&tar.Header{Name: "p", Typeflag: tar.TypeSymlink, Linkname: "s/s/s/../../.."}), code: fserr.BadRequest},
+		{name: "absolute symlink climbing through a link", archive: tarOf(t,
+			&tar.Header{Name: "p", Typeflag: tar.TypeSymlink, Linkname: "/ws/t/s/s/../../.."}), code: fserr.BadRequest},
+		{name: "symlink with an empty target", archive: tarOf(t, &tar.Header{Name: "p", Typeflag: tar.TypeSymlink}), code: fserr.BadRequest},
+		{name: "symlink with leading ..", archive: tarOf(t, &tar.Header{Name: "d/p", Typeflag: tar.TypeSymlink, Linkname: "../x/./y"},
+			&tar.Header{Name: "q", Typeflag: tar.TypeSymlink, Linkname: "/abs/x"}),
+			want: map[string]string{"d/p": "link ../x/./y", "q": "link /abs/x"}},
+		{name: "name over PATH_MAX", archive: tarOf(t, &tar.Header{Name: strings.Repeat("n", 200) + strings.Repeat("/n", 2000), Typeflag: tar.TypeDir, Format: tar.FormatPAX}),
+			code: fserr.BadRequest},
+		{name: "component over NAME_MAX", archive: tarOf(t, &tar.Header{Name: "d/" + strings.Repeat("n", 256), Typeflag: tar.TypeReg, Size: 1, Format: tar.FormatPAX}),
+			code: fserr.BadRequest},
+		{name: "component at NAME_MAX", archive: tarOf(t, &tar.Header{Name: strings.Repeat("n", 255), Typeflag: tar.TypeReg, Size: 1, Format: tar.FormatPAX}),
+			want: map[string]string{strings.Repeat("n", 255): "file n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +230,8 @@ func FuzzExtract(f *testing.F) {
 	f.Add(tarOf(f, &tar.Header{Name: "../../etc/x", Typeflag: tar.TypeReg}))
 	f.Add(tarOf(f, &tar.Header{Name: strings.Repeat("long/", 40) + "f", Typeflag: tar.TypeReg, Format: tar.FormatPAX}))
 	f.Add([]byte{})
+	f.Add(tarOf(f, &tar.Header{Name: "s", Typeflag: tar.TypeSymlink, Linkname: "."}, &tar.Header{Name: "p", Typeflag: tar.TypeSymlink, Linkname: "s/../x"},
+		&tar.Header{Name: "a/b/c/d", Typeflag: tar.TypeReg}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sink := &memSink{t: t, entries: map[string]string{}}
 		_, _ = Extract(bytes.NewReader(b), sink, Limits{MaxBytes: 1 << 20, MaxEntries: 1000})

@@ -15,6 +15,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -320,6 +321,10 @@ func copyPart(ctx context.Context, sp *os.File, part io.Reader) error {
 // unlinking, where O_TMPFILE is not available.
 const spoolPrefix = ".fsplane-upload-spool-"
 
+// staleSpool is the age past which a named spool is a crash's leftover:
+// a live one has its name for the instant between two system calls.
+const staleSpool = time.Minute
+
 // openSpool opens a new read-write file in dir that has no name: with the
 // tmpfile flag (O_TMPFILE on Linux, 0 elsewhere) the kernel never gives it
 // one; otherwise it is created under a random name and unlinked at once.
@@ -337,6 +342,7 @@ func openSpool(dir string, tmpfile int) (*os.File, error) {
 		}
 		// The file system does not do O_TMPFILE: fall back to a name.
 	}
+	sweepSpools(root)
 	for range 4 {
 		name := spoolPrefix + rand.Text() + ".part"
 		sp, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -354,6 +360,27 @@ func openSpool(dir string, tmpfile int) (*os.File, error) {
 		return sp, nil
 	}
 	return nil, fs.ErrExist
+}
+
+// sweepSpools removes the named spools a crash left in root between
+// their creation and their unlinking (openSpool's fallback): nothing
+// else would, for they are not in the workspace's temp log. Only regular
+// files with spoolPrefix's shape older than staleSpool are removed.
+func sweepSpools(root *os.Root) {
+	d, err := root.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if !strings.HasPrefix(n, spoolPrefix) || !strings.HasSuffix(n, ".part") {
+			continue
+		}
+		if fi, err := root.Lstat(n); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleSpool {
+			_ = root.Remove(n)
+		}
+	}
 }
 
 func malformed(err error) *FormError {

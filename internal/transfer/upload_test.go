@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -148,6 +150,42 @@ func TestOpenSpool(t *testing.T) {
 	}
 	if _, err := openSpool(t.TempDir()+"/missing", oTmpfile); err == nil {
 		t.Error("spool in a missing directory opened")
+	}
+}
+
+// TestOpenSpoolSweepsStale: a crash between the fallback's create and
+// unlink leaves a named spool in the state directory, in no temp log;
+// the next fallback spool removes it once it is stale, and nothing else.
+func TestOpenSpoolSweepsStale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * staleSpool)
+	files := map[string]bool{ // name → kept
+		spoolPrefix + "STALE.part": false,
+		spoolPrefix + "FRESH.part": true, // maybe another upload's, mid-create
+		"journal.part":             true,
+		spoolPrefix + "x.log":      true,
+	}
+	for name := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name != spoolPrefix+"FRESH.part" {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sp, err := openSpool(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Close()
+	for name, kept := range files {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, kept)
+		}
 	}
 }
 

@@ -300,8 +300,7 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 		return osErr(op, given, err)
 	}
 	if rq.ExpectedVersion != "" && rq.ExpectedVersion != p.prevVersion {
-		return fserr.New(fserr.StaleVersion, op, given, "%s changed: expected version %s, current version %s",
-			given, rq.ExpectedVersion, p.prevVersion).WithHint("re-read the file")
+		return staleVersion(op, given, rq.ExpectedVersion, p.prevVersion)
 	}
 	switch {
 	case rq.Delete:
@@ -328,8 +327,7 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 			WithHint("check the path; list the parent directory")
 	}
 	if rq.ExpectedVersion != "" {
-		return fserr.New(fserr.StaleVersion, op, given, "%s no longer exists: expected version %s", given, rq.ExpectedVersion).
-			WithHint("re-read the file")
+		return staleVersion(op, given, rq.ExpectedVersion, "")
 	}
 	dirs := parentDirs(p.res.Rel)
 	for i, d := range dirs {

@@ -147,7 +147,7 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 	var recorded bool
 	err = w.locked(op, dst, func() error {
 		var err error
-		recorded, err = w.installFile(op, d, st, overwrite, true)
+		recorded, err = w.installFile(op, d, st, overwrite, true, "")
 		return err
 	})
 	if err != nil {
@@ -219,8 +219,10 @@ func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 
 // installFile renames a staged copy to d and records the change in undo:
 // the content it replaces (when small enough), or, with recordCreate, its
-// creation. The caller holds the locks and removes the temp on error.
-func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, recordCreate bool) (recorded bool, err error) {
+// creation. With expected set, the file at d must have that version
+// (stale_version otherwise). The caller holds the locks and removes the
+// temp on error.
+func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, recordCreate bool, expected string) (recorded bool, err error) {
 	if err := w.refuseBlocked(op, d); err != nil {
 		return false, err
 	}
@@ -232,11 +234,17 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	if err := checkFileDest(op, d, dfi, overwrite); err != nil {
 		return false, err
 	}
+	if expected != "" && dfi == nil {
+		return false, staleVersion(op, d.Given, expected, "")
+	}
 	p := &planned{res: d, kind: kindCreate, newVersion: st.version}
 	if dfi != nil && dfi.Mode().IsRegular() {
-		prev, err := w.readPrev(root, d.Rel, false)
+		prev, err := w.readPrev(root, d.Rel, expected != "")
 		if err != nil {
 			return false, osErr(op, d.Given, err)
+		}
+		if expected != "" && expected != prev.version {
+			return false, staleVersion(op, d.Given, expected, prev.version)
 		}
 		p.kind, p.existed, p.kept, p.prev, p.prevMode, p.prevVersion = kindReplace, true, prev.kept, prev.content, prev.mode, prev.version
 		p.uid, p.gid, _ = fileOwner(dfi)
@@ -321,7 +329,7 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 	tmp := siblingName(d.Rel, randomTag(), "tmp")
 	noteTemp(root, tmp)
 	fail := func(err error) error {
-		_ = w.removeAll(op, "remove", tmp, root, tmp)
+		_ = w.removeOwn(op, tmp, root, tmp)
 		removeDirs(root, dirs)
 		return err
 	}
@@ -589,7 +597,7 @@ func (tc *treeCopy) mergeFile(srcRel, dstRel string) error {
 		return tc.fail(dstRel, err)
 	}
 	err = tc.w.locked(tc.op, d.Given, func() error {
-		_, err := tc.w.installFile(tc.op, d, st, true, false)
+		_, err := tc.w.installFile(tc.op, d, st, true, false, "")
 		return err
 	})
 	if err != nil {

@@ -187,6 +187,16 @@ func CheckVersionFormat(op, p, v string) error {
 	return nil
 }
 
+// staleVersion is the error of a change planned against version expected
+// of p, which now has version current ("": p no longer exists).
+func staleVersion(op, p, expected, current string) *fserr.Error {
+	if current == "" {
+		return fserr.New(fserr.StaleVersion, op, p, "%s no longer exists: expected version %s", p, expected).WithHint("re-read the file")
+	}
+	return fserr.New(fserr.StaleVersion, op, p, "%s changed: expected version %s, current version %s", p, expected, current).
+		WithHint("re-read the file")
+}
+
 func badVersion(op, p, v string) *fserr.Error {
 	return fserr.New(fserr.BadRequest, op, p, "%q is not a version (32 lowercase hex characters)", v).
 		WithHint("pass the version a read returned")

@@ -974,3 +974,36 @@ func TestMoveUndoHalfEvicted(t *testing.T) {
 		t.Errorf("c = %q", got)
 	}
 }
+
+// TestCopySkipsLinksThatClimbThroughALink: a link whose target has ".."
+// after a name reads as staying inside, but the name can be a link
+// (loop -> "."), and each pass through it is one level the text does not
+// show. Copied from deep in the tree to its top, such a link would lead
+// out of the root; it is skipped instead.
+func TestCopySkipsLinksThatClimbThroughALink(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	makeTree(t, root, map[string]string{"a/b/src/f": "f", "a/b/src/loop": "-> .", "a/b/src/climb": "-> loop/loop/../../f"})
+	res, err := w.Copy("a/b/src", "copy", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LinksSkipped != 1 || res.LinksCopied != 1 {
+		t.Errorf("result %+v, want climb skipped and loop copied", res)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "copy", "climb")); !os.IsNotExist(err) {
+		t.Errorf("copy/climb: %v, want it skipped", err)
+	}
+}
+
+func TestDotDotAfterName(t *testing.T) {
+	t.Parallel()
+	for target, want := range map[string]bool{
+		"../../lib/x": false, "./../x": false, "/abs/x": false, "x/./y": false, "..": false,
+		"s/..": true, "s/s/../..": true, "/abs/../x": true, "../a/../b": true, "a//..": true,
+	} {
+		if got := DotDotAfterName(target); got != want {
+			t.Errorf("DotDotAfterName(%q) = %v, want %v", target, got, want)
+		}
+	}
+}

@@ -135,6 +135,45 @@ func (w *Workspace) removeAll(op, verb, given string, r *os.Root, rel string) er
 	return r.RemoveAll(rel)
 }
 
+// removeOwn removes rel, a temporary tree fsplane made (a staged tree,
+// the copy of a cross-device move), like removeAll, and also when
+// directories in it took a read-only mode (see removeOwnTree).
+func (w *Workspace) removeOwn(op, given string, r *os.Root, rel string) error {
+	if err := w.checkRemovable(op, "remove", given, r, rel); err != nil {
+		return err
+	}
+	return removeOwnTree(r, rel)
+}
+
+// removeOwnTree is r.RemoveAll(rel) for a tree fsplane made, whose
+// directories may have been given a read-only mode (an archive's 0555, a
+// copy of a read-only directory): a directory without write permission
+// cannot be emptied, so when removal is refused its directories are made
+// writable to their owner, outermost first, and removal is tried again.
+// Never for the caller's own files: rm -r stops there too.
+func removeOwnTree(r *os.Root, rel string) error {
+	err := r.RemoveAll(rel)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	var openUp func(rel string)
+	openUp = func(rel string) {
+		fi, err := r.Lstat(rel)
+		if err != nil || !fi.IsDir() {
+			return
+		}
+		if perm := fi.Mode().Perm(); perm&0o700 != 0o700 {
+			_ = r.Chmod(rel, perm|0o700)
+		}
+		names, _ := readNames(r, rel)
+		for _, n := range names {
+			openUp(path.Join(rel, n))
+		}
+	}
+	openUp(rel)
+	return r.RemoveAll(rel)
+}
+
 // checkRemovable refuses (invalid_target) to delete the directory tree
 // rel, which the caller named given, when a directory in it is the state
 // directory or a workspace root, by identity. checkHolds cannot see them

@@ -145,8 +145,7 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 			return osErr(op, src, err)
 		}
 		if expectedVersion != "" && expectedVersion != sp.version {
-			return fserr.New(fserr.StaleVersion, op, src, "%s changed: expected version %s, current version %s",
-				src, expectedVersion, sp.version).WithHint("re-read the file")
+			return staleVersion(op, src, expectedVersion, sp.version)
 		}
 		res.Version = sp.version
 		if dfi != nil && dfi.Mode().IsRegular() {
@@ -270,7 +269,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			err = syncDir(droot, path.Dir(d.Rel))
 		}
 		if err != nil {
-			_ = w.removeAll(op, "remove", tmp, droot, tmp)
+			_ = w.removeOwn(op, tmp, droot, tmp)
 			return err
 		}
 		if err := w.removeAll(op, "move", s.Given, sroot, s.Rel); err != nil {

@@ -256,9 +256,10 @@ func within(p, base string) (string, bool) {
 // linkStays reports whether a symbolic link at rel in root, pointing to
 // target, leads inside root: an absolute target below the root's path
 // (as configured or resolved), a relative one that does not climb above
-// it. An empty target, or one with a NUL byte, leads nowhere.
+// it. An empty target, or one with a NUL byte, leads nowhere; one with
+// ".." after a name is refused (see DotDotAfterName).
 func linkStays(root *wsRoot, rel, target string) bool {
-	if target == "" || strings.IndexByte(target, 0) >= 0 {
+	if target == "" || strings.IndexByte(target, 0) >= 0 || DotDotAfterName(target) {
 		return false
 	}
 	if path.IsAbs(target) {
@@ -269,6 +270,28 @@ func linkStays(root *wsRoot, rel, target string) bool {
 	}
 	j := path.Join(path.Dir(rel), target)
 	return j != ".." && !strings.HasPrefix(j, "../")
+}
+
+// DotDotAfterName reports whether a link target has a ".." component
+// after a name. Where such a target leads cannot be read from its text,
+// which is all a check made before the link exists has: the name may be
+// (or become) a link itself, and with s -> ".", "s/s/../.." climbs two
+// levels above the link while reading as its own directory. ".." may only
+// lead a relative target ("../../lib/x").
+func DotDotAfterName(target string) bool {
+	named := false
+	for c := range strings.SplitSeq(target, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if named {
+				return true
+			}
+		default:
+			named = true
+		}
+	}
+	return false
 }
 
 func (w *Workspace) outside(op, p string) *fserr.Error {

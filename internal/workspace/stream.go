@@ -38,6 +38,11 @@ type StreamOptions struct {
 	Op string
 	// Owner owns the file when the write creates it (see Change.Owner).
 	Owner *Owner
+	// ExpectedVersion, when set, must be the version of the file the
+	// upload replaces, checked under the lock just before the rename:
+	// stale_version otherwise (also when the file is gone), and nothing is
+	// written.
+	ExpectedVersion string
 }
 
 // StreamResult reports a WriteStream.
@@ -77,6 +82,9 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 	}
 	if err := checkOwner(op, p, opts.Owner); err != nil {
 		return StreamResult{}, err
+	}
+	if v := opts.ExpectedVersion; v != "" && !isVersion(v) {
+		return StreamResult{}, badVersion(op, p, v)
 	}
 	d, err := w.resolve(op, p)
 	if err == nil {
@@ -138,7 +146,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 			return osErr(op, p, err)
 		}
 		res.Created = cur == nil
-		res.UndoRecorded, err = w.installFile(op, d, staged{temp: part, version: version, size: size}, true, true)
+		res.UndoRecorded, err = w.installFile(op, d, staged{temp: part, version: version, size: size}, true, true, opts.ExpectedVersion)
 		return err
 	})
 	if err != nil {

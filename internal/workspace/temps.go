@@ -247,7 +247,7 @@ func removeTemp(r *os.Root, rel string, kept func(fs.FileInfo) string) bool {
 		if _, what, err := keptIn(r, rel, kept); err != nil || what != "" {
 			return false
 		}
-		return r.RemoveAll(rel) == nil
+		return removeOwnTree(r, rel) == nil
 	}
 	return removeIfExists(r, rel) == nil
 }

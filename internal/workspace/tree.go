@@ -403,7 +403,7 @@ func (t *TreeWriter) Abort() {
 		return
 	}
 	t.closed = true
-	_ = t.w.removeAll(t.op, "remove", t.stage, t.root, t.stage)
+	_ = t.w.removeOwn(t.op, t.stage, t.root, t.stage)
 }
 
 // Commit installs the tree: it applies the directories' permissions,
@@ -422,8 +422,21 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 	}
 	defer t.Abort()
 	res := TreeResult{Path: t.d.Path, Entries: t.entries, Mode: t.mode}
-	if err := t.applyPerms(); err != nil {
-		return res, err
+	if t.mode == TreeRename {
+		// The staged top is renamed within its parent, which a read-only
+		// directory allows; a merge moves directories to new parents (their
+		// ".." changes), which it does not, so it applies them afterwards.
+		if err := t.applyPerms(t.stage, nil); err != nil {
+			return res, err
+		}
+		if _, ok := t.perms["."]; !ok {
+			if err := t.root.Chmod(t.stage, 0o755); err != nil {
+				return res, osErr(t.op, t.d.Given, err)
+			}
+		}
+		if err := chownNew(t.root, t.stage, t.owner); err != nil {
+			return res, osErr(t.op, t.d.Given, err)
+		}
 	}
 	if err := t.flush(); err != nil {
 		return res, err
@@ -456,12 +469,18 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 	return res, nil
 }
 
-func (t *TreeWriter) applyPerms() error {
+// applyPerms gives the tree's directories their permissions, below base
+// (the staging directory, or the destination after a merge), deepest
+// first so a read-only parent is changed last. With only set, just the
+// directories it accepts. A merge's top keeps the destination's own mode.
+func (t *TreeWriter) applyPerms(base string, only func(name string) bool) error {
 	names := make([]string, 0, len(t.perms))
 	for n := range t.perms {
+		if (n == "." && t.mode == TreeMerge) || (only != nil && !only(n)) {
+			continue
+		}
 		names = append(names, n)
 	}
-	// Deepest first, so a read-only parent is chmodded last.
 	depth := func(n string) int {
 		if n == "." {
 			return -1
@@ -470,20 +489,7 @@ func (t *TreeWriter) applyPerms() error {
 	}
 	sort.Slice(names, func(i, j int) bool { return depth(names[i]) > depth(names[j]) })
 	for _, n := range names {
-		if n == "." && t.mode == TreeMerge {
-			continue // the destination keeps its own mode
-		}
-		if err := t.root.Chmod(path.Join(t.stage, n), t.perms[n]); err != nil {
-			return osErr(t.op, t.d.Given, err)
-		}
-	}
-	if _, ok := t.perms["."]; !ok && t.mode == TreeRename {
-		if err := t.root.Chmod(t.stage, 0o755); err != nil {
-			return osErr(t.op, t.d.Given, err)
-		}
-	}
-	if t.mode == TreeRename {
-		if err := chownNew(t.root, t.stage, t.owner); err != nil {
+		if err := t.root.Chmod(path.Join(base, n), t.perms[n]); err != nil {
 			return osErr(t.op, t.d.Given, err)
 		}
 	}
@@ -555,7 +561,7 @@ func (t *TreeWriter) merge() error {
 	if err := plan("."); err != nil {
 		return err
 	}
-	touched := map[string]bool{}
+	touched, moved := map[string]bool{}, map[string]bool{}
 	for _, s := range steps {
 		dst := path.Join(t.d.Rel, s.name)
 		if err := t.root.Rename(path.Join(t.stage, s.name), dst); err != nil {
@@ -565,6 +571,22 @@ func (t *TreeWriter) merge() error {
 			return osErr(t.op, t.d.Given, err)
 		}
 		touched[path.Dir(dst)] = true
+		if t.kinds[s.name] == fs.ModeDir {
+			moved[s.name] = true
+		}
+	}
+	// Directories new at the destination take their modes now that they
+	// are in place; those that were there keep theirs.
+	movedIn := func(n string) bool {
+		for ; n != "."; n = path.Dir(n) {
+			if moved[n] {
+				return true
+			}
+		}
+		return false
+	}
+	if err := t.applyPerms(t.d.Rel, movedIn); err != nil {
+		return err
 	}
 	for dir := range touched {
 		if err := syncDir(t.root, dir); err != nil {
