@@ -234,7 +234,8 @@ const sseKeepalive = 15 * time.Second
 // watchEvents streams a watcher's events as server-sent events:
 // watch_started first, then file_change events with "id: <watcher>:<seq>",
 // and overflow when events were dropped. Last-Event-ID (or ?cursor=)
-// resumes after that event; without either the stream replays the
+// resumes after that event (one of another watcher replays, as it does
+// not number this one's events); without either the stream replays the
 // watcher's buffer from the start. The stream ends when the watcher stops.
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -248,6 +249,11 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 		seq := last
 		if i := strings.LastIndexByte(last, ':'); i >= 0 {
 			seq = last[i+1:]
+			if last[:i] != id {
+				// Another watcher's event: its numbers are not this
+				// one's, so replay this watcher's buffer from the start.
+				seq = "0"
+			}
 		}
 		n, err := strconv.ParseInt(seq, 10, 64)
 		if err != nil || n < 0 {

@@ -217,6 +217,16 @@ func TestWatchSSEResume(t *testing.T) {
 	if rest[1].ID != id+":3" || we.Seq != 3 || deref(we.RelativePath) != "c" {
 		t.Fatalf("resumed event: %+v %+v", rest[1], we)
 	}
+	// Another watcher's event id does not skip this one's events: the
+	// stream replays from the start.
+	other, err := e.c.WatchEvents(bg, id, "w-other:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(other, 2); got[1].ID != id+":1" {
+		t.Errorf("with another watcher's Last-Event-ID the stream starts at %+v, want %s:1", got[1], id)
+	}
+	other.Close()
 	// Stopping the watcher ends the stream.
 	if _, err := e.c.StopWatch(bg, id); err != nil {
 		t.Fatal(err)

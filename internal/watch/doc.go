@@ -9,16 +9,25 @@
 // scanned right after its watch lands, so files made before that are
 // reported as created. Excluded directories are never watched. Watches
 // are shared: a directory watched by several watchers holds one inotify
-// watch, released with its last watcher.
+// watch, released with its last watcher. A watch belongs to a directory,
+// not to a name: each records the directory's identity (device, inode),
+// and a watch found on another directory than the one now at its path
+// (removed while held open, replaced, moved unseen) is dropped. A root
+// given through a symbolic link is watched at its target and reported
+// under the given path.
 //
 // Kernel events become five types: create, write (IN_MODIFY), remove,
 // rename and chmod (IN_ATTRIB). A move within the watched trees is one
 // rename event (path = new path, old_path = old path, also when only
 // the new name passes the filters), paired by the
-// inotify cookie; a move out of a watcher's tree is a remove for it, a
-// move in a create. Each watcher debounces per path: an event waits
+// inotify cookie (a MOVED_FROM that ends a read waits briefly for its
+// MOVED_TO, which the kernel queues right after); a move out of a watcher's tree is a remove for it, a
+// move in a create. When a watcher's own directory is removed or moved
+// away (a file watcher's: the file's directory), it reports its root
+// removed (relative path ".") and stops. Each watcher debounces per path: an event waits
 // Debounce in its watcher's queue, and later events of the same type for
-// the same path, with no other event for that path in between, fold into
+// the same path, with no other event for that path in between (a rename
+// is an event for both its names), fold into
 // it; events leave the queue in the order they arrived. Then each gets
 // the next sequence number of its watcher (monotonic, never reused) and
 // the file's current size, mtime and inode, and goes into the watcher's
@@ -29,6 +38,13 @@
 // reader's cursor falls behind the ring, the next poll reports overflow,
 // which means "events were dropped; rescan the tree". Overflow markers
 // take a sequence number of their own, so a cursor moves past them.
+// After a kernel queue overflow the watches are brought up to date
+// before the marker is set. A cursor past the latest sequence number
+// (not one this watcher gave out) is reported as overflow too, with the
+// latest sequence number as the cursor.
+//
+// Wait waits for an event on one exact path, a directory's too (not on
+// the entries of a directory).
 //
 // Limits: at most MaxWatchers distinct watchers (a watcher created again
 // with an identical config is shared and gains a subscriber), and the

@@ -1,19 +1,40 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"time"
 )
 
+// defaultMoveGrace is how long a MOVED_FROM left at the end of a read
+// waits for its MOVED_TO before it counts as a move out. The kernel
+// queues a rename's two halves one after the other, not at once: a read
+// can end between them.
+const defaultMoveGrace = 20 * time.Millisecond
+
 // read is the reader goroutine: it turns kernel events into watcher
 // events until the inotify instance is closed.
 func (r *Registry) read(in *inotify, done chan struct{}) {
 	defer close(done)
 	buf := make([]byte, 256<<10)
+	grace := r.moveGrace
+	if grace <= 0 {
+		grace = defaultMoveGrace
+	}
+	waiting := false // a read deadline is set for pending MOVED_FROMs
 	for {
 		n, err := in.read(buf)
+		if waiting && errors.Is(err, os.ErrDeadlineExceeded) {
+			// No MOVED_TO came: moved out.
+			_ = in.setDeadline(time.Time{})
+			waiting = false
+			r.mu.Lock()
+			r.settleMovesLocked()
+			r.mu.Unlock()
+			continue
+		}
 		if err != nil {
 			r.mu.Lock()
 			closed := r.closed
@@ -30,16 +51,26 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 		}
 		now := time.Now()
 		r.mu.Lock()
-		r.batch++
 		parseEvents(buf[:n], func(ev kernelEvent) { r.handleLocked(ev, now) })
-		r.settleMovesLocked(n > len(buf)-maxEvent)
+		pending := len(r.moves) > 0
+		if pending && in.setDeadline(time.Now().Add(grace)) != nil {
+			r.settleMovesLocked() // cannot wait: settle now
+			pending = false
+		}
 		r.mu.Unlock()
+		if waiting && !pending {
+			_ = in.setDeadline(time.Time{})
+		}
+		waiting = pending
 	}
 }
 
 func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 	if ev.mask&inOverflow != 0 {
 		r.log.Warn("inotify queue overflowed; watchers report overflow")
+		// Watches first, then the marker: a client that rescans on
+		// seeing it misses nothing made after its rescan.
+		r.resyncLocked(now)
 		for _, w := range r.watchers {
 			w.markOverflow()
 		}
@@ -49,7 +80,7 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 		// The kernel queues a rename's two halves back to back: a
 		// MOVED_FROM followed by anything else was a move out, and is
 		// reported before what follows it.
-		r.settleMovesLocked(false)
+		r.settleMovesLocked()
 	}
 	dw := r.dirs[ev.wd]
 	if dw == nil {
@@ -57,22 +88,38 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 	}
 	if ev.mask&inIgnored != 0 {
 		// The directory is gone (or unwatched): its watchers rooted
-		// there stop.
+		// there stop (a directory watcher was told by DELETE_SELF).
 		r.forgetLocked(dw)
+		var gone []*Watcher
 		for w := range dw.subs {
 			delete(w.dirs, dw)
-			if !w.file && w.root == dw.path {
-				w.stop()
+			if w.root == dw.path {
+				gone = append(gone, w)
 			}
+		}
+		for _, w := range gone {
+			r.rootGoneLocked(w, false, now)
 		}
 		return
 	}
 	isDir := ev.mask&inIsDir != 0
 	if ev.name == "" {
-		if ev.mask&inDeleteSelf != 0 {
+		switch {
+		case ev.mask&inDeleteSelf != 0:
 			for w := range dw.subs {
 				if !w.file && w.root == dw.path {
 					w.enqueue(rawEvent{typ: Remove, path: dw.path, isDir: true, at: now}, ".")
+				}
+			}
+		case ev.mask&inMoveSelf != 0:
+			// A watcher's own directory moved where no watched
+			// directory saw it go (a rename seen in a watched parent
+			// has moved the watch already, and stopped the watchers
+			// rooted there).
+			for w := range dw.subs {
+				if w.root == dw.path {
+					r.goneLocked(dw.path, true, now)
+					break
 				}
 			}
 		}
@@ -93,8 +140,15 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 		r.deliverLocked(dw, rawEvent{typ: Chmod, path: full, isDir: isDir, at: now})
 	case ev.mask&inDelete != 0:
 		r.deliverLocked(dw, rawEvent{typ: Remove, path: full, isDir: isDir, at: now})
+		if isDir {
+			// Its own DELETE_SELF comes only once nothing holds it (a
+			// cwd, an open descriptor), maybe after a new directory of
+			// the same name appeared: drop its watch now. (It was
+			// empty: nothing below it is watched.)
+			r.goneLocked(full, false, now)
+		}
 	case ev.mask&inMovedFrom != 0:
-		r.moves[ev.cookie] = &move{dir: dw, name: ev.name, isDir: isDir, batch: r.batch, at: now}
+		r.moves[ev.cookie] = &move{dir: dw, name: ev.name, isDir: isDir, at: now}
 	case ev.mask&inMovedTo != 0:
 		if m := r.moves[ev.cookie]; m != nil {
 			delete(r.moves, ev.cookie)
@@ -104,6 +158,24 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 		r.deliverLocked(dw, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
 		if isDir {
 			r.growLocked(dw, full)
+		}
+	}
+}
+
+// resyncLocked brings the watches up to date after the kernel dropped
+// events: directories made meanwhile are watched (the watchers' clients
+// rescan what happened; what happens next is reported), and a watcher
+// whose directory went meanwhile stops.
+func (r *Registry) resyncLocked(now time.Time) {
+	for _, w := range r.watchers {
+		if w.Stopped() {
+			continue
+		}
+		if err := r.addTreeLocked(w.root, []*Watcher{w}, false); err != nil {
+			r.log.Warn("cannot watch every directory after an overflow", "watcher", w.id, "err", err)
+		}
+		if _, ok := w.dirs[r.byPath[w.root]]; !ok {
+			r.rootGoneLocked(w, true, now)
 		}
 	}
 }
@@ -135,13 +207,21 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 	var mine []*Watcher
 	var budgetErr error
 	for _, w := range ws {
-		if !w.wantsDir(dir) {
+		if !w.wantsDir(dir) || w.Stopped() {
 			continue
 		}
+		var alias *aliasError
 		switch err := r.addDirLocked(dir, w); {
 		case err == nil:
 			mine = append(mine, w)
 		case err == errGone:
+		case errors.As(err, &alias):
+			if !scan && dir == w.root {
+				return &Error{Kind: Invalid, Message: fmt.Sprintf("cannot watch %s: it is the directory %s (a bind mount), which is watched under that path; watch %s instead",
+					w.cfg.Path, alias.other, alias.other)}
+			}
+			r.log.Warn("a directory watched under two paths is watched under the first only; its watchers report overflow", "dir", dir, "watched", alias.other)
+			w.markOverflow()
 		default:
 			budgetErr = err
 			if scan {
@@ -184,11 +264,28 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 // errGone: the directory vanished or is no longer a directory.
 var errGone = &Error{Kind: NotFound, Message: "directory vanished"}
 
+// aliasError: the directory is watched already under another path that
+// still leads to it (a bind mount); one inotify watch has one path.
+type aliasError struct{ dir, other string }
+
+func (e *aliasError) Error() string { return e.dir + " is the directory watched as " + e.other }
+
 func (r *Registry) addDirLocked(dir string, w *Watcher) error {
 	if dw := r.byPath[dir]; dw != nil {
-		dw.subs[w] = struct{}{}
-		w.dirs[dw] = struct{}{}
-		return nil
+		id, ok := identify(dir)
+		if !ok {
+			return errGone
+		}
+		if id == dw.id {
+			dw.subs[w] = struct{}{}
+			w.dirs[dw] = struct{}{}
+			return nil
+		}
+		// The watch is on a directory that is no longer there.
+		r.goneLocked(dir, true, time.Now())
+		if w.Stopped() { // it was rooted there
+			return errGone
+		}
 	}
 	if len(r.dirs) >= r.budget {
 		return r.budgetError(w)
@@ -201,13 +298,28 @@ func (r *Registry) addDirLocked(dir string, w *Watcher) error {
 		return errGone
 	}
 	dw := r.dirs[wd]
-	if dw == nil {
-		dw = &dirWatch{wd: wd, subs: map[*Watcher]struct{}{}}
-		r.dirs[wd] = dw
-	} else {
-		delete(r.byPath, dw.path) // the same directory under a new name
+	id, ok := identify(dir)
+	if !ok {
+		if dw == nil {
+			r.in.remove(wd)
+		}
+		return errGone
 	}
-	dw.path = dir
+	switch {
+	case dw == nil:
+		dw = &dirWatch{wd: wd, id: id, path: dir, subs: map[*Watcher]struct{}{}}
+		r.dirs[wd] = dw
+	case dw.path != dir:
+		if cur, ok := identify(dw.path); ok && cur == dw.id {
+			return &aliasError{dir: dir, other: dw.path}
+		}
+		// The same directory, moved where no watched directory saw it
+		// go.
+		r.relocateLocked(dw.path, dir, time.Now())
+		if r.dirs[wd] != dw { // its last watcher was rooted at the old path
+			return r.addDirLocked(dir, w)
+		}
+	}
 	r.byPath[dir] = dw
 	dw.subs[w] = struct{}{}
 	w.dirs[dw] = struct{}{}
@@ -250,25 +362,12 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	if !isDir {
 		return
 	}
-	// Re-key the watched directories below the old name.
-	var moved []*dirWatch
-	for p, dw := range r.byPath {
-		if rel, ok := within(p, oldPath); ok {
-			delete(r.byPath, p)
-			dw.path = path.Join(newPath, rel)
-			moved = append(moved, dw)
-		}
-	}
 	had := map[*Watcher]bool{}
-	for _, dw := range moved {
-		r.byPath[dw.path] = dw
-		for w := range dw.subs {
-			if dw.path == newPath {
-				had[w] = true
-			}
-			if !w.wantsDir(dw.path) {
-				r.unsubscribeLocked(dw, w)
-			}
+	if top := r.byPath[oldPath]; top != nil {
+		// The watch at the old name may be on a directory made there
+		// since (mkdir a; mv a b; mkdir a, read late): then it stays.
+		if id, ok := identify(newPath); !ok || id == top.id {
+			had = r.relocateLocked(oldPath, newPath, now)
 		}
 	}
 	var fresh []*Watcher
@@ -285,26 +384,92 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 }
 
 // settleMovesLocked turns MOVED_FROM events whose MOVED_TO cannot come
-// any more into removes: moved out of every watched directory. A
-// MOVED_FROM at the end of a full read may have its pair in the next
-// read, so it waits for one more.
-func (r *Registry) settleMovesLocked(bufFull bool) {
+// any more into removes: moved out of every watched directory.
+func (r *Registry) settleMovesLocked() {
 	for cookie, m := range r.moves {
-		if m.batch == r.batch && bufFull {
-			continue // its MOVED_TO may open the next read
-		}
 		delete(r.moves, cookie)
 		oldPath := path.Join(m.dir.path, m.name)
 		r.deliverLocked(m.dir, rawEvent{typ: Remove, path: oldPath, isDir: m.isDir, at: m.at})
-		if !m.isDir {
-			continue
+		if m.isDir {
+			r.goneLocked(oldPath, true, m.at)
 		}
-		for p, dw := range r.byPath {
-			if _, ok := within(p, oldPath); ok {
-				for w := range dw.subs {
-					r.unsubscribeLocked(dw, w)
-				}
+	}
+}
+
+// relocateLocked moves the watches at oldPath and below to newPath,
+// where that directory now is. Watchers rooted at one of the old paths
+// stop (their directory is no longer at their path); watchers that do
+// not want a directory at its new path leave it. It returns the
+// watchers that still watch the directory at newPath.
+func (r *Registry) relocateLocked(oldPath, newPath string, now time.Time) map[*Watcher]bool {
+	type moved struct {
+		dw  *dirWatch
+		old string
+	}
+	var ms []moved
+	for p, dw := range r.byPath {
+		if rel, ok := within(p, oldPath); ok {
+			delete(r.byPath, p)
+			dw.path = path.Join(newPath, rel)
+			ms = append(ms, moved{dw, p})
+		}
+	}
+	var gone []*Watcher
+	for _, m := range ms {
+		r.byPath[m.dw.path] = m.dw
+		for w := range m.dw.subs {
+			switch {
+			case w.root == m.old:
+				gone = append(gone, w)
+			case !w.wantsDir(m.dw.path):
+				r.unsubscribeLocked(m.dw, w)
 			}
 		}
+	}
+	for _, w := range gone {
+		r.rootGoneLocked(w, true, now)
+	}
+	had := map[*Watcher]bool{}
+	if dw := r.byPath[newPath]; dw != nil {
+		for w := range dw.subs {
+			had[w] = true
+		}
+	}
+	return had
+}
+
+// goneLocked drops the watches at p and, with below, under p that are
+// no longer on the directory at their path (removed, or moved where no
+// watched directory saw it go). Watchers rooted at one of them stop.
+// Nothing is dropped while the watch at p is still on the directory
+// there.
+func (r *Registry) goneLocked(p string, below bool, now time.Time) {
+	if dw := r.byPath[p]; dw != nil {
+		if id, ok := identify(p); ok && id == dw.id {
+			return
+		}
+	} else if !below {
+		return
+	}
+	var stale []*dirWatch
+	for q, dw := range r.byPath {
+		if _, ok := within(q, p); ok {
+			if id, ok := identify(q); !ok || id != dw.id {
+				stale = append(stale, dw)
+			}
+		}
+	}
+	var gone []*Watcher
+	for _, dw := range stale {
+		for w := range dw.subs {
+			if w.root == dw.path {
+				gone = append(gone, w)
+			} else {
+				r.unsubscribeLocked(dw, w)
+			}
+		}
+	}
+	for _, w := range gone {
+		r.rootGoneLocked(w, true, now)
 	}
 }

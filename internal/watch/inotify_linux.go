@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +25,7 @@ const (
 	inAttrib     = unix.IN_ATTRIB
 	inDelete     = unix.IN_DELETE
 	inDeleteSelf = unix.IN_DELETE_SELF
+	inMoveSelf   = unix.IN_MOVE_SELF
 	inMovedFrom  = unix.IN_MOVED_FROM
 	inMovedTo    = unix.IN_MOVED_TO
 	inIgnored    = unix.IN_IGNORED
@@ -33,9 +35,6 @@ const (
 
 // eventHeader is the size of struct inotify_event without its name.
 const eventHeader = unix.SizeofInotifyEvent
-
-// maxEvent is the largest single event.
-const maxEvent = eventHeader + unix.NAME_MAX + 1
 
 // inotify is one inotify instance.
 type inotify struct {
@@ -62,6 +61,9 @@ func (in *inotify) add(path string) (int32, error) {
 func (in *inotify) remove(wd int32) { _, _ = unix.InotifyRmWatch(in.fd, uint32(wd)) }
 
 func (in *inotify) read(buf []byte) (int, error) { return in.file.Read(buf) }
+
+// setDeadline bounds the reads to come (the zero time: no bound).
+func (in *inotify) setDeadline(t time.Time) error { return in.file.SetReadDeadline(t) }
 
 func (in *inotify) close() error { return in.file.Close() }
 
@@ -107,4 +109,17 @@ func maxUserWatches() int {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
+}
+
+// fileID identifies a directory: what a watch is on.
+type fileID struct{ dev, ino uint64 }
+
+// identify returns the identity of the file at p, not following a final
+// symbolic link.
+func identify(p string) (fileID, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
 }

@@ -2,7 +2,10 @@
 
 package watch
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 type inotify struct{}
 
@@ -10,10 +13,11 @@ func newInotify() (*inotify, error) {
 	return nil, &Error{Kind: Unavailable, Message: "file watching needs Linux (inotify)"}
 }
 
-func (*inotify) add(string) (int32, error) { return 0, errors.ErrUnsupported }
-func (*inotify) remove(int32)              {}
-func (*inotify) read([]byte) (int, error)  { return 0, errors.ErrUnsupported }
-func (*inotify) close() error              { return nil }
+func (*inotify) add(string) (int32, error)   { return 0, errors.ErrUnsupported }
+func (*inotify) remove(int32)                {}
+func (*inotify) read([]byte) (int, error)    { return 0, errors.ErrUnsupported }
+func (*inotify) close() error                { return nil }
+func (*inotify) setDeadline(time.Time) error { return errors.ErrUnsupported }
 
 type kernelEvent struct {
 	wd     int32
@@ -25,9 +29,13 @@ type kernelEvent struct {
 const (
 	inCreate, inModify, inAttrib, inDelete, inDeleteSelf   = 1, 2, 4, 8, 16
 	inMovedFrom, inMovedTo, inIgnored, inIsDir, inOverflow = 32, 64, 128, 256, 512
-	maxEvent                                               = 272
+	inMoveSelf                                             = 2048
 )
 
 func parseEvents([]byte, func(kernelEvent)) {}
 func isNoSpace(error) bool                  { return false }
 func maxUserWatches() int                   { return 0 }
+
+type fileID struct{}
+
+func identify(string) (fileID, bool) { return fileID{}, false }

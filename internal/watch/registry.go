@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -42,14 +43,17 @@ type Registry struct {
 	dirs     map[int32]*dirWatch
 	byPath   map[string]*dirWatch
 	moves    map[uint32]*move
-	batch    int
-	closed   bool
-	done     chan struct{} // closed when the reader exits
+	// moveGrace is how long a MOVED_FROM left at the end of a read
+	// waits for its MOVED_TO.
+	moveGrace time.Duration
+	closed    bool
+	done      chan struct{} // closed when the reader exits
 }
 
 // dirWatch is one inotify watch on a directory, shared by watchers.
 type dirWatch struct {
 	wd   int32
+	id   fileID // the directory's identity when the watch was added
 	path string
 	subs map[*Watcher]struct{}
 }
@@ -59,7 +63,6 @@ type move struct {
 	dir   *dirWatch
 	name  string
 	isDir bool
-	batch int
 	at    time.Time
 }
 
@@ -115,7 +118,9 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	default:
 		fi = nil // Wait on a path that does not exist yet
 	}
-	file := fi == nil || !fi.IsDir()
+	// A wait is for events on the exact path, a directory's too: it
+	// watches the parent like a file watcher.
+	file := hidden || fi == nil || !fi.IsDir()
 	if file && hidden {
 		dir := path.Dir(cfg.Path)
 		pfi, err := os.Stat(dir)
@@ -125,6 +130,15 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		if err != nil || !pfi.IsDir() {
 			return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot wait for %s: its directory does not exist", cfg.Path)}
 		}
+	}
+	// The watches go on the directory itself, not on a symbolic link to
+	// it (IN_DONT_FOLLOW): resolve the root; events name it as given.
+	root := cfg.Path
+	if file {
+		root = path.Dir(cfg.Path)
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -146,10 +160,15 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	if err := r.startLocked(); err != nil {
 		return nil, Created{}, err
 	}
-	w := newWatcher(r, newID(), cfg, file, hidden)
+	w := newWatcher(r, newID(), cfg, file, hidden, root)
 	if err := r.addTreeLocked(w.root, []*Watcher{w}, false); err != nil {
 		r.dropWatcherLocked(w)
 		return nil, Created{}, err
+	}
+	if _, ok := w.dirs[r.byPath[w.root]]; !ok {
+		// Removed (or replaced by a file) since the stat above.
+		r.dropWatcherLocked(w)
+		return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it vanished", cfg.Path)}
 	}
 	r.watchers[w.id] = w
 	if hidden {
@@ -255,7 +274,7 @@ func (r *Registry) releaseLocked(w *Watcher) {
 	} else if r.byKey[w.cfg.key()] == w {
 		delete(r.byKey, w.cfg.key())
 	}
-	w.stop()
+	w.stop(false)
 }
 
 // dropWatcherLocked releases the watcher's directory watches.
@@ -263,6 +282,17 @@ func (r *Registry) dropWatcherLocked(w *Watcher) {
 	for dw := range w.dirs {
 		r.unsubscribeLocked(dw, w)
 	}
+}
+
+// rootGoneLocked stops a watcher whose directory was removed or moved
+// away, after reporting the root removed when report is set, and
+// releases its watches.
+func (r *Registry) rootGoneLocked(w *Watcher, report bool, now time.Time) {
+	if report && !w.file {
+		w.enqueue(rawEvent{typ: Remove, path: w.root, isDir: true, at: now}, ".")
+	}
+	r.dropWatcherLocked(w)
+	w.stop(true)
 }
 
 func (r *Registry) unsubscribeLocked(dw *dirWatch, w *Watcher) {
@@ -292,7 +322,7 @@ func (r *Registry) Close() error {
 	}
 	r.closed = true
 	for _, w := range r.watchers {
-		w.stop()
+		w.stop(false)
 	}
 	in, done := r.in, r.done
 	r.mu.Unlock()
@@ -324,8 +354,8 @@ func (r *Registry) Wait(ctx context.Context, p string, types []string, timeout t
 		r.mu.Unlock()
 	}()
 	if want[Create] {
-		if fi, err := os.Lstat(p); err == nil {
-			ev := w.eventOf(&pending{rawEvent: rawEvent{typ: Create, path: p, isDir: fi.IsDir(), at: time.Now()}, rel: path.Base(p)})
+		if fi, err := os.Lstat(w.target); err == nil {
+			ev := w.eventOf(&pending{rawEvent: rawEvent{typ: Create, path: w.target, isDir: fi.IsDir(), at: time.Now()}, rel: path.Base(p)})
 			return ev, nil
 		}
 	}
@@ -347,6 +377,12 @@ func (r *Registry) Wait(ctx context.Context, p string, types []string, timeout t
 			return Event{}, &Error{Kind: Timeout, Message: "the request ended before a file event arrived"}
 		}
 		if w.Stopped() {
+			w.mu.Lock()
+			gone := w.gone
+			w.mu.Unlock()
+			if gone {
+				return Event{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot wait for %s: its directory was removed or moved", p)}
+			}
 			break
 		}
 	}

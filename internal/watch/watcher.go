@@ -69,9 +69,13 @@ type pending struct {
 
 // Watcher is one watcher. Its methods are safe for concurrent use.
 type Watcher struct {
-	id      string
-	cfg     Config
-	root    string // the watched directory (a file watcher's parent)
+	id   string
+	cfg  Config
+	root string // the watched directory (a file watcher's parent), symbolic links resolved
+	// shown is root as the config names it: events report paths below
+	// it (the two differ when cfg.Path goes through a symbolic link).
+	shown   string
+	target  string // a file watcher's file: root joined with cfg.Path's name
 	file    bool   // cfg.Path is a file
 	hidden  bool   // an internal watcher (Wait): not listed, not shared
 	created time.Time
@@ -92,16 +96,32 @@ type Watcher struct {
 	timer    *time.Timer
 	notify   chan struct{} // closed and replaced when entries arrive
 	stopped  bool
+	gone     bool // stopped because its directory was removed or moved away
 }
 
-func newWatcher(reg *Registry, id string, cfg Config, file, hidden bool) *Watcher {
-	w := &Watcher{id: id, cfg: cfg, root: cfg.Path, file: file, hidden: hidden, created: time.Now(), reg: reg,
+// newWatcher returns a watcher for cfg; root is the directory it
+// watches (cfg.Path, or its parent for a file) with symbolic links
+// resolved.
+func newWatcher(reg *Registry, id string, cfg Config, file, hidden bool, root string) *Watcher {
+	w := &Watcher{id: id, cfg: cfg, root: root, shown: cfg.Path, file: file, hidden: hidden, created: time.Now(), reg: reg,
 		dirs: map[*dirWatch]struct{}{}, subscribers: 1, ring: make([]Event, reg.opts.RingSize),
 		lastPath: map[string]*pending{}, notify: make(chan struct{})}
 	if file {
-		w.root = path.Dir(cfg.Path)
+		w.shown = path.Dir(cfg.Path)
+		w.target = path.Join(root, path.Base(cfg.Path))
 	}
 	return w
+}
+
+// shownPath maps a path below root to the same path below shown.
+func (w *Watcher) shownPath(p string) string {
+	if p == "" || w.shown == w.root {
+		return p
+	}
+	if rel, ok := within(p, w.root); ok {
+		return path.Join(w.shown, rel)
+	}
+	return p
 }
 
 // ID returns the watcher's id.
@@ -139,7 +159,7 @@ func (w *Watcher) wantsDir(dir string) bool {
 // and returns its relative path.
 func (w *Watcher) covers(p string) (string, bool) {
 	if w.file {
-		return path.Base(p), p == w.cfg.Path
+		return path.Base(p), p == w.target
 	}
 	rel, ok := within(p, w.root)
 	if !ok || rel == "." {
@@ -185,6 +205,11 @@ func (w *Watcher) enqueue(ev rawEvent, rel string) {
 	p := &pending{rawEvent: ev, rel: rel}
 	w.queue = append(w.queue, p)
 	w.lastPath[ev.path] = p
+	if ev.typ == Rename && ev.oldPath != ev.path {
+		// The rename is an event for the old name too: what comes next
+		// there (a new file) does not fold into what came before.
+		delete(w.lastPath, ev.oldPath)
+	}
 	if len(w.queue) > len(w.ring) {
 		// A burst larger than the ring: emit the oldest now rather than
 		// hold more than the ring could keep anyway.
@@ -237,7 +262,7 @@ func (w *Watcher) flushLocked(now time.Time, force bool) {
 }
 
 func (w *Watcher) eventOf(p *pending) Event {
-	ev := Event{Type: p.typ, Path: p.path, RelativePath: p.rel, OldPath: p.oldPath, IsDir: p.isDir, Time: p.at}
+	ev := Event{Type: p.typ, Path: w.shownPath(p.path), RelativePath: p.rel, OldPath: w.shownPath(p.oldPath), IsDir: p.isDir, Time: p.at}
 	if p.typ != Remove {
 		if fi, err := os.Lstat(p.path); err == nil {
 			st := &FileStat{ModTime: fi.ModTime(), Size: fi.Size()}
@@ -294,12 +319,14 @@ func (w *Watcher) flushAllLocked() {
 }
 
 // stop ends the watcher: queued events are emitted, waiters wake up.
-func (w *Watcher) stop() {
+// gone records that its directory was removed or moved away.
+func (w *Watcher) stop(gone bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return
 	}
+	w.gone = gone
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
@@ -320,6 +347,13 @@ func (w *Watcher) Stopped() bool {
 // collectLocked returns the events after cursor, at most limit.
 func (w *Watcher) collectLocked(cursor int64, limit int) PollResult {
 	res := PollResult{Cursor: cursor, Events: []Event{}}
+	if cursor > w.seq {
+		// Not a cursor this watcher gave out (another watcher's, or one
+		// from before a restart): waiting for it to come round would
+		// skip every event until then. Resync from the latest.
+		res.Cursor, res.Overflow = w.seq, true
+		return res
+	}
 	oldest := w.seq - int64(w.count) + 1
 	if w.count > 0 && cursor < oldest-1 {
 		res.Overflow = true
