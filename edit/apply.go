@@ -47,3 +47,50 @@ func Apply(content []byte, edits []Edit) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// keepUnterminated adjusts whole-line edits of content so that a last line
+// without a terminator stays without one, whatever the edits do to it. The
+// edits are sorted (as Apply sorts them) and do not overlap; each covers
+// whole lines of the body after bom (lines [i, j) are content[start(i),
+// start(j)), so a range through the last line ends at len(content)) or
+// inserts at a line start (len(content) appends), and each non-empty New
+// ends with a line terminator. lastStart is the offset of the last line.
+//
+// An append after the last line, when that line survives, first gets the
+// terminator the line lacks (eol). Then, when the edits reach the end of
+// the content, the terminator that now ends the result is dropped: from
+// the last non-empty New at the end, or else the one of the line before
+// the deleted run of lines. Working on the result as a whole, instead of
+// per edit, lets edits that touch each other (a deletion through the last
+// line after a change of the line before it) agree on one terminator.
+func keepUnterminated(content []byte, bom, lastStart int, eol EOL, edits []Edit) {
+	if len(edits) == 0 || edits[len(edits)-1].End != len(content) {
+		return // the unterminated last line is untouched
+	}
+	kept := true
+	for _, e := range edits {
+		if e.Start <= lastStart && e.End == len(content) && e.Start < e.End {
+			kept = false
+		}
+	}
+	if kept {
+		for i := range edits {
+			if e := &edits[i]; e.Start == len(content) && e.New != "" {
+				e.New = string(eol) + e.New
+				break
+			}
+		}
+	}
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := &edits[i]
+		if e.New != "" {
+			e.New = e.New[:len(e.New)-len(terminator([]byte(e.New)))]
+			return
+		}
+		if i > 0 && edits[i-1].End == e.Start {
+			continue // what ends the result comes from the edit before
+		}
+		e.Start -= len(terminator(content[bom:e.Start]))
+		return
+	}
+}

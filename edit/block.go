@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -47,7 +48,8 @@ func (d *Doc) findLineRef(text string, from int) (int, bool) {
 	}
 	if len(want) >= 4 {
 		tests = append(tests, func(l string) bool {
-			return strings.HasPrefix(normalizePunctString(strings.TrimSpace(l)), normalizePunctString(want))
+			k, p := normalizePunctString(strings.TrimSpace(l)), normalizePunctString(want)
+			return strings.HasPrefix(k, p) && prefixEndsWord(p, k[len(p):])
 		})
 	}
 	for _, ok := range tests {
@@ -185,8 +187,8 @@ func trimBlank(ls []string) (body []string, lead, trail int) {
 // Splice returns the edit that turns block b (which matched old) into new.
 // Lines new shares with old (context) keep the file's own text; added lines
 // are re-indented when the block matched with another indentation; every
-// line gets the block's line ending, and a last line without a terminator
-// stays without one.
+// line gets the block's line ending. Apply the edits of one Doc together
+// with Doc.Apply, which keeps a last line without a terminator without one.
 func (d *Doc) Splice(b Block, old, new []string) Edit {
 	pairs := alignLines(old, new)
 	var out []string
@@ -202,44 +204,50 @@ func (d *Doc) Splice(b Block, old, new []string) Edit {
 		}
 		out = append(out, line)
 	}
-	start := d.idx.start[b.Line]
-	end := d.idx.start[b.Line+b.Count]
-	eol := d.blockEOL(b.Line, b.Line+b.Count)
-	return d.edit(start, end, out, eol, b.Line+b.Count == d.Len())
+	return d.edit(b.Line, b.Line+b.Count, out)
 }
 
-// Insert returns the edit that inserts lines before line at (Len appends).
+// Insert returns the edit that inserts lines before line at (Len appends),
+// to be applied with Doc.Apply.
 func (d *Doc) Insert(at int, lines []string) Edit {
 	at = min(max(at, 0), d.Len())
-	pos := d.idx.start[at]
-	return d.edit(pos, pos, lines, d.blockEOL(at, at), at == d.Len())
+	return d.edit(at, at, lines)
 }
 
-// edit renders lines over [start, end) of the body; atEnd says the range
-// reaches the end of the content.
-func (d *Doc) edit(start, end int, lines []string, eol EOL, atEnd bool) Edit {
+// edit renders lines over lines [from, to) of the body, each line ending
+// in the line ending of the lines it replaces.
+func (d *Doc) edit(from, to int, lines []string) Edit {
+	eol := d.blockEOL(from, to)
 	var sb strings.Builder
 	for _, l := range lines {
 		sb.WriteString(l)
 		sb.WriteString(string(eol))
 	}
-	text := sb.String()
-	n := d.Len()
-	if atEnd && n > 0 && d.idx.eol(n-1) == "" {
-		// The file ends without a line break; keep it that way.
-		if start == end && start == len(d.content)-d.bom {
-			if text != "" {
-				text = string(eol) + strings.TrimSuffix(text, string(eol))
-			}
-		} else if text != "" {
-			text = strings.TrimSuffix(text, string(eol))
-		} else if start > 0 {
-			// Deleting through the last line: drop the terminator before.
-			prev := d.idx.lineOf(start - 1)
-			start -= len(d.idx.eol(prev))
+	return Edit{Start: d.idx.start[from] + d.bom, End: d.idx.start[to] + d.bom, New: sb.String()}
+}
+
+// Apply returns the content with edits made by Splice and Insert applied,
+// as Apply does. When the content's last line has no terminator, the
+// result's has none either: an append after it starts with the missing
+// terminator, and a change or deletion through it drops the terminator
+// that would end the result.
+func (d *Doc) Apply(edits []Edit) ([]byte, error) {
+	sorted := slices.Clone(edits)
+	slices.SortStableFunc(sorted, func(a, b Edit) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
 		}
+		return a.End - b.End
+	})
+	if n := d.Len(); n > 0 && d.idx.eol(n-1) == "" {
+		for i := 1; i < len(sorted); i++ {
+			if sorted[i].Start < sorted[i-1].End {
+				return nil, errorf(CodeBadRequest, "edits overlap at byte %d", sorted[i].Start)
+			}
+		}
+		keepUnterminated(d.content, d.bom, d.idx.start[n-1]+d.bom, d.blockEOL(n-1, n), sorted)
 	}
-	return Edit{Start: start + d.bom, End: end + d.bom, New: text}
+	return Apply(d.content, sorted)
 }
 
 // blockEOL returns the line ending for lines written over lines [from, to).
@@ -262,6 +270,16 @@ func (d *Doc) blockEOL(from, to int) EOL {
 func alignLines(old, new []string) map[int]int {
 	pairs := make(map[int]int)
 	if len(old)*len(new) > 4_000_000 {
+		// Too large for the table: keep the lines the two share at
+		// the start and at the end, the context of a usual hunk.
+		pre := 0
+		for pre < len(old) && pre < len(new) && old[pre] == new[pre] {
+			pairs[pre] = pre
+			pre++
+		}
+		for k := 1; k <= len(old)-pre && k <= len(new)-pre && old[len(old)-k] == new[len(new)-k]; k++ {
+			pairs[len(new)-k] = len(old) - k
+		}
 		return pairs
 	}
 	// dp[i][j] = LCS length of old[i:], new[j:]

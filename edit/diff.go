@@ -1,6 +1,8 @@
 package edit
 
 import (
+	"strings"
+
 	udiff "github.com/aymanbagabas/go-udiff"
 )
 
@@ -14,19 +16,27 @@ func UnifiedDiff(path string, content []byte, edits []Edit) string {
 
 func unifiedDiff(path string, content []byte, edits []Edit) string {
 	var ud []udiff.Edit
-	for _, e := range edits {
-		ls := lineStart(content, e.Start)
-		le := e.End
-		if le > ls && (content[le-1] == '\n' || content[le-1] == '\r') {
-			// The span ends with a terminator: its line is complete.
-		} else {
-			le = lineEnd(content, le)
+	for i := 0; i < len(edits); {
+		// Edits whose lines overlap (several on one line) form one group:
+		// diffing them one by one would describe that line twice.
+		ls, le := lineStart(content, edits[i].Start), widenEnd(content, edits[i])
+		j := i + 1
+		for j < len(edits) && lineStart(content, edits[j].Start) < le {
+			le = max(le, widenEnd(content, edits[j]))
+			j++
 		}
-		before := string(content[ls:le])
-		after := string(content[ls:e.Start]) + e.New + string(content[e.End:le])
-		for _, d := range udiff.Lines(before, after) {
+		var after strings.Builder
+		pos := ls
+		for _, e := range edits[i:j] {
+			after.Write(content[pos:e.Start])
+			after.WriteString(e.New)
+			pos = e.End
+		}
+		after.Write(content[pos:le])
+		for _, d := range udiff.Lines(string(content[ls:le]), after.String()) {
 			ud = append(ud, udiff.Edit{Start: d.Start + ls, End: d.End + ls, New: d.New})
 		}
+		i = j
 	}
 	if len(ud) == 0 {
 		return ""
@@ -39,6 +49,17 @@ func unifiedDiff(path string, content []byte, edits []Edit) string {
 		return ""
 	}
 	return out
+}
+
+// widenEnd returns where the lines edit e touches end: the end of its
+// span when that ends with a terminator (its line is complete), else the
+// end of the line it ends in.
+func widenEnd(content []byte, e Edit) int {
+	ls := lineStart(content, e.Start)
+	if le := e.End; le > ls && (content[le-1] == '\n' || content[le-1] == '\r') {
+		return le
+	}
+	return lineEnd(content, e.End)
 }
 
 // DiffText returns a unified diff between two whole texts, labelled

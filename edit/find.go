@@ -3,6 +3,7 @@ package edit
 import (
 	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -98,7 +99,8 @@ func sampleBytes(b []byte) *[256]int {
 // FindLine returns the first line at or after from that equals text,
 // trying exact, then ignoring trailing whitespace, then surrounding
 // whitespace, then typographic punctuation, and last a line that starts
-// with text (when text has at least 4 characters). It is how "@@ anchor"
+// with text (when text has at least 4 characters) where a word ends:
+// "def f" finds "def f(x):", not "def foo():". It is how "@@ anchor"
 // lines are found. Each of its tests compares a key of the line with a key
 // of text; every line that passes contains a literal of the key, so only
 // the lines holding it are tested.
@@ -120,7 +122,10 @@ func (d *Doc) FindLine(text string, from int) (int, bool) {
 		{pwant, plit, func(l []byte) bool { return string(punctTrimmed(l)) == pwant }},
 	}
 	if len(want) >= 4 {
-		tests = append(tests, test{pwant, plit, func(l []byte) bool { return bytes.HasPrefix(punctTrimmed(l), []byte(pwant)) }})
+		tests = append(tests, test{pwant, plit, func(l []byte) bool {
+			k := punctTrimmed(l)
+			return bytes.HasPrefix(k, []byte(pwant)) && prefixEndsWord(pwant, string(k[len(pwant):]))
+		}})
 	}
 	for _, t := range tests {
 		if hasLineBreak(t.key) {
@@ -143,6 +148,21 @@ func (d *Doc) FindLine(text string, from int) (int, bool) {
 	}
 	return 0, false
 }
+
+// prefixEndsWord reports whether a line that starts with prefix and goes
+// on with rest has a word end after prefix: rest is empty, or prefix does
+// not end with a letter, digit or underscore, or rest does not start with
+// one.
+func prefixEndsWord(prefix, rest string) bool {
+	if prefix == "" || rest == "" {
+		return true
+	}
+	a, _ := utf8.DecodeLastRuneInString(prefix)
+	b, _ := utf8.DecodeRuneInString(rest)
+	return !isWordRune(a) || !isWordRune(b)
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // rung is one tier of FindBlock's ladder.
 type rung struct {

@@ -21,10 +21,11 @@ func FuzzReplace(f *testing.F) {
 	f.Add("say(\u201chi\u201d)\n", "say(\"hi\")", "say(\"yo\")", uint8(1))
 	f.Add("aaa", "aa", "b", uint8(2))
 	f.Add(BOM+"x  \ny\n", "x\ny\n", "", uint8(3))
+	f.Add("x y x\n", "x", "z", uint8(5))
 	f.Fuzz(func(t *testing.T, content, old, new string, mode uint8) {
 		modes := []Mode{ModeUnique, ModeAll, ModeFirst, ModeLast}
 		in := []byte(content)
-		r, err := Replace(in, old, new, ReplaceOptions{Mode: modes[int(mode)%len(modes)], Diff: mode&4 != 0})
+		r, err := Replace(in, old, new, ReplaceOptions{Mode: modes[int(mode)%len(modes)], Diff: mode&4 != 0, Strict: mode&8 != 0})
 		if string(in) != content {
 			t.Fatal("input modified")
 		}
@@ -40,6 +41,9 @@ func FuzzReplace(f *testing.F) {
 		}
 		if r.Count != len(r.Edits) || r.Count == 0 {
 			t.Fatalf("count %d, %d edits", r.Count, len(r.Edits))
+		}
+		if mode&4 != 0 && r.Changed && r.Diff == "" {
+			t.Fatalf("the content changed but the diff is empty")
 		}
 		for _, e := range r.Edits {
 			if HasBOM(in) && e.Start < len(BOM) {
@@ -76,6 +80,7 @@ func FuzzEditLines(f *testing.F) {
 	f.Add("a\nb\nc\n", 2, 2, "B", true, 1, 0, "x", false)
 	f.Add("a\r\nb", 1, 0, "top", true, 3, 2, "", true)
 	f.Add("", 1, 0, "x", true, 1, 0, "y", true)
+	f.Add("a\nb\nc", 2, 2, "B", true, 3, 67, "", false) // to 67 is line 3
 	f.Fuzz(func(t *testing.T, content string, f1, t1 int, c1 string, has1 bool, f2, t2 int, c2 string, has2 bool) {
 		mk := func(from, to int, c string, has bool) LineEdit {
 			e := LineEdit{From: from % 64, To: &to}
@@ -99,6 +104,10 @@ func FuzzEditLines(f *testing.F) {
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error of type %T", err)
+			}
+			if strings.Contains(err.Error(), "at byte") {
+				// Line edits that pass the line checks must apply.
+				t.Fatalf("line edits passed validation, then failed: %v", err)
 			}
 			return
 		}

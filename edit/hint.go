@@ -189,8 +189,8 @@ func charDiff(want, got string) string {
 	for p < len(want) && p < len(got) && want[p] == got[p] {
 		p++
 	}
-	for p > 0 && !utf8.RuneStart(want[p]) {
-		p--
+	for p > 0 && p < len(want) && !utf8.RuneStart(want[p]) {
+		p-- // back to a rune start; p == len(want) when want is a prefix of got
 	}
 	s := 0
 	for s < len(want)-p && s < len(got)-p && want[len(want)-1-s] == got[len(got)-1-s] {

@@ -20,7 +20,10 @@ const (
 	// TierTrailingSpace compares whole lines ignoring trailing spaces and tabs.
 	TierTrailingSpace
 	// TierTrimmed matches the old text with its surrounding blank space
-	// (leading and trailing whitespace and blank lines) removed.
+	// (leading and trailing whitespace and blank lines) removed, where
+	// that blank space fits: not inside a word, and at the start (end) of
+	// a line when old starts (ends) with a line break. Deleting a match
+	// that is all of its line but blanks deletes the line.
 	TierTrimmed
 	// TierIndentation compares whole lines after removing each side's
 	// common leading indentation; the relative indentation must match
@@ -74,6 +77,13 @@ type adaptation struct {
 	lead, trail string // stripped from the replacement when present
 	reindent    bool
 	from, to    string // indentation: a replacement line's prefix from becomes to
+	// rest limits re-indentation to the lines after the first (whose
+	// indentation is the file's, before the match), and to replacements
+	// that start with lead, whose indentation is then old's.
+	rest bool
+	// wholeLine: the match is all of its line but indentation and
+	// trailing blanks, so deleting it deletes the line.
+	wholeLine bool
 }
 
 type span struct {
@@ -141,9 +151,12 @@ func tolerant(v *view, old string) (Tier, []span) {
 	if t := strings.TrimSpace(old); t != old && t != "" {
 		lead := old[:strings.Index(old, t)]
 		trail := old[len(lead)+len(t):]
-		s := exactSpans(v, t)
-		for i := range s {
-			s[i].adapt = adaptation{lead: lead, trail: trail}
+		var s []span
+		for _, sp := range exactSpans(v, t) {
+			if a, ok := trimmedFit(v.b, sp.start, sp.end, lead, trail); ok {
+				sp.adapt = a
+				s = append(s, sp)
+			}
 		}
 		if len(s) > 0 {
 			return TierTrimmed, s
@@ -154,6 +167,43 @@ func tolerant(v *view, old string) (Tier, []span) {
 	}
 	return 0, nil
 }
+
+// trimmedFit checks an occurrence b[start:end] (LF-only text) of old's
+// text found without the blank space around it (lead, trail) against what
+// that blank space said about the place: blank space before the text means
+// it does not start inside a word, a line break before it means only
+// indentation precedes it on its line, and likewise after it. An old text
+// of "\nx = 1" is a line, not the end of "max = 1". It returns how to adapt
+// the replacement there: lead and trail are dropped from it, and when the
+// text starts its line, the replacement's further lines are re-indented
+// from old's indentation to the line's, as the indentation tier does.
+func trimmedFit(b []byte, start, end int, lead, trail string) (adaptation, bool) {
+	a := adaptation{lead: lead, trail: trail}
+	before := b[lineStart(b, start):start]
+	after := b[end:]
+	if i := bytes.IndexByte(after, '\n'); i >= 0 {
+		after = after[:i]
+	}
+	switch {
+	case strings.Contains(lead, "\n") && !isBlank(before),
+		lead != "" && start > 0 && !isSpace(b[start-1]),
+		strings.Contains(trail, "\n") && !isBlank(after),
+		trail != "" && end < len(b) && !isSpace(b[end]):
+		return a, false
+	}
+	if isBlank(before) {
+		a.wholeLine = isBlank(after)
+		if want := lead[strings.LastIndexByte(lead, '\n')+1:]; want != string(before) {
+			a.reindent, a.rest, a.from, a.to = true, true, want, string(before)
+		}
+	}
+	return a, true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isBlank reports whether b holds only spaces and tabs.
+func isBlank(b []byte) bool { return len(bytes.TrimLeft(b, " \t")) == 0 }
 
 // exactSpans finds old in v. When an occurrence begins or ends between
 // the CR and the LF of a CRLF, the bytes are no match for old as given:
@@ -336,16 +386,23 @@ func commonPrefix(a, b string) string {
 
 // apply turns the caller's replacement into the text written for a match,
 // with LF line endings (the caller converts them to the span's).
-func (a adaptation) apply(repl string) string {
-	repl = normalizeEOLString(repl)
+func (a adaptation) apply(orig string) string {
+	repl := normalizeEOLString(orig)
 	if a.lead != "" {
 		repl = strings.TrimPrefix(repl, a.lead)
 	}
 	if a.trail != "" {
 		repl = strings.TrimSuffix(repl, a.trail)
 	}
-	if a.reindent {
-		repl = reindent(repl, a.from, a.to)
+	switch {
+	case a.reindent && a.rest:
+		if strings.HasPrefix(normalizeEOLString(orig), a.lead) {
+			if first, more, ok := strings.Cut(repl, "\n"); ok {
+				repl = first + "\n" + reindent(more, a.from, a.to)
+			}
+		}
+	case a.reindent:
+		repl = reindent(repl, ownIndent(repl, a.from), a.to)
 	}
 	return repl
 }
@@ -355,6 +412,24 @@ func (a adaptation) apply(repl string) string {
 // break the matcher set aside and nothing replaces it.
 func (a adaptation) deletesLines(adapted string) bool {
 	return adapted == "" && strings.Contains(a.trail, "\n")
+}
+
+// ownIndent returns the indentation that s (LF endings) is written
+// relative to: from, old's common indentation, unless no non-blank line of
+// s carries it, in which case s was written with its own (a replacement
+// typed flush left for an indented old text); then s's common indentation,
+// so that its lines keep their indentation relative to each other.
+func ownIndent(s, from string) string {
+	if from == "" {
+		return from
+	}
+	ls := strings.Split(s, "\n")
+	for _, l := range ls {
+		if strings.TrimSpace(l) != "" && strings.HasPrefix(l, from) {
+			return from
+		}
+	}
+	return commonIndent(ls)
 }
 
 // reindent replaces the indentation prefix from with to on every non-blank

@@ -2,7 +2,6 @@ package edit
 
 import (
 	"slices"
-	"strings"
 )
 
 // LineEdit changes whole lines. From and To are 1-based and inclusive and
@@ -90,30 +89,12 @@ func EditLines(content []byte, edits []LineEdit, diff bool, path string) (*Lines
 				a.order+1, b.order+1, a.from+1, max(a.to, a.from+1), b.from+1, max(b.to, b.from+1))
 		}
 	}
-	// A last line without a terminator needs one before anything follows it.
-	needEOL := n > 0 && idx.eol(n-1) == ""
 	bedits := make([]Edit, 0, len(ps))
 	for _, p := range ps {
-		start, end := idx.start[p.from], idx.start[p.to]
-		text := p.text
-		if p.to == n && needEOL && end == len(body) {
-			switch {
-			case p.to > p.from && text == "" && start > 0:
-				// Deleting through the last line: the new last line
-				// stays unterminated, as the file was.
-				start -= len(idx.eol(p.from - 1))
-			case p.to > p.from:
-				// Replacing through the last line: keep it unterminated.
-				text = strings.TrimSuffix(text, string(eol))
-			case text != "":
-				// Appending after an unterminated last line.
-				text = string(eol) + strings.TrimSuffix(text, string(eol))
-			}
-		}
-		if p.from == n && p.to == n {
-			start, end = len(body), len(body)
-		}
-		bedits = append(bedits, Edit{Start: start + bom, End: end + bom, New: text})
+		bedits = append(bedits, Edit{Start: idx.start[p.from] + bom, End: idx.start[p.to] + bom, New: p.text})
+	}
+	if n > 0 && idx.eol(n-1) == "" {
+		keepUnterminated(content, bom, idx.start[n-1]+bom, eol, bedits)
 	}
 	out, err := Apply(content, bedits)
 	if err != nil {

@@ -133,11 +133,35 @@ func checkReplace(old, new string) error {
 // edit returns the byte edit that puts new in place of m.
 func (m Match) edit(content []byte, new string) Edit {
 	repl := m.adapt.apply(new)
-	end := m.End
+	start, end := m.Start, m.End
 	if m.adapt.deletesLines(repl) {
-		end += len(eolAt(content, end))
+		if m.adapt.wholeLine {
+			start, end = wholeLine(content, start, end)
+		} else {
+			end += len(eolAt(content, end))
+		}
 	}
-	return Edit{Start: m.Start, End: end, New: convertEOL(repl, spanEOL(content, m.Start, m.End))}
+	return Edit{Start: start, End: end, New: convertEOL(repl, spanEOL(content, m.Start, m.End))}
+}
+
+// wholeLine widens content[start:end], a match that only blanks surround
+// on its line, to the whole line with its terminator, when those bytes
+// are indeed spaces and tabs (the match may have been located in a
+// normalised view).
+func wholeLine(content []byte, start, end int) (int, int) {
+	ls := lineStart(content, start)
+	if ls == 0 && HasBOM(content) {
+		ls = len(BOM)
+	}
+	le := end
+	for le < len(content) && (content[le] == ' ' || content[le] == '\t') {
+		le++
+	}
+	t := eolAt(content, le)
+	if ls > start || !isBlank(content[ls:start]) || (t == "" && le < len(content)) {
+		return start, end + len(eolAt(content, end))
+	}
+	return ls, le + len(t)
 }
 
 // spanEOL returns the line ending a replacement for content[start:end]

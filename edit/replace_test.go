@@ -39,6 +39,11 @@ func TestReplaceLadder(t *testing.T) {
 		{name: "indentation spaces re-indented", content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n", old: "if x {\n\treturn 1\n}", new: "if y {\n\treturn 2\n}", want: "func f() {\n\tif y {\n\t\treturn 2\n\t}\n}\n", tier: TierIndentation, count: 1, lines: [2]int{2, 4}},
 		{name: "indentation deeper old", content: "class A:\n    def f(self):\n        return 1\n", old: "        def f(self):\n            return 1", new: "        def g(self):\n            return 2", want: "class A:\n    def g(self):\n        return 2\n", tier: TierIndentation, count: 1, lines: [2]int{2, 3}},
 		{name: "indentation keeps blank lines", content: "\tif a {\n\n\t\tb()\n\t}\n", old: "if a {\n\n\tb()\n}", new: "if a {\n\n\tc()\n}", want: "\tif a {\n\n\t\tc()\n\t}\n", tier: TierIndentation, count: 1, lines: [2]int{1, 4}},
+		{name: "trimmed deletion removes the line with its indentation", content: "x\n\tfoo()\ny\n", old: "  foo()\n", new: "", want: "x\ny\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
+		{name: "trimmed deletion removes trailing blanks too", content: "x\r\n\tfoo()  \r\ny\r\n", old: "foo()\n", new: "", want: "x\r\ny\r\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
+		{name: "trimmed re-indents further lines to the match", content: "x\n  foo()\ny\n", old: "    foo()\n", new: "    bar()\n    baz()\n", want: "x\n  bar()\n  baz()\ny\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 3}},
+		{name: "trimmed skips an occurrence inside a word", content: "max = 1\nx = 1\n", old: "  x = 1", new: "  y = 2", want: "max = 1\ny = 2\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
+		{name: "indentation keeps relative indent of a flush-left replacement", content: "  if x:\n    y\n", old: "    if x:\n      y", new: "if z:\n  w", want: "  if z:\n    w\n", tier: TierIndentation, count: 1, lines: [2]int{1, 2}},
 		{name: "delete via indentation tier removes whole lines", content: "x\n\tfoo()\n\tbar()\ny\n", old: "foo()\nbar()\n", new: "", want: "x\ny\n", tier: TierIndentation, count: 1, lines: [2]int{2, 2}},
 		{name: "curly quotes in file", content: "say(\u201chello\u201d)\n", old: `say("hello")`, new: `say("bye")`, want: "say(\"bye\")\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 1}},
 		{name: "dash and nbsp in file", content: "a \u2014 b\u00a0c\n", old: "a - b c", new: "a - z", want: "a - z\n", tier: TierPunctuation, count: 1, lines: [2]int{1, 1}},
@@ -123,6 +128,9 @@ func TestReplaceErrors(t *testing.T) {
 		{name: "tabs never taken for spaces", content: "if a {\n\tb()\n}\n", old: "if a {\n    b()\n}", new: "z", code: CodeNoMatch},
 		{name: "mixed indentation relative differs", content: "\tif a {\n\t    b()\n\t}\n", old: "if a {\n\tb()\n}", new: "z", code: CodeNoMatch},
 		{name: "strict refuses fuzzy", content: "a  \nb\n", old: "a\nb", new: "c", strict: true, code: CodeNoMatch, msg: "verbatim"},
+		{name: "trimmed old starting a line does not match inside one", content: "max = 1\n", old: "\nx = 1", new: "\ny = 2", code: CodeNoMatch},
+		{name: "trimmed old ending a line does not match inside one", content: "x = 10\n", old: "x = 1\n", new: "x = 2\n", code: CodeNoMatch},
+		{name: "hint when old is a prefix of the nearest line", content: "x = 10\n", old: "x = 1\n", new: "x = 2\n", strict: true, code: CodeNoMatch, hint: "x = 1{--}{+0+}"},
 		{name: "partial line fuzzy refused", content: "prefix draft suffix\n", old: "draft  \nx", new: "y", code: CodeNoMatch},
 	}
 	for _, tt := range tests {
@@ -176,6 +184,20 @@ func TestReplaceDiffIsMinimal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "--- a/f.go\n+++ b/f.go\n@@ -1,3 +1,3 @@\n \ta()\n-\tb()\n+\tB()\n \tc()\n"
+	if diff := cmp.Diff(want, r.Diff); diff != "" {
+		t.Errorf("diff (-want +got):\n%s", diff)
+	}
+}
+
+// TestReplaceDiffSeveralOnOneLine: matches that share a line are one
+// change of that line in the diff, not a diff that drops them.
+func TestReplaceDiffSeveralOnOneLine(t *testing.T) {
+	t.Parallel()
+	r, err := Replace([]byte("a\nx y x\nb\n"), "x", "z", ReplaceOptions{Mode: ModeAll, Diff: true, Path: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-x y x\n+z y z\n b\n"
 	if diff := cmp.Diff(want, r.Diff); diff != "" {
 		t.Errorf("diff (-want +got):\n%s", diff)
 	}

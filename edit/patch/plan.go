@@ -226,7 +226,7 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 		hunks = append(hunks, HunkResult{Path: op.Path, Line: b.Line + 1, Tier: tier.String(), Patch: ch.Line})
 		cursor = b.Line + b.Count
 	}
-	out, err := edit.Apply(content, edits)
+	out, err := doc.Apply(edits)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"testing"
@@ -63,6 +64,13 @@ func TestBuild(t *testing.T) {
 			patch: "*** Begin Patch\n*** Update File: a.py\n@@ class B:\n     def f(self):\n-        return 1\n+        return 2\n*** End Patch",
 			want:  map[string]string{"a.py": "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 2\n"},
 			sum:   [3][]string{nil, {"a.py"}, nil},
+		},
+		{
+			name:  "chunks through a last line without newline",
+			files: memSource{"f": "a\nb\nc", "g": "a\nb\nc"},
+			patch: "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n@@\n-c\n*** Update File: g\n@@\n-b\n@@\n-c\n*** End Patch",
+			want:  map[string]string{"f": "a\nB", "g": "a"},
+			sum:   [3][]string{nil, {"f", "g"}, nil},
 		},
 		{
 			name:  "nested anchors",
@@ -252,6 +260,7 @@ func TestBuildSourceErrors(t *testing.T) {
 func FuzzBuild(f *testing.F) {
 	f.Add("a\nb\nc\n", "*** Begin Patch\n*** Update File: f\n@@\n a\n-b\n+B\n*** End Patch")
 	f.Add("x\r\ny\r\n", "*** Begin Patch\n*** Update File: f\n@@ x\n+z\n*** End of File\n*** End Patch")
+	f.Add("a\nb\nc", "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n@@\n-c\n*** End Patch")
 	f.Fuzz(func(t *testing.T, content, text string) {
 		p, err := Parse(text)
 		if err != nil {
@@ -265,6 +274,11 @@ func FuzzBuild(f *testing.F) {
 			if !errors.As(err, &e) && !errors.As(err, &se) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
+			if e != nil && e.Code == edit.CodeBadRequest {
+				// Parse accepted the patch: it applies, or its hunks
+				// do not match the file; it is never malformed here.
+				t.Fatalf("bad_request for a parsed patch: %v", err)
+			}
 			return
 		}
 		for _, c := range plan.Changes {
@@ -273,4 +287,38 @@ func FuzzBuild(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuildLargeHunkKeepsContextLines: a hunk too large for the line
+// alignment table still keeps its context lines as the file has them
+// (here with trailing blanks the patch left out), not as the patch wrote
+// them.
+func TestBuildLargeHunkKeepsContextLines(t *testing.T) {
+	t.Parallel()
+	var file, patch, want strings.Builder
+	file.WriteString("head  \n")
+	patch.WriteString("*** Begin Patch\n*** Update File: f\n@@\n head\n")
+	want.WriteString("head  \n")
+	for i := range 2100 {
+		fmt.Fprintf(&file, "old %d\n", i)
+		fmt.Fprintf(&patch, "-old %d\n", i)
+	}
+	for i := range 2100 {
+		fmt.Fprintf(&patch, "+new %d\n", i)
+		fmt.Fprintf(&want, "new %d\n", i)
+	}
+	file.WriteString("tail\t\n")
+	patch.WriteString(" tail\n*** End Patch")
+	want.WriteString("tail\t\n")
+	p, err := Parse(patch.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(p, memSource{"f": file.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(plan.Changes[0].New); got != want.String() {
+		t.Errorf("context lines changed: starts %q, ends %q", got[:min(len(got), 20)], got[max(len(got)-20, 0):])
+	}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 )
 
@@ -28,7 +29,13 @@ type seenFiles struct {
 
 type seenFile struct {
 	key, version string
+	// earlier holds the versions the caller saw before version, oldest
+	// first, at most maxEarlier: an undo brings one of them back.
+	earlier []string
 }
+
+// maxEarlier bounds the earlier versions remembered per file.
+const maxEarlier = 8
 
 // NewTracker returns an empty tracker.
 func NewTracker() *Tracker { return &Tracker{states: map[string]*seenFiles{}} }
@@ -46,7 +53,14 @@ func (t *Tracker) Saw(caller, key, version string) {
 		t.states[caller] = s
 	}
 	if el, ok := s.byKey[key]; ok {
-		el.Value.(*seenFile).version = version
+		f := el.Value.(*seenFile)
+		if f.version != version {
+			f.earlier = append(f.earlier, f.version)
+			if len(f.earlier) > maxEarlier {
+				f.earlier = f.earlier[1:]
+			}
+			f.version = version
+		}
 		s.order.MoveToBack(el)
 		return
 	}
@@ -64,6 +78,26 @@ func (t *Tracker) Saw(caller, key, version string) {
 // may have moved its line numbers), and one that never read stays unread.
 func (t *Tracker) Advance(caller, key, from, to string) {
 	if seen, ok := t.Seen(caller, key); ok && seen == from {
+		t.Saw(caller, key, to)
+	}
+}
+
+// Reverted records that caller changed key from version from back to an
+// earlier version to (an undo), without being shown it. Only a caller
+// whose view was current (it had seen from) and that saw to before has
+// now seen to; any other view stays as it was: stale, or unread.
+func (t *Tracker) Reverted(caller, key, from, to string) {
+	t.mu.Lock()
+	s := t.states[caller]
+	var f *seenFile
+	if s != nil {
+		if el, ok := s.byKey[key]; ok {
+			f = el.Value.(*seenFile)
+		}
+	}
+	known := f != nil && f.version == from && slices.Contains(f.earlier, to)
+	t.mu.Unlock()
+	if known {
 		t.Saw(caller, key, to)
 	}
 }

@@ -52,7 +52,7 @@ func (e *Engine) EditLines(_ context.Context, req EditLinesRequest) (*LinesResul
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	return e.finishLines(op, req.Path, req.Caller, req.DryRun, tf, r)
+	return e.finishLines(op, req.Path, req.Caller, req.DryRun, true, tf, r)
 }
 
 // InsertRequest inserts text after a line (0 = top).
@@ -66,7 +66,8 @@ type InsertRequest struct {
 }
 
 // Insert inserts text after line After, as Anthropic's and AIO's insert
-// command: it needs no prior read.
+// command: it needs no prior read, so it does not vouch for the caller's
+// view of the rest of the file either (see Tracker.Advance).
 func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, error) {
 	const op = "insert"
 	tf, err := e.readForChange(op, req.Path, false)
@@ -80,10 +81,13 @@ func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, err
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	return e.finishLines(op, req.Path, req.Caller, false, tf, r)
+	return e.finishLines(op, req.Path, req.Caller, false, req.ExpectedVersion != "", tf, r)
 }
 
-func (e *Engine) finishLines(op, path, caller string, dry bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
+// finishLines commits a line edit or insert. knew says the caller proved
+// it had seen the version edited (a fresh read, or the expected version);
+// otherwise its view advances only if it was current (Tracker.Advance).
+func (e *Engine) finishLines(op, path, caller string, dry, knew bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
 	res := &LinesResult{Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, StartLine: r.StartLine,
 		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry,
 		Before: tf.Content, After: r.Content}
@@ -95,7 +99,11 @@ func (e *Engine) finishLines(op, path, caller string, dry bool, tf *workspace.Te
 		return nil, err
 	}
 	res.Version, res.UndoRecorded = v, undo
-	e.fresh.Saw(caller, tf.Path.Abs, v)
+	if knew {
+		e.fresh.Saw(caller, tf.Path.Abs, v)
+	} else {
+		e.fresh.Advance(caller, tf.Path.Abs, tf.Version, v)
+	}
 	e.log.Info("Edit lines", "op", op, "path", tf.Path.Abs)
 	return res, nil
 }

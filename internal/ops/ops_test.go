@@ -405,3 +405,123 @@ func TestMalformedExpectedVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesWithoutAFullViewKeepFreshnessHonest: an insert, an append, an
+// undo or a patch that moves a file shows the caller only part of the
+// file. A caller whose view was fresh stays fresh; one whose view was stale
+// (someone else inserted lines) stays stale, and one that never read the
+// file stays unread, so its line numbers are never trusted.
+func TestChangesWithoutAFullViewKeepFreshnessHonest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const orig = "a\nb\nc\n"
+	tests := []struct {
+		name   string
+		edited string // the file line edits go to afterwards
+		change func(e *Engine) error
+	}{
+		{"insert", "f.txt", func(e *Engine) error {
+			_, err := e.Insert(ctx, InsertRequest{Path: "f.txt", After: 0, Text: "top", Caller: "s1"})
+			return err
+		}},
+		{"append", "f.txt", func(e *Engine) error {
+			_, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("end\n"), Append: true, Caller: "s1"})
+			return err
+		}},
+		{"undo", "f.txt", func(e *Engine) error {
+			if _, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "c\n", New: "C\n", Caller: "s1"}); err != nil {
+				return err
+			}
+			_, err := e.Undo(ctx, UndoRequest{Path: "f.txt", Caller: "s1"})
+			return err
+		}},
+		{"patch move", "g.txt", func(e *Engine) error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n*** Move to: g.txt\n@@\n-c\n+C\n*** End Patch", Caller: "s1"})
+			return err
+		}},
+	}
+	edits := []edit.LineEdit{{From: 2, To: ptr(2), Content: ptr("X")}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, view := range []string{"fresh", "stale", "unread"} {
+				e, root := newEngine(t, map[string]string{"f.txt": orig}, Options{})
+				if view != "unread" {
+					if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if view == "stale" {
+					if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("new1\nnew2\n"+orig), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := tt.change(e); err != nil {
+					t.Fatalf("%s view: %v", view, err)
+				}
+				_, err := e.EditLines(ctx, EditLinesRequest{Path: tt.edited, Edits: edits, Caller: "s1"})
+				switch view {
+				case "fresh":
+					if err != nil {
+						t.Errorf("fresh view: line edit after own %s: %v", tt.name, err)
+					}
+				case "stale":
+					if fserr.CodeOf(err) != fserr.StaleVersion && fserr.CodeOf(err) != fserr.MustRead {
+						t.Errorf("stale view: line edit after own %s: err = %v, want stale_version or must_read", tt.name, err)
+					}
+				case "unread":
+					if fserr.CodeOf(err) != fserr.MustRead {
+						t.Errorf("never read: line edit after own %s: err = %v, want must_read", tt.name, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestUndoOfAnotherCallersChangeLeavesTheViewStale: a caller that read the
+// file only after someone else's insert and then undoes that insert never
+// saw the restored content; its line numbers are off by the insert.
+func TestUndoOfAnotherCallersChangeLeavesTheViewStale(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	if _, err := e.Insert(ctx, InsertRequest{Path: "f.txt", After: 0, Text: "x\ny", Caller: "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Undo(ctx, UndoRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Line 2 was "y" when s1 read the file; now it is "b".
+	_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 2, To: ptr(2), Content: ptr("Y")}}, Caller: "s1"})
+	wantCode(t, err, fserr.StaleVersion)
+}
+
+// TestPatchRefusesTwoLinksOfOneFile: a patch that names one file by two of
+// its hard links is refused, and nothing changes. Planned as two files,
+// the second section's content would silently replace the first's changes.
+func TestPatchRefusesTwoLinksOfOneFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, root := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	if err := os.Link(filepath.Join(root, "f.txt"), filepath.Join(root, "h.txt")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n*** Update File: h.txt\n@@\n-b\n+B\n*** End Patch"})
+	if fe := wantCode(t, err, fserr.BadRequest); !strings.Contains(fe.Message, "h.txt is a hard link to f.txt") {
+		t.Errorf("message %q", fe.Message)
+	}
+	if got := readFile(t, root, "f.txt"); got != "a\nb\n" {
+		t.Errorf("f.txt = %q, want it unchanged", got)
+	}
+	// One link alone is an ordinary file.
+	if _, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: h.txt\n@@\n-b\n+B\n*** End Patch"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, root, "f.txt"); got != "a\nB\n" {
+		t.Errorf("f.txt = %q, want %q", got, "a\nB\n")
+	}
+}

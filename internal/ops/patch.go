@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/fsplane/fsplane/edit"
@@ -103,7 +104,8 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
 			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
 	}
-	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{}}
+	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{},
+		links: map[string]namedLink{}}
 	for _, f := range p.Files {
 		for _, name := range []string{f.Path, f.MoveTo} {
 			if name == "" {
@@ -149,6 +151,7 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 	}
 	versions := map[string]string{}
 	if !req.DryRun && len(changes) > 0 {
+		known := e.knownAfter(req.Caller, p, src)
 		done, err := e.ws.Commit(changes, workspace.CommitOptions{Op: op})
 		if err != nil {
 			return nil, fserr.From(op, req.Path, err)
@@ -159,16 +162,49 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 			switch {
 			case d.Deleted:
 				e.fresh.Forget(req.Caller, d.Path.Abs)
-			case changes[i].ExpectAbsent: // added: the caller wrote all of it
+			case known[plan.Changes[i].Canonical]:
 				e.fresh.Saw(req.Caller, d.Path.Abs, d.Version)
-			default:
-				e.fresh.Advance(req.Caller, d.Path.Abs, changes[i].ExpectedVersion, d.Version)
 			}
 		}
 		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
 	}
 	res.Sections = sections(p, src, versions, diffs)
 	return res, nil
+}
+
+// knownAfter tells, for each file p leaves in place (by canonical path),
+// whether caller knows all of its new content: it wrote all of it (Add),
+// or the content is that of a file whose version it had seen, changed by
+// the patch's hunks (Update, also when moved: the destination's content
+// is the source's). A file the caller had not seen, or had seen in an
+// older version, stays unread or stale for it, wherever the patch puts
+// it (see Tracker.Advance).
+func (e *Engine) knownAfter(caller string, p *patch.Patch, src *patchSource) map[string]bool {
+	known := map[string]bool{}
+	state := func(key string) bool {
+		k, ok := known[key]
+		if !ok {
+			v, existed := src.versions[key]
+			seen, read := e.fresh.Seen(caller, key)
+			k = !existed || (read && seen == v)
+			known[key] = k
+		}
+		return k
+	}
+	for _, f := range p.Files {
+		key := src.keys[f.Path]
+		switch {
+		case f.Kind == patch.Add || f.Kind == patch.Delete:
+			known[key] = true
+		case f.MoveTo != "":
+			k, dst := state(key), src.keys[f.MoveTo]
+			known[key] = true // moved away: nothing left to know
+			known[dst] = k
+		default:
+			state(key)
+		}
+	}
+	return known
 }
 
 // sections describes each file section of p after the commit.
@@ -273,9 +309,16 @@ func patchError(op string, d patch.Dialect, err error) error {
 // remembers the version each was planned against.
 type patchSource struct {
 	ws       *workspace.Workspace
-	versions map[string]string   // canonical → version planned against
-	keys     map[string]string   // path as written → canonical
-	keysRev  map[string]struct{} // canonical paths the patch named
+	versions map[string]string    // canonical → version planned against
+	keys     map[string]string    // path as written → canonical
+	keysRev  map[string]struct{}  // canonical paths the patch named
+	links    map[string]namedLink // canonical → the named files with several hard links
+}
+
+// namedLink is a file with several hard links that a patch names.
+type namedLink struct {
+	fi   os.FileInfo
+	path string // as the patch first wrote it
 }
 
 func (s *patchSource) Canonical(p string) (string, error) {
@@ -289,15 +332,48 @@ func (s *patchSource) Canonical(p string) (string, error) {
 	return r.Abs, nil
 }
 
-// remember records that the patch named p.
+// remember records that the patch named p. Two paths that are hard links
+// to one file are refused: the planner would take them for two files, and
+// the commit would write the second's content over the first's changes.
 func (s *patchSource) remember(p string) error {
 	k, err := s.Canonical(p)
 	if err != nil {
 		return err
 	}
+	if other := s.linkedTo(k, p); other != "" {
+		return fserr.New(fserr.BadRequest, "patch", p, "%s is a hard link to %s, which the patch also names; a patch may name a file by one path only", p, other).
+			WithHint("name the file by one path in the whole patch")
+	}
 	s.keys[p] = k
 	s.keysRev[k] = struct{}{}
 	return nil
+}
+
+// linkedTo returns the path (as written) by which the patch named, before
+// p, another hard link to the file at abs; or "".
+func (s *patchSource) linkedTo(abs, p string) string {
+	if _, ok := s.links[abs]; ok {
+		return ""
+	}
+	f, info, err := s.ws.Open(abs)
+	if err != nil {
+		return "" // missing, a directory…: the planner reports it
+	}
+	defer f.Close()
+	if info.Nlink < 2 {
+		return ""
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	for _, other := range s.links {
+		if os.SameFile(fi, other.fi) {
+			return other.path
+		}
+	}
+	s.links[abs] = namedLink{fi: fi, path: p}
+	return ""
 }
 
 func (s *patchSource) Read(abs string) ([]byte, bool, error) {

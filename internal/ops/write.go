@@ -83,7 +83,13 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 		return nil, fserr.From(op, req.Path, err)
 	}
 	r := res[0]
-	e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
+	if req.Append && r.PrevVersion != "" {
+		// The caller wrote only the end: it knows the file if it knew
+		// what it appended to.
+		e.fresh.Advance(req.Caller, r.Path.Abs, r.PrevVersion, r.Version)
+	} else {
+		e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
+	}
 	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
 	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
 		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
