@@ -174,6 +174,39 @@ func TestPatchUndoOfCreateDeletes(t *testing.T) {
 	}
 }
 
+// TestPatchUndoOfAMoveRestoresBothSides: a patch's move is a delete and
+// a create; undoing either side reverts both, so the content is back
+// under its old name in one undo (and the other files of the patch keep
+// their own undo).
+func TestPatchUndoOfAMoveRestoresBothSides(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, undo := range []string{"g.txt", "f.txt"} {
+		t.Run(undo, func(t *testing.T) {
+			t.Parallel()
+			e, root := newEngine(t, map[string]string{"f.txt": "a\nb\n", "other.txt": "x\n"}, Options{})
+			patch := "*** Begin Patch\n*** Update File: f.txt\n*** Move to: g.txt\n@@\n a\n-b\n+B\n" +
+				"*** Update File: other.txt\n@@\n-x\n+y\n*** End Patch"
+			if _, err := e.Patch(ctx, PatchRequest{Patch: patch}); err != nil {
+				t.Fatal(err)
+			}
+			u, err := e.Undo(ctx, UndoRequest{Path: undo})
+			if err != nil || len(u.Also) != 1 {
+				t.Fatalf("undo %s: %+v, %v; want both sides of the move reverted", undo, u, err)
+			}
+			if got := readFile(t, root, "f.txt"); got != "a\nb\n" {
+				t.Errorf("f.txt = %q after the undo", got)
+			}
+			if _, err := os.Stat(filepath.Join(root, "g.txt")); !os.IsNotExist(err) {
+				t.Errorf("g.txt still exists: %v", err)
+			}
+			if got := readFile(t, root, "other.txt"); got != "y\n" {
+				t.Errorf("other.txt = %q: the move's undo reverted another file of the patch", got)
+			}
+		})
+	}
+}
+
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

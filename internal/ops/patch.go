@@ -122,8 +122,9 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 	}
 	res := &PatchResult{Added: plan.Added, Modified: plan.Modified, Deleted: plan.Deleted, Hunks: plan.Hunks, DryRun: req.DryRun}
 	changes := make([]workspace.Change, len(plan.Changes))
+	groups := moveGroups(p, src)
 	for i, c := range plan.Changes {
-		ch := workspace.Change{Path: c.Canonical, Delete: c.Delete, Content: c.New, Owner: owner}
+		ch := workspace.Change{Path: c.Canonical, Delete: c.Delete, Content: c.New, Owner: owner, Group: groups[c.Canonical]}
 		if c.Existed {
 			ch.ExpectedVersion = src.versions[c.Canonical]
 		} else {
@@ -205,6 +206,32 @@ func (e *Engine) knownAfter(caller string, p *patch.Patch, src *patchSource) map
 		}
 	}
 	return known
+}
+
+// moveGroups ties together the files p's moves connect (a → b, and b → c
+// with it): canonical path → a group label, so that undoing any of them
+// reverts them all and a moved file's content comes back under its old
+// name (workspace.Change.Group).
+func moveGroups(p *patch.Patch, src *patchSource) map[string]string {
+	parent := map[string]string{}
+	find := func(k string) string {
+		for parent[k] != "" && parent[k] != k {
+			k = parent[k]
+		}
+		return k
+	}
+	for _, f := range p.Files {
+		if f.MoveTo == "" {
+			continue
+		}
+		a, b := find(src.keys[f.Path]), find(src.keys[f.MoveTo])
+		parent[a], parent[b] = a, a
+	}
+	out := map[string]string{}
+	for k := range parent {
+		out[k] = "move:" + find(k)
+	}
+	return out
 }
 
 // sections describes each file section of p after the commit.

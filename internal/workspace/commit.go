@@ -31,6 +31,11 @@ type Change struct {
 	// directory it creates (see LookupOwner). An existing file keeps its
 	// owner. Only a process running as root may name another account.
 	Owner *Owner
+	// Group, when set, ties this change to the others of the same Commit
+	// with the same Group: one undo reverts them all (the two sides of a
+	// move a patch makes, so undoing the destination brings the source
+	// back), and refuses when one of them was not recorded.
+	Group string
 }
 
 // CommitOptions qualifies a Commit.

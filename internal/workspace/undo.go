@@ -59,6 +59,10 @@ type undoEntry struct {
 	// Owner is the owner the file had (absent in entries written before
 	// it was kept): an undo that re-creates the file gives it back.
 	Owner *entryOwner `json:"owner,omitempty"`
+	// Group ties entries of one transaction that are undone together (see
+	// Change.Group); GroupSize is how many changes it had.
+	Group     string `json:"group,omitempty"`
+	GroupSize int    `json:"group_size,omitempty"`
 }
 
 type entryOwner struct {
@@ -137,11 +141,19 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	if e == nil {
 		return nil, fserr.New(fserr.BadRequest, op, p, "no undo history for %s", p)
 	}
-	// A move changed two files; both are reverted together.
+	// A move changed two files, and so does a patch's (a group): they
+	// are reverted together.
 	group, targets := []*undoEntry{e}, []*resolved{res}
-	if e.Op == opMove && e.Tx != "" {
+	var together func(o *undoEntry) bool
+	switch {
+	case e.Group != "":
+		together = func(o *undoEntry) bool { return o.Group == e.Group }
+	case e.Op == opMove && e.Tx != "":
+		together = func(o *undoEntry) bool { return o.Tx == e.Tx }
+	}
+	if together != nil {
 		for _, o := range w.journal.entries {
-			if o.Tx != e.Tx || o == e {
+			if !together(o) || o == e {
 				continue
 			}
 			or, err := w.resolve(op, o.Key)
@@ -151,7 +163,14 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 			}
 			group, targets = append(group, o), append(targets, or)
 		}
-		if len(group) == 1 && e.AfterExists {
+		switch {
+		case e.Group != "" && len(group) < e.GroupSize:
+			// A file of the group was not recorded (too large) or its
+			// record was evicted: undoing the rest could lose content.
+			return nil, fserr.New(fserr.Conflict, op, p,
+				"%s was changed with %d other file(s) of a move whose undo record is gone; undoing it alone could lose the moved content", p, e.GroupSize-1).
+				WithHint("restore the files by hand (read them and write or move them back)")
+		case e.Group == "" && len(group) == 1 && e.AfterExists:
 			// The source's record was evicted: removing the destination
 			// alone would lose the moved content.
 			return nil, fserr.New(fserr.Conflict, op, p,
@@ -251,6 +270,18 @@ func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
 		idx   []int
 	)
 	now := time.Now().UTC()
+	sizes := map[string]int{}
+	group := func(p *planned) string {
+		if p.req == nil {
+			return "" // a copy's install: no request
+		}
+		return p.req.Group
+	}
+	for _, p := range pl {
+		if g := group(p); g != "" {
+			sizes[g]++
+		}
+	}
 	for i, p := range pl {
 		if p.existed && !p.kept {
 			continue // larger than MaxEntryBytes
@@ -262,6 +293,9 @@ func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
 		}
 		if p.existed {
 			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
+		}
+		if g := group(p); g != "" {
+			e.Group, e.GroupSize = txID+"/"+g, sizes[g]
 		}
 		pend = append(pend, e)
 		blobs = append(blobs, p.prev)

@@ -191,6 +191,22 @@ func TestUndoLimits(t *testing.T) {
 		_, err := w.Undo("big")
 		wantCode(t, err, fserr.BadRequest)
 	})
+	// A group (a patch's move) whose source was too large to record: the
+	// destination's undo would delete the only copy of the content.
+	t.Run("group with an unrecorded member", func(t *testing.T) {
+		t.Parallel()
+		root := t.TempDir()
+		big := strings.Repeat("x", 20)
+		writeFile(t, filepath.Join(root, "src"), big, 0o644)
+		w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir(), Undo: UndoLimits{MaxEntryBytes: 10}})
+		commit(t, w, "patch", Change{Path: "src", Delete: true, ExpectedVersion: Version([]byte(big)), Group: "m"},
+			Change{Path: "dst", Content: []byte(big), ExpectAbsent: true, Group: "m"})
+		_, err := w.Undo("dst")
+		wantCode(t, err, fserr.Conflict)
+		if got, _ := os.ReadFile(filepath.Join(root, "dst")); string(got) != big {
+			t.Errorf("dst = %q after the refused undo", got)
+		}
+	})
 	t.Run("max entries", func(t *testing.T) {
 		t.Parallel()
 		w := openTestWorkspace(t, Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir(), Undo: UndoLimits{MaxEntries: 2}})
