@@ -181,7 +181,9 @@ func (c *Conn) Negotiate(peer proto.Limits) {
 	c.limits.Store(&l)
 }
 
-// Send delivers msg (a *proto.Op, *proto.Result, …). A message whose
+// Send delivers msg (a *proto.Op, *proto.Result, …), which it encodes
+// into a frame of its own: nothing of msg (a Result's bytes included) is
+// used once Send returns, so the caller may reuse it. A message whose
 // encoding exceeds MaxMessageBytes moves as a transfer; at most
 // MaxConcurrentTransfers of those are in flight, and Send waits for a slot
 // (or ctx).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	json "github.com/segmentio/encoding/json"
 	"runtime/debug"
+	"sync"
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -182,7 +183,7 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 	}
 	// No HTML escaping: it would spend six bytes, and a \u escape the hub
 	// must decode, on every <, > and & of the file text results carry.
-	b, err := json.Append(nil, out, json.SortMapKeys)
+	b, err := json.Append(resultBuf(), out, json.SortMapKeys)
 	if err != nil {
 		if c.after != nil {
 			c.after.release()
@@ -190,6 +191,27 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 		return nil, nil, fserr.New(fserr.IOError, op.Op, op.Path, "cannot encode the %s result: %v", op.Op, err)
 	}
 	return &proto.Result{OpID: op.OpID, OK: true, Result: b}, c.after, nil
+}
+
+// resultBufs recycles the buffers results are encoded into: grown from
+// nothing, the buffer of a 4 KiB read's result was reallocated a dozen
+// times, two thirds of the 18 µs its encoding took.
+var resultBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledResult bounds the buffers kept: a rare large result does not
+// pin its memory in the pool.
+const maxPooledResult = 1 << 20
+
+func resultBuf() []byte { return (*resultBufs.Get().(*[]byte))[:0] }
+
+// recycleResult returns res's encoding to the pool once it was sent:
+// Conn.Send copies a message into its frame and keeps nothing of it.
+func recycleResult(res *proto.Result) {
+	if b := []byte(res.Result); cap(b) > 0 && cap(b) <= maxPooledResult {
+		b = b[:0]
+		res.Result = nil
+		resultBufs.Put(&b)
+	}
 }
 
 // wireError maps an operation's error to the protocol's error object: the

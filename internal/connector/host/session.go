@@ -323,9 +323,12 @@ func (s *session) run(o *runningOp, haveSlot bool) {
 	}
 	if after == nil {
 		s.answer(op, start, res, nil, ResultOK)
+		recycleResult(res)
 		return
 	}
-	if err := s.conn.Send(s.ctx, res); err != nil {
+	err = s.conn.Send(s.ctx, res)
+	recycleResult(res)
+	if err != nil {
 		after.release()
 		s.record(op, start, ResultOK, false)
 		return
