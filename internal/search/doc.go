@@ -46,10 +46,10 @@
 // # Grep
 //
 // A pattern is an RE2 regular expression (Go's regexp syntax) with
-// ripgrep's line semantics: ^ and $ match at line boundaries, a match
-// never spans lines (a pattern with a literal "\n" is refused) unless
-// Multiline is set, which also lets '.' match '\n' (rg -U
-// --multiline-dotall). \w, \d and \s are Unicode, as in ripgrep; \b is
+// ripgrep's line semantics: ^ and $ (and \A and \z) match at line
+// boundaries, a match never spans lines (a pattern with a literal "\n"
+// is refused; classes lose their '\n') unless Multiline is set, which
+// also lets '.' match '\n' (rg -U --multiline-dotall). \w, \d and \s are Unicode, as in ripgrep; \b is
 // ASCII (Go has no Unicode word boundary), and bytes that are not UTF-8
 // match as U+FFFD. Before running the regexp, the engine looks for a
 // literal every match must contain (required literals, inner literals,

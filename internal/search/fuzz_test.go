@@ -80,6 +80,9 @@ func FuzzPrefilter(f *testing.F) {
 		{`\w{5}\s+\w{5}\(`, "hello world(\nx hello(\nab cdefg hijkl(x) abcde fghij(\n", false},
 		{`[a-z]{2}x\d.(y)`, "abx1.y\nx1.y abx1-y\n", false},
 		{`é\w{2}=`, "éab=\néé=\n", false},
+		{`(?-m)^\D+$|\Ax\z`, "ab\n1\nx\n", false},
+		{`[^a]+(?s:.)\W`, "b\n\nbc!\n", false},
+		{"x\uFFFD", "x\xff\nx\uFFFD\n", false},
 	}
 	for _, s := range seeds {
 		f.Add(s.pat, s.text, s.fold, false)
@@ -105,6 +108,16 @@ func FuzzPrefilter(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// The pattern as written, to check the rewriting for lines.
+		_, uni := rewriteClasses(pat)
+		flags := "(?m)"
+		if fold {
+			flags = "(?mi)"
+		}
+		written, err := regexp.Compile(flags + uni)
+		if err != nil {
+			t.Fatalf("pattern %q compiles, but not as written in Unicode: %v", pat, err)
+		}
 		q := &Query{m: m}
 		s := newSearchState(q)
 		buf := []byte(text)
@@ -124,6 +137,9 @@ func FuzzPrefilter(f *testing.F) {
 		for i, line := range lines {
 			lb := []byte(line)
 			want := m.regexpFor(lb).Match(lb)
+			if written.Match(lb) != want {
+				t.Fatalf("pattern %q line %q: the regexp for lines says %v, the pattern as written %v", pat, line, want, !want)
+			}
 			if m.reUni != nil && isASCII(lb) && m.reUni.Match(lb) != want {
 				t.Fatalf("pattern %q line %q: ASCII and Unicode spellings disagree", pat, line)
 			}
@@ -153,7 +169,7 @@ func FuzzRewriteClasses(f *testing.F) {
 			return
 		}
 		_ = orig
-		ascii, uni := rewriteClasses(pat, false)
+		ascii, uni := rewriteClasses(pat)
 		ra, err := regexp.Compile(ascii)
 		if err != nil {
 			t.Fatalf("%q: ASCII spelling %q does not compile: %v", pat, ascii, err)

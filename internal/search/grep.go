@@ -498,15 +498,9 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		return
 	}
 	re := s.m.regexpFor(buf)
-	lastLine := -1
-	// FindAllIndex, not FindIndex on a subslice: it keeps the context
-	// that ^, $ and \b see at the previous match's end.
-	for _, loc := range re.FindAllIndex(buf, -1) {
-		st, en := loc[0], loc[1]
-		if st >= len(buf) && (len(buf) == 0 || buf[len(buf)-1] == '\n') {
-			break
-		}
-		ls := bytes.LastIndexByte(buf[:st], '\n') + 1
+	lastEnd := -1 // where the last hit's last line ends
+	// take records the match buf[st:en]; false ends the search.
+	take := func(st, en int) bool {
 		last := st
 		if en > st {
 			last = en - 1
@@ -515,18 +509,43 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		if i := bytes.IndexByte(buf[last:], '\n'); i >= 0 {
 			le = last + i
 		}
-		line := s.lineAt(buf, ls)
-		if line == lastLine {
-			// Another match starting on the same line: widen that hit.
-			if h := &s.hits[len(s.hits)-1]; le > h.end {
-				h.end = le
+		if st <= lastEnd {
+			// The match starts on a line the last hit has: widen it,
+			// so no line is reported twice.
+			if le > lastEnd {
+				s.widen(buf, le)
+				lastEnd = le
 			}
-			continue
+			return true
 		}
+		ls := bytes.LastIndexByte(buf[:st], '\n') + 1
 		if !s.hit(buf, ls, le, len(buf), limit) {
+			return false
+		}
+		lastEnd = le
+		return true
+	}
+	// FindAllIndex, not FindIndex on a subslice: it keeps the context
+	// that ^, $ and \b see at the previous match's end.
+	locs := re.FindAllIndex(buf, -1)
+	for i, loc := range locs {
+		st, en := loc[0], loc[1]
+		if st >= len(buf) && (len(buf) == 0 || buf[len(buf)-1] == '\n') {
+			break // an empty match after the last line terminator
+		}
+		if !take(st, en) {
 			return
 		}
-		lastLine = line
+		if en > st && buf[en-1] == '\n' && en < len(buf) && (i+1 == len(locs) || locs[i+1][0] > en) &&
+			s.m.anchoredFor(buf).Match(buf[en:]) {
+			// FindAll skips an empty match right after a match; but after
+			// a line break it is on a line of its own, which it makes a
+			// match (as rg reports it). No match found starts there: the
+			// one that does is empty, or not the preferred one.
+			if !take(en, en) {
+				return
+			}
+		}
 	}
 }
 
@@ -555,21 +574,39 @@ func (s *searchState) hit(buf []byte, ls, le, dataEnd, limit int) bool {
 		h.bHi = int32(len(s.ctx))
 		s.starts = starts
 	}
-	if a := s.q.opts.ContextAfter; a > 0 {
-		h.aLo = int32(len(s.ctx))
-		p := le + 1
-		for k := 0; k < a && p < dataEnd; k++ {
-			en := dataEnd
-			if i := bytes.IndexByte(buf[p:dataEnd], '\n'); i >= 0 {
-				en = p + i
-			}
-			s.ctx = append(s.ctx, s.store(buf, p, en))
-			p = en + 1
-		}
-		h.aHi = int32(len(s.ctx))
-	}
+	h.aLo, h.aHi = s.after(buf, le, dataEnd)
 	s.hits = append(s.hits, h)
 	return true
+}
+
+// after records the context lines after a hit ending at le.
+func (s *searchState) after(buf []byte, le, dataEnd int) (lo, hi int32) {
+	a := s.q.opts.ContextAfter
+	if a <= 0 {
+		return 0, 0
+	}
+	lo = int32(len(s.ctx))
+	p := le + 1
+	for k := 0; k < a && p < dataEnd; k++ {
+		en := dataEnd
+		if i := bytes.IndexByte(buf[p:dataEnd], '\n'); i >= 0 {
+			en = p + i
+		}
+		s.ctx = append(s.ctx, s.store(buf, p, en))
+		p = en + 1
+	}
+	return lo, int32(len(s.ctx))
+}
+
+// widen extends the last hit, of a whole-file (multiline) search, to end
+// at le, and its context after it to follow.
+func (s *searchState) widen(buf []byte, le int) {
+	h := &s.hits[len(s.hits)-1]
+	h.end = le
+	if h.aHi > h.aLo {
+		s.ctx = s.ctx[:h.aLo] // the last hit's context after is last
+	}
+	h.aLo, h.aHi = s.after(buf, le, len(buf))
 }
 
 func (s *searchState) store(buf []byte, from, to int) span {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ func TestGrep(t *testing.T) {
 		"multi.txt":   "start\nmiddle\nend\nstart again\n",
 		"kelvin.txt":  "\u212aelvin\n",
 		"nbsp.txt":    "x\u00a0y\n",
+		"circled.txt": "\u24b6\U0001f130\n",
 		".hidden.txt": "needle\n",
 	})
 	tests := []struct {
@@ -45,6 +47,10 @@ func TestGrep(t *testing.T) {
 		{"unicode word", Options{Pattern: `^\w+ \w+$`}, []string{"a.go:1:package a", "c.txt:1:alpha beta", "c.txt:2:γάμμα δέλτα",
 			"c.txt:3:word_1 spaced", "multi.txt:4:start again", "sub/d.go:1:package sub"}},
 		{"unicode space", Options{Pattern: `x\sy`}, []string{"nbsp.txt:1:x\u00a0y"}},
+		{"alphabetic symbols are word characters", Options{Pattern: `^\w\w$`}, []string{"circled.txt:1:\u24b6\U0001f130"}},
+		{"alphabetic symbols are not non-word characters", Options{Patterns: []string{`^\W\x{1f130}`, `[\W]\x{1f130}`}}, nil},
+		{"text anchors match at lines", Options{Pattern: `(?-m)^\s+\w`}, []string{"b.py:2:    return ERRNOTEXIST", "c.txt:4:\tindented"}},
+		{"text anchors match at empty lines", Options{Pattern: `(?-m:^$)`}, []string{"a.go:2:"}},
 		{"word boundary", Options{Pattern: `\bbeta\b`}, []string{"c.txt:1:alpha beta"}},
 		{"fixed strings", Options{Pattern: "(w int)", FixedStrings: true}, []string{"sub/d.go:2:func OtherHandler(w int) {}"}},
 		{"crlf", Options{Pattern: "two$"}, nil},
@@ -57,6 +63,7 @@ func TestGrep(t *testing.T) {
 		{"exclude", Options{Pattern: "package", Exclude: []string{"sub"}}, []string{"a.go:1:package a"}},
 		{"several patterns", Options{Patterns: []string{"alpha", "indented"}}, []string{"c.txt:1:alpha beta", "c.txt:4:\tindented"}},
 		{"multiline", Options{Pattern: `start.*?end`, Multiline: true}, []string{"multi.txt:1:start\nmiddle\nend"}},
+		{"multiline overlapping matches", Options{Pattern: `rt\nm|ddle`, Multiline: true}, []string{"multi.txt:1:start\nmiddle"}},
 		{"multiline line anchors", Options{Pattern: `^middle\nend$`, Multiline: true}, []string{"multi.txt:2:middle\nend"}},
 		{"depth 1", Options{Pattern: "Handler", MaxDepth: 1}, nil},
 	}
@@ -147,6 +154,60 @@ func TestGrepContext(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, res.Matches); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGrepMultilineHits: a match that starts on a line an earlier one
+// touches widens that hit, and the context after it then follows the
+// widened hit; an empty match right after a match that ends with a line
+// break is a match (Go's FindAll skips it).
+func TestGrepMultilineHits(t *testing.T) {
+	t.Parallel()
+	const text = "start\nmiddle\nend\nlast\n"
+	tests := []struct {
+		pat  string
+		want []Match
+	}{
+		{`^s|t\nm`, []Match{{LineNumber: 1, LineContent: "start\nmiddle", ContextAfter: []string{"end"}}}},
+		{`rt\nm|ddle`, []Match{{LineNumber: 1, LineContent: "start\nmiddle", ContextAfter: []string{"end"}}}},
+		{`t\nmid|le\ne`, []Match{{LineNumber: 1, LineContent: "start\nmiddle\nend", ContextAfter: []string{"last"}}}},
+		{`rt\n|^`, []Match{
+			{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}},
+			{LineNumber: 2, LineContent: "middle", ContextAfter: []string{"end"}},
+			{LineNumber: 3, LineContent: "end", ContextAfter: []string{"last"}},
+			{LineNumber: 4, LineContent: "last"},
+		}},
+		{`rt\n(?:x)?|d\n\b|la`, []Match{
+			{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}},
+			{LineNumber: 3, LineContent: "end", ContextAfter: []string{"last"}},
+			{LineNumber: 4, LineContent: "last"},
+		}},
+		{`rt\n(?:mid)??`, []Match{{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}}}},
+		{`rt\n|^(?:mid)??`, []Match{
+			{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}},
+			{LineNumber: 2, LineContent: "middle", ContextAfter: []string{"end"}},
+			{LineNumber: 3, LineContent: "end", ContextAfter: []string{"last"}},
+			{LineNumber: 4, LineContent: "last"},
+		}},
+		{`rt\n|^(?:mid)?x`, []Match{{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}}}},
+		{`\A|t\n`, []Match{ // \A is not at the start of "middle"
+			{LineNumber: 1, LineContent: "start", ContextAfter: []string{"middle"}},
+			{LineNumber: 4, LineContent: "last"},
+		}},
+	}
+	dir := makeTree(t, map[string]string{"f.txt": text})
+	for _, tt := range tests {
+		q, err := Compile(Options{Pattern: tt.pat, Multiline: true, ContextAfter: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Grep(context.Background(), openRoot(t, dir), "f.txt", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, res.Matches); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.pat, diff)
+		}
 	}
 }
 
@@ -257,6 +318,36 @@ func TestCompileErrors(t *testing.T) {
 	}
 	if _, err := Compile(Options{Pattern: `a\nb`, Multiline: true}); err != nil {
 		t.Errorf("multiline literal newline: %v", err)
+	}
+}
+
+// TestLineModeMatchesStayInLine: in line mode the regexps never match
+// '\n', even where the pattern's classes have it: the search over many
+// lines at once would otherwise run on past the line end (to the end of
+// the buffer for `\D+` in a text without digits, at every matching line:
+// quadratic), and text anchors are line anchors.
+func TestLineModeMatchesStayInLine(t *testing.T) {
+	t.Parallel()
+	for _, pat := range []string{`\D+`, `[^a]+`, `(?s:.)+`, `\s+`, `\W+`, `[\S\s]+`, `[^\S]+`, `(?s).+`, `[\n ]+`,
+		`(?-m)^\W+$`, `\A\W+\z`, `é\s+`, `(?i)[^k]+`} {
+		for _, fold := range []bool{false, true} {
+			m, err := compileMatcher([]string{pat}, false, fold, false)
+			if err != nil {
+				t.Fatalf("%s: %v", pat, err)
+			}
+			for _, re := range []*regexp.Regexp{m.re, m.reUni} {
+				if re == nil {
+					continue
+				}
+				for _, text := range []string{"x\n\n!y\n", "é \n\u00a0\n"} {
+					for _, loc := range re.FindAllStringIndex(text, -1) {
+						if strings.Contains(text[loc[0]:loc[1]], "\n") {
+							t.Errorf("%s (fold %v): %q matches %q", pat, fold, text, text[loc[0]:loc[1]])
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

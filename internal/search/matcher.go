@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // matcher is a compiled pattern: the regular expression and its literal
@@ -22,6 +24,10 @@ type matcher struct {
 	exact     bool    // a literal hit is a match: the regexp is not run
 	win       *window // bytes around a literal hit a match needs; may be nil
 	multiline bool
+	// In multiline mode, re and reUni anchored at the start of the text
+	// they run on, which is never the file's (\A never matches): whether
+	// a match starts at a given place (see scanMulti).
+	reAt, reUniAt *regexp.Regexp
 }
 
 // InvalidError reports an option or pattern that cannot be used. Field
@@ -62,8 +68,9 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 		flags += "s"
 	}
 	flags += ")"
-	ascii, uni := rewriteClasses(pat, !multiline)
-	tree, err := syntax.Parse(flags+ascii, syntax.Perl)
+	ascii, uni := rewriteClasses(pat)
+	ascii, uni = flags+ascii, flags+uni
+	tree, err := syntax.Parse(ascii, syntax.Perl)
 	if err != nil {
 		return nil, patternError(parts, err)
 	}
@@ -71,30 +78,56 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 		return nil, &InvalidError{Field: "pattern", Message: `the literal "\n" is not allowed in a regex`,
 			Hint: "matches never span lines unless multiline is set"}
 	}
-	m := &matcher{multiline: multiline}
-	if m.re, err = regexp.Compile(flags + ascii); err != nil {
-		return nil, patternError(parts, err)
-	}
-	if uni != ascii {
-		if m.reUni, err = regexp.Compile(flags + uni); err != nil {
-			return nil, patternError(parts, err)
-		}
-	}
 	// The literals a match needs come from the wider spelling: the Unicode
 	// regexp runs on non-ASCII lines, and a set taken from the ASCII one
 	// would drop them (\s is six literals in ASCII, a NBSP line has none).
 	litTree := tree
-	if m.reUni != nil {
-		if litTree, err = syntax.Parse(flags+uni, syntax.Perl); err != nil {
+	if uni != ascii {
+		if litTree, err = syntax.Parse(uni, syntax.Perl); err != nil {
 			return nil, patternError(parts, err)
 		}
 	}
+	if !multiline {
+		if forLines(tree) {
+			ascii = tree.String()
+		}
+		if litTree == tree {
+			uni = ascii
+		} else if forLines(litTree) {
+			uni = litTree.String()
+		}
+	}
+	m := &matcher{multiline: multiline}
+	if m.re, err = regexp.Compile(ascii); err != nil {
+		return nil, patternError(parts, err)
+	}
+	if uni != ascii {
+		if m.reUni, err = regexp.Compile(uni); err != nil {
+			return nil, patternError(parts, err)
+		}
+	}
+	if multiline {
+		if m.reAt, err = anchoredAt(ascii); err != nil {
+			return nil, patternError(parts, err)
+		}
+		if m.reUni != nil {
+			if m.reUniAt, err = anchoredAt(uni); err != nil {
+				return nil, patternError(parts, err)
+			}
+		}
+	}
 	m.lits = prefilterFor(litTree)
+	if m.lits != nil && slices.ContainsFunc(m.lits.lits, func(l string) bool { return strings.ContainsRune(l, utf8.RuneError) }) {
+		// The regexp matches a byte that is not UTF-8 as U+FFFD; a
+		// finder would look for U+FFFD's encoding only.
+		m.lits = nil
+	}
 	if m.lits != nil && !multiline {
 		for _, l := range m.lits.lits {
 			if strings.IndexByte(l, '\n') >= 0 {
-				// From a class such as [\n]: no line contains it, so a
-				// hit must still be verified (and will fail).
+				// No line contains it (forLines leaves no class with a
+				// '\n', but to be safe): a hit must still be verified,
+				// and will fail.
 				m.lits.complete = false
 			}
 		}
@@ -123,6 +156,53 @@ func patternError(patterns []string, err error) error {
 		Hint: "the pattern is an RE2 regular expression (Go syntax); escape metacharacters or use fixed_strings to search for text as is"}
 }
 
+// forLines rewrites re, in place, for line mode, and reports whether
+// it changed anything. Each line is matched on its own (as in ripgrep),
+// so the start and end of the text are the line's and no match contains
+// '\n'; but the search that runs the regexp over many lines at once
+// must see it that way too. So \A, \z, and ^ and $ in (?-m) become line
+// anchors, and '\n' is taken out of every class: a match cannot run on
+// into the next line (`\D+` would otherwise match to the next digit, in
+// any line, at each line that has a match: quadratic).
+func forLines(re *syntax.Regexp) bool {
+	changed := false
+	switch re.Op {
+	case syntax.OpBeginText:
+		re.Op, changed = syntax.OpBeginLine, true
+	case syntax.OpEndText:
+		re.Op, changed = syntax.OpEndLine, true
+		re.Flags &^= syntax.WasDollar
+	case syntax.OpAnyChar:
+		re.Op, changed = syntax.OpAnyCharNotNL, true
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo > '\n' || hi < '\n' {
+				continue
+			}
+			var r []rune
+			if lo < '\n' {
+				r = append(r, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				r = append(r, '\n'+1, hi)
+			}
+			re.Rune = slices.Concat(re.Rune[:i], r, re.Rune[i+2:])
+			if len(re.Rune) == 0 {
+				re.Op, re.Rune = syntax.OpNoMatch, nil
+			}
+			changed = true
+			break
+		}
+	}
+	for _, sub := range re.Sub {
+		if forLines(sub) {
+			changed = true
+		}
+	}
+	return changed
+}
+
 func hasLiteralNewline(re *syntax.Regexp) bool {
 	if re.Op == syntax.OpLiteral {
 		for _, r := range re.Rune {
@@ -139,12 +219,40 @@ func hasLiteralNewline(re *syntax.Regexp) bool {
 	return false
 }
 
+// anchoredAt compiles the pattern src to match only at the start of the
+// text, which is not the start of the file: \A in it matches nothing.
+func anchoredAt(src string) (*regexp.Regexp, error) {
+	tree, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	var noBeginText func(re *syntax.Regexp)
+	noBeginText = func(re *syntax.Regexp) {
+		if re.Op == syntax.OpBeginText {
+			re.Op = syntax.OpNoMatch
+		}
+		for _, sub := range re.Sub {
+			noBeginText(sub)
+		}
+	}
+	noBeginText(tree)
+	return regexp.Compile(`\A(?:` + tree.String() + `)`)
+}
+
 // regexpFor returns the regexp to run on text.
 func (m *matcher) regexpFor(text []byte) *regexp.Regexp {
 	if m.reUni != nil && !isASCII(text) {
 		return m.reUni
 	}
 	return m.re
+}
+
+// anchoredFor returns regexpFor(text)'s anchored twin (multiline only).
+func (m *matcher) anchoredFor(text []byte) *regexp.Regexp {
+	if m.reUni != nil && !isASCII(text) {
+		return m.reUniAt
+	}
+	return m.reAt
 }
 
 // isASCII reports whether b has no byte >= 0x80, eight bytes at a time.
@@ -173,48 +281,86 @@ func isASCII(b []byte) bool {
 // first on ASCII lines and the second on the rest. \b stays ASCII-only
 // (Go has no Unicode word boundary).
 const (
-	uniWord  = `\p{L}\p{Nl}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}`
 	uniSpace = `\t-\r\x{85}\p{Z}`
 	asciiSp  = `\t-\r `
 )
 
+// uniWord is ripgrep's \w: Alphabetic, marks, decimal digits, connector
+// punctuation and the joiners. Alphabetic is the letters, the letter
+// numbers and Other_Alphabetic, which is marks but for a few symbols (Ⓐ,
+// 🄰) that Go has no class for: those are spelled out.
+var uniWord = `\p{L}\p{Nl}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}` +
+	classBody([]*unicode.RangeTable{unicode.Other_Alphabetic}, []*unicode.RangeTable{unicode.L, unicode.Nl, unicode.M})
+
 var negatedBodies = sync.OnceValues(func() (notWord, notSpace string) {
-	word := []*unicode.RangeTable{unicode.L, unicode.Nl, unicode.M, unicode.Nd, unicode.Pc,
-		{R16: []unicode.Range16{{Lo: 0x200c, Hi: 0x200d, Stride: 1}}}}
+	all := []*unicode.RangeTable{{R32: []unicode.Range32{{Lo: 0, Hi: unicode.MaxRune, Stride: 1}}}}
+	word := []*unicode.RangeTable{unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd,
+		unicode.Pc, unicode.Join_Control}
 	space := []*unicode.RangeTable{unicode.White_Space}
-	return complementBody(word), complementBody(space)
+	return classBody(all, word), classBody(all, space)
 })
 
-// complementBody spells the code points in none of the tables as the
-// body of a character class.
-func complementBody(tables []*unicode.RangeTable) string {
-	in := func(r rune) bool {
-		for _, t := range tables {
-			if unicode.Is(t, r) {
-				return true
-			}
-		}
-		return false
-	}
+// classBody spells the code points that are in one of the tables in and
+// in none of the tables out as the body of a character class.
+func classBody(in, out []*unicode.RangeTable) string {
+	ins, outs := intervals(in), intervals(out)
 	var b strings.Builder
-	start := rune(-1)
-	for r := rune(0); r <= unicode.MaxRune+1; r++ {
-		out := r <= unicode.MaxRune && !in(r)
-		switch {
-		case out && start < 0:
-			start = r
-		case !out && start >= 0:
-			fmt.Fprintf(&b, `\x{%x}-\x{%x}`, start, r-1)
-			start = -1
+	j := 0
+	for _, v := range ins {
+		lo := v[0]
+		for ; j < len(outs) && outs[j][1] < lo; j++ {
+		}
+		for k := j; lo <= v[1]; k++ {
+			hi := v[1]
+			if k < len(outs) && outs[k][0] <= hi {
+				hi = outs[k][0] - 1
+			}
+			if lo <= hi {
+				fmt.Fprintf(&b, `\x{%x}-\x{%x}`, lo, hi)
+			}
+			if k >= len(outs) || outs[k][0] > v[1] {
+				break
+			}
+			lo = outs[k][1] + 1
 		}
 	}
 	return b.String()
 }
 
-// In line mode \A and \z become ^ and $: a line is matched on its own,
-// so the start and end of the text are the line's (as in ripgrep), and
-// the whole-buffer search must see them that way too.
-func rewriteClasses(p string, lineMode bool) (ascii, uni string) {
+// intervals returns the code points of the tables as sorted, disjoint,
+// non-adjacent closed intervals.
+func intervals(tables []*unicode.RangeTable) [][2]rune {
+	var iv [][2]rune
+	add := func(lo, hi, stride rune) {
+		if stride == 1 {
+			iv = append(iv, [2]rune{lo, hi})
+			return
+		}
+		for r := lo; r <= hi; r += stride {
+			iv = append(iv, [2]rune{r, r})
+		}
+	}
+	for _, t := range tables {
+		for _, r := range t.R16 {
+			add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+		}
+		for _, r := range t.R32 {
+			add(rune(r.Lo), rune(r.Hi), rune(r.Stride))
+		}
+	}
+	slices.SortFunc(iv, func(a, b [2]rune) int { return int(a[0] - b[0]) })
+	out := iv[:0]
+	for _, v := range iv {
+		if n := len(out); n > 0 && v[0] <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], v[1])
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func rewriteClasses(p string) (ascii, uni string) {
 	var a, u strings.Builder
 	both := func(s string) { a.WriteString(s); u.WriteString(s) }
 	inClass, classStart := false, false
@@ -245,16 +391,6 @@ func rewriteClasses(p string, lineMode bool) (ascii, uni string) {
 				both(p[i:end])
 				i = end - 1
 				continue
-			case 'A', 'z':
-				if lineMode && !inClass {
-					if d == 'A' {
-						both("^")
-					} else {
-						both("$")
-					}
-					i++
-					continue
-				}
 			case 'w', 'W', 'd', 'D', 's', 'S':
 				as, us := classEscape(d, inClass)
 				a.WriteString(as)
@@ -314,7 +450,7 @@ func classEscape(d byte, inClass bool) (ascii, uni string) {
 		return orig, "[" + uniWord + "]"
 	case 'W':
 		if inClass {
-			notWord, _ := negatedBodies() // slow to build (tens of ms): only when needed
+			notWord, _ := negatedBodies() // built when first needed
 			return orig, notWord
 		}
 		return orig, "[^" + uniWord + "]"
