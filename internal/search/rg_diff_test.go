@@ -49,6 +49,9 @@ func TestRipgrepDifferential(t *testing.T) {
 		t.Skip("short")
 	}
 	iters, seed := 200, uint64(1)
+	if raceOn {
+		iters = 50
+	}
 	if s := os.Getenv("FSPLANE_RG_ITERS"); s != "" {
 		iters, _ = strconv.Atoi(s)
 	}
