@@ -536,12 +536,14 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		if !take(st, en) {
 			return
 		}
-		if en > st && buf[en-1] == '\n' && en < len(buf) && (i+1 == len(locs) || locs[i+1][0] > en) &&
+		if en > st && buf[en-1] == '\n' && en < len(buf) &&
+			(i+1 == len(locs) || bytes.IndexByte(buf[en:locs[i+1][0]], '\n') >= 0) &&
 			s.m.anchoredFor(buf).Match(buf[en:]) {
 			// FindAll skips an empty match right after a match; but after
 			// a line break it is on a line of its own, which it makes a
-			// match (as rg reports it). No match found starts there: the
-			// one that does is empty, or not the preferred one.
+			// match (as rg reports it), unless a match found later starts
+			// on that line anyway. None found starts there: the one that
+			// does is empty, or not the preferred one.
 			if !take(en, en) {
 				return
 			}

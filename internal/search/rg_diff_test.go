@@ -58,7 +58,7 @@ func TestRipgrepDifferential(t *testing.T) {
 	if s := os.Getenv("FSPLANE_RG_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
-	big := 97 // one case in big has files larger than the read buffer
+	big := 150 // one case in big has files larger than the read buffer
 	if s := os.Getenv("FSPLANE_RG_BIG"); s != "" {
 		big, _ = strconv.Atoi(s)
 	}
@@ -656,6 +656,9 @@ func genRgCase(rng *rand.Rand, big bool) *rgCase {
 		g.hints = hints
 	}
 	nfiles := 1 + rng.IntN(3)
+	if big {
+		nfiles = 1 + rng.IntN(2)
+	}
 	for range nfiles {
 		c.files = append(c.files, genText(rng, chars, g.hints, big))
 	}
@@ -670,7 +673,7 @@ func genText(rng *rand.Rand, chars, hints []string, big bool) string {
 		// Past the read buffer, at times with a line longer than it, at
 		// times with a NUL past the first 8 KiB.
 		nlines = 1 << 30
-		size = chunkSize/2 + rng.IntN(2*chunkSize)
+		size = chunkSize/2 + rng.IntN(chunkSize)
 		if rng.IntN(3) == 0 {
 			nulAt = binaryProbe + rng.IntN(size)
 		}
