@@ -53,6 +53,7 @@ func TestDownload(t *testing.T) {
 		wantStatus int
 		wantBody   []byte // nil: not checked
 		wantHeader map[string]string
+		wantText   string // in the body
 	}{
 		{name: "whole", method: "GET", query: "path=big.bin", wantStatus: 200, wantBody: content,
 			wantHeader: map[string]string{"ETag": `"` + v + `"`, "Accept-Ranges": "bytes", "Last-Modified": lastMod, "Content-Type": "application/octet-stream"}},
@@ -71,7 +72,7 @@ func TestDownload(t *testing.T) {
 		{name: "abort unchanged", method: "GET", query: "path=big.bin&change_policy=abort", wantStatus: 200, wantBody: content},
 		{name: "abort range", method: "GET", query: "path=big.bin&change_policy=abort", header: map[string]string{"Range": "bytes=5-9"}, wantStatus: 206, wantBody: content[5:10]},
 		{name: "missing", method: "GET", query: "path=nope", wantStatus: 404},
-		{name: "directory", method: "GET", query: "path=.", wantStatus: 400},
+		{name: "directory", method: "GET", query: "path=.", wantStatus: 400, wantText: "is a directory; a download is one file"},
 		{name: "outside", method: "GET", query: "path=/etc/passwd", wantStatus: 403},
 		{name: "no path", method: "GET", query: "", wantStatus: 422},
 		{name: "bad policy", method: "GET", query: "path=big.bin&change_policy=never", wantStatus: 422},
@@ -98,6 +99,9 @@ func TestDownload(t *testing.T) {
 			}
 			if resp.StatusCode != tc.wantStatus {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tc.wantStatus, body)
+			}
+			if !strings.Contains(string(body), tc.wantText) {
+				t.Errorf("body %.300s, want it to say %q", body, tc.wantText)
 			}
 			if tc.wantBody != nil && !bytes.Equal(body, tc.wantBody) {
 				t.Errorf("body: %d bytes, want %d", len(body), len(tc.wantBody))

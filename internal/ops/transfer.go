@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/transfer"
@@ -77,6 +78,10 @@ func (e *Engine) OpenDownload(_ context.Context, p string) (*transfer.Source, er
 	const op = "download"
 	f, info, err := e.ws.Open(p)
 	if err != nil {
+		if fe, ok := fserr.As(err); ok && fe.Errno == syscall.EISDIR {
+			return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is a directory; a download is one file", p).WithErrno(syscall.EISDIR).
+				WithHint("list the directory and download its files one by one; a directory of the daemon's own roots can also be fetched whole as a tar archive (the tree route)")
+		}
 		return nil, fserr.From(op, p, err)
 	}
 	fi, err := f.Stat()
