@@ -31,36 +31,31 @@ func (e *Engine) Undo(_ context.Context, req UndoRequest) (*UndoResult, error) {
 	if err := e.writable(op, req.Path); err != nil {
 		return nil, err
 	}
-	// The version the undo replaces: the one the newest recorded change
-	// left (the undo refuses unless the file still has it).
-	undone := ""
-	if h, err := e.ws.UndoHistory(req.Path); err == nil && len(h) > 0 && h[0].AfterExists {
-		undone = h[0].AfterVersion
-	}
 	r, err := e.ws.Undo(req.Path)
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
 	out := &UndoResult{Path: r.Path.Abs, Op: r.Op, Deleted: r.Deleted, Version: r.Version}
-	e.sawUndone(req.Caller, *r, undone)
+	e.sawUndone(req.Caller, *r)
 	for _, f := range r.Also {
-		e.sawUndone(req.Caller, f, "")
+		e.sawUndone(req.Caller, f)
 		out.Also = append(out.Also, UndoResult{Path: f.Path.Abs, Op: f.Op, Deleted: f.Deleted, Version: f.Version})
 	}
 	e.log.Info("Undo", "path", r.Path.Abs, "undone", r.Op, "files", 1+len(r.Also))
 	return out, nil
 }
 
-// sawUndone updates the caller's view of a file an undo reverted from
-// version undone ("" when unknown). The undo shows the caller nothing, so
-// its view is current afterwards only if it was current before and it had
-// seen the restored content (Tracker.Reverted); a stale view stays stale
-// and a caller that never read the file still has to.
-func (e *Engine) sawUndone(caller string, f workspace.UndoResult, undone string) {
+// sawUndone updates the caller's view of a file an undo reverted. The
+// undo shows the caller nothing, so its view is current afterwards only if
+// it was current before and it had seen the restored content
+// (Tracker.Reverted); a stale view stays stale and a caller that never
+// read the file still has to. A file the undo re-created (the undone
+// change deleted it, or moved it away) is unread.
+func (e *Engine) sawUndone(caller string, f workspace.UndoResult) {
 	switch {
 	case f.Deleted:
 		e.fresh.Forget(caller, f.Path.Abs)
-	case undone != "":
-		e.fresh.Reverted(caller, f.Path.Abs, undone, f.Version)
+	case f.Replaced != "":
+		e.fresh.Reverted(caller, f.Path.Abs, f.Replaced, f.Version)
 	}
 }

@@ -38,6 +38,9 @@ type UndoResult struct {
 	Restored bool   // the previous content was restored
 	Deleted  bool   // the undone change created the file, so it was deleted
 	Version  string // the version now on disk; "" when deleted
+	// Replaced is the version the undo replaced (the one the undone
+	// change left, which undo requires); "" when it re-created the file.
+	Replaced string
 	// Also lists the other files the same undo reverted: the other side
 	// of a move.
 	Also []UndoResult
@@ -203,6 +206,7 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 			Restored: ge.Existed,
 			Deleted:  !ge.Existed,
 			Version:  pl[i].newVersion,
+			Replaced: ge.AfterVersion,
 		}
 	}
 	if len(out) > 1 {

@@ -35,8 +35,8 @@ func TestUndo(t *testing.T) {
 		content string // "" = absent
 	}{
 		{UndoResult{Op: "delete", Restored: true, Version: Version([]byte("v2"))}, "v2"},
-		{UndoResult{Op: "edit", Restored: true, Version: Version([]byte("v1"))}, "v1"},
-		{UndoResult{Op: "write", Deleted: true}, ""},
+		{UndoResult{Op: "edit", Restored: true, Version: Version([]byte("v1")), Replaced: Version([]byte("v2"))}, "v1"},
+		{UndoResult{Op: "write", Deleted: true, Replaced: Version([]byte("v1"))}, ""},
 	}
 	for i, s := range steps {
 		got, err := w.Undo("f.txt")
