@@ -342,7 +342,9 @@ func openSpool(dir string, tmpfile int) (*os.File, error) {
 		}
 		// The file system does not do O_TMPFILE: fall back to a name.
 	}
-	sweepSpools(root)
+	if _, done := sweptDirs.LoadOrStore(dir, true); !done {
+		sweepSpools(root)
+	}
 	for range 4 {
 		name := spoolPrefix + rand.Text() + ".part"
 		sp, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -361,6 +363,12 @@ func openSpool(dir string, tmpfile int) (*os.File, error) {
 	}
 	return nil, fs.ErrExist
 }
+
+// sweptDirs holds the spool directories this process swept. Once is
+// enough: a spool of this process has its name for an instant only, so
+// what a crash left there was left before this process started (a fresh
+// one another process is creating is spared by its age).
+var sweptDirs sync.Map
 
 // sweepSpools removes the named spools a crash left in root between
 // their creation and their unlinking (openSpool's fallback): nothing
