@@ -80,6 +80,8 @@ type Conn struct {
 	frames *FrameConn // when set, each message goes out in one write
 
 	handoff time.Duration // see HandOffAfter; 0: never
+
+	alarms Alarms // handoff budgets, write timeouts, callers' deadlines
 }
 
 // New wraps ws. limits are this side's own; Negotiate lowers them to the
@@ -118,8 +120,11 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 		return errors.New("connector: connection closed")
 	}
 	defer func() { <-c.turn }()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
-	defer cancel()
+	// A write that outlasts WriteTimeout closes the connection, which
+	// ends the write (as the library does when a write's context ends).
+	stuck := c.alarms.After(WriteTimeout, c.closeNow)
+	defer stuck.Stop()
+	ctx = context.WithoutCancel(ctx)
 	if len(b) <= frameChunkBytes+proto.ChunkHeaderBytes {
 		return c.gathered(func() error { return c.ws.Write(ctx, typ, b) })
 	}
@@ -548,7 +553,7 @@ func (r *reader) handle(msg any) (handedOff bool) {
 	}
 	const running, returned, handed = 0, 1, 2
 	var state atomic.Int32
-	t := time.AfterFunc(d, func() {
+	t := r.c.alarms.After(d, func() {
 		if state.CompareAndSwap(running, handed) {
 			go r.loop()
 		}
@@ -805,6 +810,11 @@ func (c *Conn) closeNow() {
 		_ = c.ws.CloseNow()
 	})
 }
+
+// After runs f once d has passed unless the alarm is stopped first, on
+// the connection's one timer (see Alarms): for deadlines of operations on
+// the connection, which are rarely reached. f must return promptly.
+func (c *Conn) After(d time.Duration, f func()) *Alarm { return c.alarms.After(d, f) }
 
 // Done is closed when the connection is closed.
 func (c *Conn) Done() <-chan struct{} { return c.closed }

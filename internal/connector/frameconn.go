@@ -3,7 +3,6 @@ package connector
 import (
 	"net"
 	"sync"
-	"time"
 )
 
 // FrameConn is the network connection under a WebSocket that turns the
@@ -67,15 +66,10 @@ func (c *FrameConn) release() error {
 	if c.holds > 0 || c.err != nil || len(c.buf) == 0 {
 		return c.err
 	}
-	// The gathered bytes leave after the WebSocket library's own write
-	// timeout has ended, so this write gets a bound of its own: a peer
-	// that stopped reading fails it instead of blocking every later
-	// message (the connection is then broken, as a timed-out write leaves
-	// it anyway).
-	_ = c.Conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
-	err := c.flushLocked()
-	_ = c.Conn.SetWriteDeadline(time.Time{})
-	return err
+	// The gathered bytes leave after the WebSocket library's write has
+	// returned: this write is bounded by the Conn's own write timeout,
+	// which closes the connection when it passes (see Conn.write).
+	return c.flushLocked()
 }
 
 func (c *FrameConn) flushLocked() error {

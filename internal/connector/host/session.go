@@ -260,11 +260,14 @@ func (s *session) startOp(op *proto.Op) {
 	s.mu.Unlock()
 	ctx := streamCtx
 	// A timeout too large for a time.Duration is no timeout.
+	// The deadline is an alarm on the connection's timer, not a context
+	// timer per op (see connector.Alarms).
 	if op.TimeoutMS > 0 && op.TimeoutMS <= math.MaxInt64/int64(time.Millisecond) {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, time.Duration(op.TimeoutMS)*time.Millisecond, errTimeout)
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		due := s.conn.After(time.Duration(op.TimeoutMS)*time.Millisecond, func() { stop(errTimeout) })
 		prev := cancel
-		cancel = func(cause error) { stop(); prev(cause) }
+		cancel = func(cause error) { due.Stop(); stop(cause); prev(cause) }
 	}
 	o := &runningOp{op: op, start: start, ctx: ctx, streamCtx: streamCtx, cancel: cancel}
 	h.opsWG.Add(1)

@@ -369,8 +369,12 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	x.pending[id] = ch
 	x.mu.Unlock()
 	msg := &proto.Op{OpID: id, Op: op, Path: path, Caller: caller, TimeoutMS: timeout.Milliseconds(), Args: raw}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
+	// The deadline is an alarm on the connection's timer, not a context
+	// timer per call (see connector.Alarms).
+	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	due := x.conn.After(timeout, cancel)
+	defer due.Stop()
 	if sink != nil {
 		x.conn.ExpectData(id, sink)
 	}
