@@ -3,7 +3,7 @@
 package jsonx
 
 import (
-	"bytes"
+	"encoding/binary"
 	stdjson "encoding/json"
 	"errors"
 	"unicode/utf16"
@@ -29,58 +29,68 @@ func Unquote(b []byte) (string, error) {
 		return "", errNotString
 	}
 	s := b[1 : len(b)-1]
-	out := make([]byte, 0, len(s))
-	for len(s) > 0 {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			out = append(out, s...)
-			break
+	out := make([]byte, len(s)) // the text is never longer than its literal
+	j := 0
+	for i := 0; i < len(s); {
+		// Runs without a backslash move eight bytes at a time.
+		if i+8 <= len(s) {
+			x := load8(s, i)
+			if y := x ^ ('\\' * ones); (y-ones)&^y&highs == 0 {
+				binary.LittleEndian.PutUint64(out[j:], x)
+				i, j = i+8, j+8
+				continue
+			}
 		}
-		out = append(out, s[:i]...)
-		s = s[i:]
-		if len(s) < 2 {
+		c := s[i]
+		if c != '\\' {
+			out[j] = c
+			i, j = i+1, j+1
+			continue
+		}
+		if i+1 >= len(s) {
 			return stdUnquote(b)
 		}
-		switch c := s[1]; c {
+		switch c := s[i+1]; c {
 		case '"', '\\', '/':
-			out = append(out, c)
+			out[j] = c
 		case 'b':
-			out = append(out, '\b')
+			out[j] = '\b'
 		case 'f':
-			out = append(out, '\f')
+			out[j] = '\f'
 		case 'n':
-			out = append(out, '\n')
+			out[j] = '\n'
 		case 'r':
-			out = append(out, '\r')
+			out[j] = '\r'
 		case 't':
-			out = append(out, '\t')
+			out[j] = '\t'
 		case 'u':
-			r, ok := Hex4(s[2:])
+			r, ok := Hex4(s[i+2:])
 			if !ok {
 				return stdUnquote(b)
 			}
-			s = s[6:]
+			i += 6
 			if utf16.IsSurrogate(r) {
 				var r2 rune = -1
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if v, ok := Hex4(s[2:]); ok {
+				if len(s)-i >= 6 && s[i] == '\\' && s[i+1] == 'u' {
+					if v, ok := Hex4(s[i+2:]); ok {
 						r2 = v
 					}
 				}
 				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					out = utf8.AppendRune(out, d)
-					s = s[6:]
+					j += utf8.EncodeRune(out[j:], d) // 4 bytes for 12 of escapes
+					i += 6
 					continue
 				}
 				r = utf8.RuneError
 			}
-			out = utf8.AppendRune(out, r)
+			j += utf8.EncodeRune(out[j:], r) // at most 3 bytes for 6
 			continue
 		default:
 			return stdUnquote(b)
 		}
-		s = s[2:]
+		i, j = i+2, j+1
 	}
+	out = out[:j]
 	if !utf8.Valid(out) {
 		return stdUnquote(b)
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	json "github.com/segmentio/encoding/json"
 	"runtime/debug"
+	"strconv"
 	"sync"
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/jsonx"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/transfer"
 )
@@ -183,7 +185,12 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 	}
 	// No HTML escaping: it would spend six bytes, and a \u escape the hub
 	// must decode, on every <, > and & of the file text results carry.
-	b, err := json.Append(resultBuf(), out, json.SortMapKeys)
+	var b []byte
+	if r, ok := out.(*ops.ReadResult); ok {
+		b = appendReadResult(resultBuf(), r)
+	} else {
+		b, err = json.Append(resultBuf(), out, json.SortMapKeys)
+	}
 	if err != nil {
 		if c.after != nil {
 			c.after.release()
@@ -191,6 +198,32 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 		return nil, nil, fserr.New(fserr.IOError, op.Op, op.Path, "cannot encode the %s result: %v", op.Op, err)
 	}
 	return &proto.Result{OpID: op.OpID, OK: true, Result: b}, c.after, nil
+}
+
+// appendReadResult writes r as json.Append does (a test holds the bytes
+// equal), with jsonx.AppendString for the text: segmentio/encoding/json
+// escapes a string byte by byte from its first escape on, and file text
+// has a line break every few dozen bytes.
+func appendReadResult(b []byte, r *ops.ReadResult) []byte {
+	b = append(b, `{"Path":`...)
+	b = jsonx.AppendString(b, r.Path)
+	b = append(b, `,"Content":`...)
+	b = jsonx.AppendString(b, r.Content)
+	b = append(b, `,"Version":`...)
+	b = jsonx.AppendString(b, r.Version)
+	b = append(b, `,"TotalLines":`...)
+	b = strconv.AppendInt(b, int64(r.TotalLines), 10)
+	b = append(b, `,"LineFrom":`...)
+	b = strconv.AppendInt(b, int64(r.LineFrom), 10)
+	b = append(b, `,"LineTo":`...)
+	b = strconv.AppendInt(b, int64(r.LineTo), 10)
+	b = append(b, `,"Size":`...)
+	b = strconv.AppendInt(b, r.Size, 10)
+	b = append(b, `,"BOM":`...)
+	b = strconv.AppendBool(b, r.BOM)
+	b = append(b, `,"EOL":`...)
+	b = jsonx.AppendString(b, r.EOL)
+	return append(b, '}')
 }
 
 // resultBufs recycles the buffers results are encoded into: grown from

@@ -440,6 +440,9 @@ func decodeResult(op, path string, res *proto.Result, out any) error {
 	if out == nil || len(res.Result) == 0 {
 		return nil
 	}
+	if f, ok := out.(fastDecoder); ok && f.decodeFast(res.Result) {
+		return nil
+	}
 	if err := json.Unmarshal(res.Result, out); err != nil {
 		return fserr.New(fserr.IOError, op, path, "the host's result could not be decoded: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/jsonx"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -51,6 +52,53 @@ type readResult struct {
 	ops.ReadResult
 	Content text
 }
+
+// decodeFast decodes the result as the host writes it with jsonx's
+// scanner (see proto.Decode's fast path: the text is the bulk of it). Any
+// other key, or a value of another type, reports false, leaving r zero for
+// the general decoder.
+func (r *readResult) decodeFast(raw []byte) bool {
+	ok := jsonx.Members(raw, func(key, v []byte) bool {
+		var ok bool
+		switch string(key) {
+		case `"Path"`:
+			r.Path, ok = jsonx.String(v)
+		case `"Content"`:
+			var s string
+			s, ok = jsonx.String(v)
+			r.Content = text(s)
+		case `"Version"`:
+			r.Version, ok = jsonx.String(v)
+		case `"TotalLines"`:
+			r.TotalLines, ok = intOf(v)
+		case `"LineFrom"`:
+			r.LineFrom, ok = intOf(v)
+		case `"LineTo"`:
+			r.LineTo, ok = intOf(v)
+		case `"Size"`:
+			r.Size, ok = jsonx.Int(v)
+		case `"BOM"`:
+			r.BOM, ok = jsonx.Bool(v)
+		case `"EOL"`:
+			r.EOL, ok = jsonx.String(v)
+		}
+		return ok
+	})
+	if !ok {
+		*r = readResult{}
+	}
+	return ok
+}
+
+// intOf decodes a JSON number into an int field, refusing what does not
+// fit (as the general decoder does).
+func intOf(v []byte) (int, bool) {
+	n, ok := jsonx.Int(v)
+	return int(n), ok && int64(int(n)) == n
+}
+
+// fastDecoder is a result type with a decoder for the shape hosts write.
+type fastDecoder interface{ decodeFast(raw []byte) bool }
 
 // Write runs ops.Engine.Write on the host.
 func (r *Remote) Write(ctx context.Context, req ops.WriteRequest) (*ops.WriteResult, error) {

@@ -22,7 +22,7 @@ func TestReadResultDecodesContent(t *testing.T) {
 
 // BenchmarkDecodeReadResult decodes a 4 KiB read result as the hub does
 // (sj: segmentio/encoding, the connector's decoder) into ops.ReadResult
-// directly and into readResult.
+// directly and into readResult, and with readResult's own decoder.
 func BenchmarkDecodeReadResult(b *testing.B) {
 	// Encoded as the host does (no HTML escaping).
 	raw, _ := sj.Append(nil, ops.ReadResult{Path: "/a.go", Content: strings.Repeat("\tif err != nil { return \"<x>\" }\n", 128), TotalLines: 128}, sj.SortMapKeys)
@@ -42,4 +42,62 @@ func BenchmarkDecodeReadResult(b *testing.B) {
 			}
 		}
 	})
+	b.Run("decodeFast", func(b *testing.B) {
+		for b.Loop() {
+			var r readResult
+			if !r.decodeFast(raw) {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// checkDecodeFast asserts that what readResult.decodeFast accepts, the
+// general decoder decodes the same, and that it accepts what hosts write.
+func checkDecodeFast(t testing.TB, raw []byte, mustAccept bool) {
+	var fast readResult
+	ok := fast.decodeFast(raw)
+	if !ok {
+		if mustAccept {
+			t.Fatalf("decodeFast refused %.200s", raw)
+		}
+		if fast != (readResult{}) {
+			t.Fatalf("decodeFast refused %q but left %+v", raw, fast)
+		}
+		return
+	}
+	var slow readResult
+	if err := sj.Unmarshal(raw, &slow); err != nil {
+		t.Fatalf("decodeFast accepted %q, the general decoder refuses it: %v", raw, err)
+	}
+	if fast != slow {
+		t.Fatalf("%q: decodeFast %+v, general decoder %+v", raw, fast, slow)
+	}
+}
+
+func TestReadResultDecodeFast(t *testing.T) {
+	t.Parallel()
+	for _, r := range []ops.ReadResult{
+		{},
+		{Path: "/a.go", Content: strings.Repeat("\tif err != nil { return \"<x>\" }\r\n", 128), Version: "v", TotalLines: 128, LineFrom: 1, LineTo: 128, Size: 4096, BOM: true, EOL: "CRLF"},
+		{Path: "/é", Content: "bad \xff \u2028 \x00", TotalLines: -3},
+	} {
+		raw, err := sj.Append(nil, r, sj.SortMapKeys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecodeFast(t, raw, true)
+	}
+	for _, raw := range []string{
+		`{"Content":"a","Extra":1}`, `{"content":"a"}`, `{"Path":null}`, `{"TotalLines":1.5}`,
+		`{"TotalLines":99999999999999999999}`, `{"BOM":"yes"}`, `{"Content":"a"`, `[]`,
+	} {
+		checkDecodeFast(t, []byte(raw), false)
+	}
+}
+
+func FuzzReadResultDecodeFast(f *testing.F) {
+	f.Add([]byte(`{"Path":"/a","Content":"x\ny\u00e9\n","Version":"v","TotalLines":2,"LineFrom":1,"LineTo":2,"Size":4,"BOM":false,"EOL":"LF"}`))
+	f.Add([]byte(`{"Content":"\ud83d","Size":-0}`))
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDecodeFast(t, raw, false) })
 }

@@ -9,9 +9,12 @@ package proto
 import (
 	"errors"
 	"fmt"
-	json "github.com/segmentio/encoding/json"
 	"strconv"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
+
+	"github.com/fsplane/fsplane/internal/jsonx"
 )
 
 // Protocol is the protocol name, also the WebSocket subprotocol.
@@ -283,6 +286,18 @@ type wire struct {
 // Decode parses one text frame into its message type (*Hello, *Op, …),
 // checking the fields every message of that type must have.
 func Decode(frame []byte) (any, error) {
+	if r, ok := decodeResult(frame); ok {
+		if err := validate(r); err != nil {
+			return nil, fmt.Errorf("connector: invalid %s message: %w", TypeResult, err)
+		}
+		return r, nil
+	}
+	return decodeWire(frame)
+}
+
+// decodeWire is Decode's general path: every message type, any valid
+// spelling.
+func decodeWire(frame []byte) (any, error) {
 	var w wire
 	if err := json.Unmarshal(frame, &w); err != nil {
 		var head struct {
@@ -330,6 +345,45 @@ func Decode(frame []byte) (any, error) {
 		return nil, fmt.Errorf("connector: invalid %s message: %w", w.Type, err)
 	}
 	return msg, nil
+}
+
+// decodeResult decodes a result as encodeResult writes it (the message a
+// hub reads most, often carrying kilobytes of file text) with jsonx's
+// scanner: segmentio/encoding/json walks an escaped string byte by byte,
+// once to find where the raw result ends and again when the hub decodes
+// it. Any other shape (another type, an unknown or oddly spelled key, a
+// null) reports false and takes the general path, which decides.
+func decodeResult(frame []byte) (*Result, bool) {
+	r := &Result{}
+	var errRaw []byte
+	ok := jsonx.Members(frame, func(key, v []byte) bool {
+		var ok bool
+		switch string(key) {
+		case `"type"`:
+			r.Type, ok = jsonx.String(v)
+			return ok && r.Type == TypeResult
+		case `"op_id"`:
+			r.OpID, ok = jsonx.String(v)
+		case `"ok"`:
+			r.OK, ok = jsonx.Bool(v)
+		case `"result"`:
+			// The frame's buffer is reused for the next one.
+			r.Result, ok = append(json.RawMessage(nil), v...), true
+		case `"error"`:
+			errRaw, ok = v, true
+		}
+		return ok
+	})
+	if !ok || r.Type != TypeResult {
+		return nil, false
+	}
+	if len(errRaw) > 0 && string(errRaw) != "null" {
+		r.Error = &Error{}
+		if json.Unmarshal(errRaw, r.Error) != nil {
+			return nil, false
+		}
+	}
+	return r, true
 }
 
 func validate(msg any) error {
@@ -463,7 +517,4 @@ func encodeResult(m *Result) ([]byte, error) {
 }
 
 // appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
-}
+func appendString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }

@@ -246,3 +246,67 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeResultFastPath(t *testing.T) {
+	t.Parallel()
+	content := strings.Repeat("line \"quoted\"\tand\\n escaped\n", 200)
+	res := &Result{OpID: "op-1", OK: true, Result: json.RawMessage(`{"Content":` + strings.TrimSpace(mustJSON(t, content)) + `,"TotalLines":200}`)}
+	frame, err := Encode(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decodeResult(frame); !ok {
+		t.Fatalf("decodeResult refused what encodeResult wrote: %.200s", frame)
+	}
+	for _, in := range []string{
+		string(frame),
+		`{"op_id":"a","type":"result","ok":false,"error":{"code":"not_found","message":"gone"}}`, // another order
+		` { "type" : "result" , "op_id" : "a" , "ok" : true , "result" : [ 1 , 2 ] } `,
+		`{"type":"result","op_id":"a","ok":true,"result":null}`,
+		`{"type":"result","op_id":"a","OK":true}`,                 // a spelling only the general path knows
+		`{"type":"result","op_id":"a","ok":true,"extra":1}`,       // an unknown key
+		`{"type":"result","op_id":null,"ok":true}`,                // null
+		`{"type":"result","op_id":"a","ok":false}`,                // fails validation either way
+		`{"type":"result","op_id":"a","ok":true,"result":{"x":1}`, // truncated
+		`{"type":"op","op_id":"a","op":"read"}`,
+	} {
+		want, wantErr := decodeWire([]byte(in))
+		got, err := Decode([]byte(in))
+		if (err != nil) != (wantErr != nil) || !cmp.Equal(got, want) {
+			t.Errorf("Decode(%.80s) = %#v, %v; the general path gives %#v, %v", in, got, err, want, wantErr)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FuzzDecodeResult checks Decode's fast path for results against the
+// general path: what it accepts, the general path decodes the same.
+func FuzzDecodeResult(f *testing.F) {
+	f.Add([]byte(`{"type":"result","op_id":"1","ok":true,"result":{"Content":"a\nb\u00e9","TotalLines":2}}`))
+	f.Add([]byte(`{"type":"result","op_id":"1","ok":false,"error":{"code":"stale","message":"m","details":{"lines":[1]}}}`))
+	f.Add([]byte(`{"ok":true,"type":"result","op_id":"\u0031","result":[]}`))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		fast, ok := decodeResult(frame)
+		if !ok {
+			return
+		}
+		slow, err := decodeWire(frame)
+		if err != nil {
+			if validate(fast) == nil {
+				t.Fatalf("fast path accepted %q, the general path refuses it: %v", frame, err)
+			}
+			return
+		}
+		if !cmp.Equal(any(fast), slow) {
+			t.Fatalf("%q: fast path %#v, general path %#v", frame, fast, slow)
+		}
+	})
+}
