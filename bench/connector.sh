@@ -5,10 +5,13 @@
 # 100 MiB download through the hub (curl, MB/s, median of 7). Then the
 # floor of any relay on this machine (bench/relayfloor: an HTTP handler
 # that does nothing vs one that first round-trips 200 bytes over a
-# WebSocket to another process), to read the hub's ratio against.
+# WebSocket to another process, and one whose round trip brings 4 KiB
+# back, as a relayed 4 KiB read must), to read the hub's ratio against.
 #
 #   bench/connector.sh            # 10 s per latency run
 #   DURATION=5s bench/connector.sh
+#   CPUS=0 bench/connector.sh     # every process on CPU 0 (taskset): no
+#                                 # cross-CPU wake-ups, latency ~ CPU cost
 # Needs wrk and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +19,8 @@ DURATION="${DURATION:-10s}"
 PORT="${PORT:-18194}"
 TOKEN=bench-token
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
+pin=()
+[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 
 work=$(mktemp -d)
 pids=()
@@ -27,18 +32,18 @@ head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.t
 cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
-"$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
+"${pin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
 hub_pid=$!
 pids+=($hub_pid)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-FSPLANE_CONNECTOR_TOKEN=$TOKEN "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
+FSPLANE_CONNECTOR_TOKEN=$TOKEN "${pin[@]}" "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
   --no-tui --state-dir "$work/s2" >"$work/host.log" 2>&1 &
 host_pid=$!
 pids+=($host_pid)
 for _ in $(seq 100); do curl -s "http://127.0.0.1:$PORT/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
 
 p50() { # wrk's 50% latency in microseconds
-  wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
+  "${pin[@]}" wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
     if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}
     /requests in/ {print $1 > "'"$work"'/count"}'
 }
@@ -58,20 +63,22 @@ done
 median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
 
 floor_addr="127.0.0.1:$((PORT + 1))"
-"$work/relayfloor" serve "$floor_addr" &
+"${pin[@]}" "$work/relayfloor" serve "$floor_addr" &
 pids+=($!)
 for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
-"$work/relayfloor" echo "$floor_addr" &
+"${pin[@]}" "$work/relayfloor" echo "$floor_addr" &
 pids+=($!)
 for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
 noop_us=$(p50 "http://$floor_addr/local")
 relay_us=$(p50 "http://$floor_addr/relay")
+relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096")
 
-awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" \
+awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
   -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" 'BEGIN {
   printf "4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", l, h, h/l
   printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
   printf "100 MiB download through the hub: %.0f MB/s median of 7 (target >= 300 MB/s)\n", m/1e6
-  printf "relay floor on this machine: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs);\n", n, r, r-n
-  printf "  a hub adding only that to the local read would be at %.2fx; fsplane adds %.0f µs\n", (l+r-n)/l, h-l
+  printf "relay floor on this machine: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs),\n", n, r, r-n
+  printf "  relayed with 4 KiB back %.0f µs (+%.0f µs): a hub adding only that to the local read\n", r4, r4-n
+  printf "  would be at %.2fx (%.2fx with 200 bytes back); fsplane adds %.0f µs, %.0f over that floor\n", (l+r4-n)/l, (l+r-n)/l, h-l, h-l-(r4-n)
 }'

@@ -9,11 +9,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -40,7 +42,9 @@ func run(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown mode %q: use serve or echo", args[0])
 }
 
-// echo sends back every message it reads, from the reading goroutine.
+// echo sends back every message it reads, from the reading goroutine; a
+// message "reply=N" is answered with N bytes instead (what a relayed read
+// of N bytes must at least carry back).
 func echo(ctx context.Context, addr string) error {
 	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
 	if err != nil {
@@ -51,6 +55,10 @@ func echo(ctx context.Context, addr string) error {
 		if err != nil {
 			return nil
 		}
+		if n, ok := strings.CutPrefix(string(data), "reply="); ok {
+			size, _ := strconv.Atoi(n)
+			data = bytes.Repeat([]byte("x"), max(size, 0))
+		}
 		if err := ws.Write(ctx, typ, data); err != nil {
 			return err
 		}
@@ -58,7 +66,8 @@ func echo(ctx context.Context, addr string) error {
 }
 
 // serve answers /local with 4 KiB at once and /relay with the same 4 KiB
-// after a 200-byte round trip to the echo process (one at a time).
+// after a 200-byte round trip to the echo process (one at a time);
+// /relay?reply=N has the echo process answer with N bytes.
 func serve(ctx context.Context, addr string) error {
 	body := []byte(strings.Repeat("x", 4096))
 	var (
@@ -85,8 +94,12 @@ func serve(ctx context.Context, addr string) error {
 	mux.HandleFunc("/local", func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
 	mux.HandleFunc("/relay", func(w http.ResponseWriter, r *http.Request) {
 		<-ready
+		msg := body[:200]
+		if n := r.URL.Query().Get("reply"); n != "" {
+			msg = []byte("reply=" + n)
+		}
 		mu.Lock()
-		err := peer.Write(ctx, websocket.MessageText, body[:200])
+		err := peer.Write(ctx, websocket.MessageText, msg)
 		if err == nil {
 			<-replies
 		}
