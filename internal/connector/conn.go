@@ -115,7 +115,10 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	select {
 	case c.turn <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		// The cause, not ctx.Err(): a transfer the peer aborted ends
+		// with errPeerAborted, which tells the sender not to answer
+		// with an abort of its own.
+		return context.Cause(ctx)
 	case <-c.closed:
 		return errors.New("connector: connection closed")
 	}
