@@ -3,6 +3,7 @@ package jsonx
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -27,31 +28,14 @@ func literalSpecial(x uint64) uint64 {
 	return (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
-// skipPlain returns the index of the first byte at or after i that
-// literalSpecial marks, or, with multibyte, that is part of a multi-byte
-// sequence (an encoder must look at those: invalid UTF-8, U+2028, U+2029);
-// len(s) when there is none. It looks at eight bytes at a time.
-func skipPlain(s []byte, i int, multibyte bool) int {
-	for ; i < len(s); i += 8 {
-		var x uint64
-		if i+8 <= len(s) {
-			x = load8(s, i)
-		} else {
-			x = 'a' * ones // padding no mask marks
-			for k := len(s) - 1; k >= i; k-- {
-				x = x<<8 | uint64(s[k])
-			}
-		}
-		m := literalSpecial(x)
-		if multibyte {
-			m |= x & highs
-		}
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
+// plain[c] is true for the bytes a JSON string holds as they are:
+// printable ASCII but '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
-	return len(s)
-}
+	return t
+}()
 
 // AppendString appends s to b as a JSON string literal, byte for byte as
 // encoding/json writes it with HTML escaping off (and so as
@@ -66,54 +50,80 @@ func skipPlain(s []byte, i int, multibyte bool) int {
 func AppendString(b []byte, str string) []byte {
 	// Read only: the bytes of str, not a copy.
 	s := unsafe.Slice(unsafe.StringData(str), len(str))
-	b = append(b, '"')
-	run := 0 // start of the bytes not yet copied
-	i := 0
-	for {
-		if i = skipPlain(s, i, true); i == len(s) {
-			break
+	// The bytes are stored straight into b's spare room, a word at a time
+	// where eight need nothing; room grows as escapes come.
+	j := len(b)
+	b = grow(b, len(s)+2)
+	b[j] = '"'
+	j++
+	for i := 0; i < len(s); {
+		if len(b)-j < 16 {
+			b = grow(b[:j], len(s)-i+16)
+		}
+		if i+8 <= len(s) {
+			// The whole word is stored; j moves past its plain bytes
+			// only, up to the first special one (see literalSpecial).
+			x := load8(s, i)
+			binary.LittleEndian.PutUint64(b[j:], x)
+			m := literalSpecial(x) | x&highs
+			if m == 0 {
+				i, j = i+8, j+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) / 8
+			i, j = i+k, j+k
 		}
 		c := s[i]
+		if plain[c] {
+			b[j] = c
+			i, j = i+1, j+1
+			continue
+		}
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
 			switch {
 			case r == utf8.RuneError && size == 1:
-				b = append(b, s[run:i]...)
-				b = append(b, `\ufffd`...)
+				j += copy(b[j:], `\ufffd`)
 			case r == '\u2028' || r == '\u2029':
-				b = append(b, s[run:i]...)
-				b = append(b, `\u202`...)
-				b = append(b, hexDigits[r&0xF])
+				j += copy(b[j:], `\u202`)
+				b[j] = hexDigits[r&0xF]
+				j++
 			default:
-				i += size
-				continue
+				j += copy(b[j:], s[i:i+size])
 			}
 			i += size
-			run = i
 			continue
 		}
-		b = append(b, s[run:i]...)
+		b[j] = '\\'
 		switch c {
 		case '"', '\\':
-			b = append(b, '\\', c)
+			b[j+1] = c
 		case '\b':
-			b = append(b, '\\', 'b')
+			b[j+1] = 'b'
 		case '\f':
-			b = append(b, '\\', 'f')
+			b[j+1] = 'f'
 		case '\n':
-			b = append(b, '\\', 'n')
+			b[j+1] = 'n'
 		case '\r':
-			b = append(b, '\\', 'r')
+			b[j+1] = 'r'
 		case '\t':
-			b = append(b, '\\', 't')
+			b[j+1] = 't'
 		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			copy(b[j+1:], []byte{'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]})
+			j += 4
 		}
-		i++
-		run = i
+		i, j = i+1, j+2
 	}
-	b = append(b, s[run:]...)
-	return append(b, '"')
+	b = b[:j+1]
+	b[j] = '"'
+	return b
+}
+
+// grow returns b with at least n bytes of room past len(b), extended to
+// its whole capacity.
+func grow(b []byte, n int) []byte {
+	b = slices.Grow(b, n)
+	return b[:cap(b)]
 }
 
 const hexDigits = "0123456789abcdef"

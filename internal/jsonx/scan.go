@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"bytes"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -26,11 +27,21 @@ func ScanString(b []byte, i int) (end int, escaped, ok bool) {
 		return 0, false, false
 	}
 	i++
-	for {
-		if i = skipPlain(b, i, false); i == len(b) {
-			return 0, false, false
+	for i < len(b) {
+		if i+8 <= len(b) {
+			m := literalSpecial(load8(b, i))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8 // a real one (see literalSpecial)
 		}
-		switch c := b[i]; {
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		switch {
 		case c == '"':
 			return i + 1, escaped, true
 		case c == '\\':
@@ -53,6 +64,7 @@ func ScanString(b []byte, i int) (end int, escaped, ok bool) {
 			return 0, false, false
 		}
 	}
+	return 0, false, false
 }
 
 // skipSpace returns the index of the first byte at or after i that is not

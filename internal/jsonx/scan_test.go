@@ -173,3 +173,31 @@ func TestInt(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecialAtEveryOffset puts each kind of special byte at every offset
+// of the words the eight-bytes-at-a-time loops read, alone and in pairs.
+func TestSpecialAtEveryOffset(t *testing.T) {
+	t.Parallel()
+	specials := []string{`"`, `\`, "\n", "\x01", "\x7f", "é", "\u2028", "\xff", "😀"}
+	for n := 0; n <= 20; n++ {
+		for p := 0; p <= n; p++ {
+			for _, a := range specials {
+				for _, b := range specials {
+					s := strings.Repeat("x", p) + a + strings.Repeat("y", n-p) + b
+					checkAppendString(t, s)
+					lit := AppendString(nil, s)
+					if end, _, ok := ScanString(lit, 0); !ok || end != len(lit) {
+						t.Fatalf("ScanString(%q) = %d, %v", lit, end, ok)
+					}
+					var want string
+					if err := json.Unmarshal(lit, &want); err != nil {
+						t.Fatal(err)
+					}
+					if got, ok := String(lit); !ok || got != want {
+						t.Fatalf("String(%q) = %q, want %q", lit, got, want)
+					}
+				}
+			}
+		}
+	}
+}

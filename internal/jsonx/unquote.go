@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	stdjson "encoding/json"
 	"errors"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 var errNotString = errors.New("not a JSON string")
@@ -34,12 +36,18 @@ func Unquote(b []byte) (string, error) {
 	for i := 0; i < len(s); {
 		// Runs without a backslash move eight bytes at a time.
 		if i+8 <= len(s) {
+			// The whole word is stored; j moves past the bytes before
+			// its first backslash only.
 			x := load8(s, i)
-			if y := x ^ ('\\' * ones); (y-ones)&^y&highs == 0 {
-				binary.LittleEndian.PutUint64(out[j:], x)
+			binary.LittleEndian.PutUint64(out[j:], x)
+			y := x ^ ('\\' * ones)
+			m := (y - ones) &^ y & highs
+			if m == 0 {
 				i, j = i+8, j+8
 				continue
 			}
+			k := bits.TrailingZeros64(m) / 8
+			i, j = i+k, j+k
 		}
 		c := s[i]
 		if c != '\\' {
@@ -94,7 +102,8 @@ func Unquote(b []byte) (string, error) {
 	if !utf8.Valid(out) {
 		return stdUnquote(b)
 	}
-	return string(out), nil
+	// out is not touched again: the string can own its bytes.
+	return unsafe.String(unsafe.SliceData(out), len(out)), nil
 }
 
 // Hex4 decodes the four hex digits that start s (those of a \u escape);
