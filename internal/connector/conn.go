@@ -205,7 +205,9 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := proto.Encode(msg)
+	frame := frames.Get().(*[]byte)
+	b, err := proto.AppendEncode((*frame)[:0], msg)
+	defer recycleFrame(frame, b)
 	if err != nil {
 		return err
 	}
@@ -329,6 +331,23 @@ func (c *Conn) sendText(ctx context.Context, msg any) error {
 		return err
 	}
 	return c.write(ctx, websocket.MessageText, b)
+}
+
+// frames recycles the buffers Send encodes messages into: the library
+// copies a message out while writing it, so its buffer is free once Send
+// returns, and a read result's frame (the file's text) was otherwise a
+// fresh allocation per result.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledFrame bounds the frame buffers kept: a rare large message
+// (a transfer, up to the transfer limit) does not pin its memory.
+const maxPooledFrame = 2 << 20
+
+func recycleFrame(frame *[]byte, b []byte) {
+	if cap(b) <= maxPooledFrame {
+		*frame = b[:0]
+		frames.Put(frame)
+	}
 }
 
 // Handler receives each complete message Run reads: decoded messages of

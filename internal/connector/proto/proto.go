@@ -9,6 +9,7 @@ package proto
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -438,7 +439,12 @@ func validate(msg any) error {
 
 // Encode renders msg (one of this package's message types) as a text
 // frame, setting its type field.
-func Encode(msg any) ([]byte, error) {
+func Encode(msg any) ([]byte, error) { return AppendEncode(nil, msg) }
+
+// AppendEncode is Encode appending to dst, so a sender can reuse its frame
+// buffers (a read result is mostly file text: a fresh buffer per result
+// is the bulk of what a host allocates).
+func AppendEncode(dst []byte, msg any) ([]byte, error) {
 	switch m := msg.(type) {
 	case *Hello:
 		m.Type, m.Protocol = TypeHello, Protocol
@@ -446,10 +452,10 @@ func Encode(msg any) ([]byte, error) {
 		m.Type, m.Protocol = TypeWelcome, Protocol
 	case *Op:
 		m.Type = TypeOp
-		return encodeOp(m)
+		return encodeOp(dst, m)
 	case *Result:
 		m.Type = TypeResult
-		return encodeResult(m)
+		return encodeResult(dst, m)
 	case *Cancel:
 		m.Type = TypeCancel
 	case *TransferStart:
@@ -465,15 +471,15 @@ func Encode(msg any) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("connector: cannot encode %T", msg)
 	}
-	return json.Marshal(msg)
+	return json.Append(dst, msg, json.EscapeHTML|json.SortMapKeys)
 }
 
 // encodeOp and encodeResult write the two hot messages by hand: json.Marshal
 // would re-validate and compact their raw args and result, a second pass
 // over what is often the whole payload. The raw parts must be valid JSON
 // (they come from json.Marshal).
-func encodeOp(m *Op) ([]byte, error) {
-	b := make([]byte, 0, 96+len(m.OpID)+len(m.Path)+len(m.Args))
+func encodeOp(b []byte, m *Op) ([]byte, error) {
+	b = slices.Grow(b, 96+len(m.OpID)+len(m.Path)+len(m.Args))
 	b = append(b, `{"type":"op","op_id":`...)
 	b = appendString(b, m.OpID)
 	b = append(b, `,"op":`...)
@@ -495,8 +501,8 @@ func encodeOp(m *Op) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func encodeResult(m *Result) ([]byte, error) {
-	b := make([]byte, 0, 64+len(m.OpID)+len(m.Result))
+func encodeResult(b []byte, m *Result) ([]byte, error) {
+	b = slices.Grow(b, 64+len(m.OpID)+len(m.Result))
 	b = append(b, `{"type":"result","op_id":`...)
 	b = appendString(b, m.OpID)
 	b = append(b, `,"ok":`...)
