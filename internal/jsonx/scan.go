@@ -1,10 +1,8 @@
 package jsonx
 
 import (
-	"bytes"
 	"math/bits"
 	"strconv"
-	"unicode/utf8"
 )
 
 // The scanner below validates JSON as encoding/json does (json.Valid) and
@@ -204,6 +202,17 @@ func scanNumber(b []byte, i int) (int, bool) {
 // member's value, validated. It stops at the first f that returns false.
 // ok is false when b is not exactly one valid object, or f stopped.
 func Members(b []byte, f func(key, value []byte) bool) (ok bool) {
+	return Fields(b, func(key []byte, i int) (int, bool) {
+		end, ok := scanValue(b, i, 1)
+		return end, ok && f(key, b[i:end])
+	})
+}
+
+// Fields is Members for decoders that read each value themselves (with
+// DecodeString, say, which checks and decodes a string in one pass): f
+// gets the key's literal and the index of the value in b, and returns the
+// index just past the value, or false to stop (then Fields is false).
+func Fields(b []byte, f func(key []byte, i int) (end int, ok bool)) (ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -222,11 +231,7 @@ func Members(b []byte, f func(key, value []byte) bool) (ok bool) {
 		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
 			return false
 		}
-		v := skipSpace(b, i+1)
-		if i, ok = scanValue(b, v, 1); !ok {
-			return false
-		}
-		if !f(key, b[v:i]) {
+		if i, ok = f(key, skipSpace(b, i+1)); !ok || i > len(b) {
 			return false
 		}
 		if i = skipSpace(b, i); i >= len(b) {
@@ -243,19 +248,11 @@ func Members(b []byte, f func(key, value []byte) bool) (ok bool) {
 	}
 }
 
-// String decodes the string literal lit, which must be valid (a key or
-// value Members gave, a literal ScanString checked); ok is false when lit
-// is another kind of value. A literal without escapes in valid UTF-8 costs
-// one copy.
+// String decodes the string literal lit (a key or value Members gave);
+// ok is false when lit is not exactly one valid literal.
 func String(lit []byte) (string, bool) {
-	if len(lit) < 2 || lit[0] != '"' {
-		return "", false
-	}
-	if in := lit[1 : len(lit)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return string(in), true
-	}
-	s, err := Unquote(lit)
-	return s, err == nil
+	s, end, ok := DecodeString(lit, 0)
+	return s, ok && end == len(lit)
 }
 
 // Int decodes a JSON number that is a whole int64, as encoding/json fills

@@ -201,3 +201,24 @@ func TestSpecialAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeString checks DecodeString on a literal followed by more
+// bytes: it ends where ScanString does and decodes as encoding/json.
+func FuzzDecodeString(f *testing.F) {
+	f.Add([]byte(`"a\"b\n" , "next"`))
+	f.Add([]byte(`"\ud83d\ude00\u00e9 \xff"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, end, ok := DecodeString(b, 0)
+		scanEnd, _, scanOK := ScanString(b, 0)
+		if ok != scanOK || (ok && end != scanEnd) {
+			t.Fatalf("DecodeString(%q) = %d, %v; ScanString = %d, %v", b, end, ok, scanEnd, scanOK)
+		}
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(b[:end], &want); err != nil || s != want {
+			t.Fatalf("DecodeString(%q) = %q; encoding/json: %q, %v", b, s, want, err)
+		}
+	})
+}

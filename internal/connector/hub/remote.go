@@ -58,17 +58,32 @@ type readResult struct {
 // other key, or a value of another type, reports false, leaving r zero for
 // the general decoder.
 func (r *readResult) decodeFast(raw []byte) bool {
-	ok := jsonx.Members(raw, func(key, v []byte) bool {
-		var ok bool
+	ok := jsonx.Fields(raw, func(key []byte, i int) (int, bool) {
+		var str *string
 		switch string(key) {
 		case `"Path"`:
-			r.Path, ok = jsonx.String(v)
+			str = &r.Path
 		case `"Content"`:
-			var s string
-			s, ok = jsonx.String(v)
+			s, end, ok := jsonx.DecodeString(raw, i) // checked and decoded in one pass
 			r.Content = text(s)
+			return end, ok
 		case `"Version"`:
-			r.Version, ok = jsonx.String(v)
+			str = &r.Version
+		case `"EOL"`:
+			str = &r.EOL
+		}
+		if str != nil {
+			var end int
+			var ok bool
+			*str, end, ok = jsonx.DecodeString(raw, i)
+			return end, ok
+		}
+		end, ok := jsonx.ScanValue(raw, i)
+		if !ok {
+			return 0, false
+		}
+		v := raw[i:end]
+		switch string(key) {
 		case `"TotalLines"`:
 			r.TotalLines, ok = intOf(v)
 		case `"LineFrom"`:
@@ -79,10 +94,10 @@ func (r *readResult) decodeFast(raw []byte) bool {
 			r.Size, ok = jsonx.Int(v)
 		case `"BOM"`:
 			r.BOM, ok = jsonx.Bool(v)
-		case `"EOL"`:
-			r.EOL, ok = jsonx.String(v)
+		default:
+			ok = false
 		}
-		return ok
+		return end, ok
 	})
 	if !ok {
 		*r = readResult{}
