@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/client"
+)
+
+// checkWriteRead asserts that writeRead answers exactly as writeJSON does
+// with the same envelope.
+func checkWriteRead(t testing.TB, message string, r client.ReadResult) {
+	fast := httptest.NewRecorder()
+	writeRead(fast, message, &r)
+	slow := httptest.NewRecorder()
+	writeJSON(slow, http.StatusOK, envelope{Success: true, Message: message, Data: &r})
+	if fast.Body.String() != slow.Body.String() {
+		t.Fatalf("writeRead:\n%s\nwriteJSON:\n%s", fast.Body, slow.Body)
+	}
+	if fast.Code != slow.Code || fast.Header().Get("Content-Type") != slow.Header().Get("Content-Type") {
+		t.Fatalf("writeRead: %d %q; writeJSON: %d %q", fast.Code, fast.Header().Get("Content-Type"), slow.Code, slow.Header().Get("Content-Type"))
+	}
+}
+
+func TestWriteReadMatchesWriteJSON(t *testing.T) {
+	t.Parallel()
+	for _, r := range []client.ReadResult{
+		{},
+		{Content: strings.Repeat("\tif x != \"<y>\" && z {\r\n", 300), File: "/w/a.go", Version: "sha256:00ff", TotalLines: 300},
+		{Content: "ctl \x00\x1f bad \xff \u2028 é 😀", File: "/w/é \"q\".txt", TotalLines: -1},
+	} {
+		checkWriteRead(t, "File read successfully", r)
+	}
+}
+
+func FuzzWriteRead(f *testing.F) {
+	f.Add("File read successfully", "a\nb\n", "/w/a", "v", 2)
+	f.Add("", "\"\\\u2029\xfe", "<&>", "", -5)
+	f.Fuzz(func(t *testing.T, message, content, file, version string, lines int) {
+		checkWriteRead(t, message, client.ReadResult{Content: content, File: file, Version: version, TotalLines: lines})
+	})
+}
