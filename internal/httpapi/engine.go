@@ -26,6 +26,13 @@ type Engine interface {
 	Find(context.Context, ops.FindRequest) (*ops.FindResult, error)
 }
 
+// quotedReader is an Engine that can hand a read's text over as the JSON
+// string literal it arrived in (hub.Remote): the read routes copy it into
+// their answer instead of decoding and escaping it again.
+type quotedReader interface {
+	ReadQuoted(context.Context, ops.ReadRequest) (*ops.ReadResult, []byte, error)
+}
+
 // engineFor returns the engine a request addresses: a connected host for
 // /v2/hosts/{host}/... routes ("-" names the only connected host), else
 // the local workspace.

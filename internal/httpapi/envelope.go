@@ -36,10 +36,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // ok writes a success envelope.
 func ok(w http.ResponseWriter, message string, data any) {
-	if r, isRead := data.(*client.ReadResult); isRead {
-		writeRead(w, message, r)
-		return
-	}
 	writeJSON(w, http.StatusOK, envelope{Success: true, Message: message, Data: data})
 }
 
@@ -70,12 +66,18 @@ func invalid(w http.ResponseWriter, errs []client.ValidationError) {
 // does (a test holds them equal), the file's text escaped by
 // jsonx.AppendString: encoding/json escapes it byte by byte, and a read's
 // answer is mostly that text (a third of the hub's CPU on a 256 KiB read).
-func writeRead(w http.ResponseWriter, message string, r *client.ReadResult) {
+// quoted, when not nil, is the text already as a JSON string literal
+// (checked, see Server.read), copied as it is.
+func writeRead(w http.ResponseWriter, message string, r *client.ReadResult, quoted []byte) {
 	buf := envelopeBufs.Get().(*[]byte)
 	b := append((*buf)[:0], `{"success":true,"message":`...)
 	b = jsonx.AppendString(b, message)
 	b = append(b, `,"data":{"content":`...)
-	b = jsonx.AppendString(b, r.Content)
+	if quoted != nil {
+		b = append(b, quoted...)
+	} else {
+		b = jsonx.AppendString(b, r.Content)
+	}
 	b = append(b, `,"file":`...)
 	b = jsonx.AppendString(b, r.File)
 	b = append(b, `,"version":`...)

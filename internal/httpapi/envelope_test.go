@@ -7,17 +7,27 @@ import (
 	"testing"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/jsonx"
 )
 
 // checkWriteRead asserts that writeRead answers exactly as writeJSON does
 // with the same envelope.
 func checkWriteRead(t testing.TB, message string, r client.ReadResult) {
-	fast := httptest.NewRecorder()
-	writeRead(fast, message, &r)
 	slow := httptest.NewRecorder()
 	writeJSON(slow, http.StatusOK, envelope{Success: true, Message: message, Data: &r})
+	fast := httptest.NewRecorder()
+	writeRead(fast, message, &r, nil)
 	if fast.Body.String() != slow.Body.String() {
 		t.Fatalf("writeRead:\n%s\nwriteJSON:\n%s", fast.Body, slow.Body)
+	}
+	// The same text as a literal from a host (which writes it with
+	// jsonx.AppendString too), the answer's own text left empty.
+	quoted := httptest.NewRecorder()
+	lit := jsonx.AppendString(nil, r.Content)
+	r.Content = ""
+	writeRead(quoted, message, &r, lit)
+	if quoted.Body.String() != slow.Body.String() {
+		t.Fatalf("writeRead with the quoted text:\n%s\nwriteJSON:\n%s", quoted.Body, slow.Body)
 	}
 	if fast.Code != slow.Code || fast.Header().Get("Content-Type") != slow.Header().Get("Content-Type") {
 		t.Fatalf("writeRead: %d %q; writeJSON: %d %q", fast.Code, fast.Header().Get("Content-Type"), slow.Code, slow.Header().Get("Content-Type"))

@@ -33,12 +33,12 @@ func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {
 		invalid(w, errs)
 		return
 	}
-	res, err := s.read(r, b.File, b.StartLine, b.EndLine)
+	res, quoted, err := s.read(r, b.File, b.StartLine, b.EndLine)
 	if err != nil {
 		fail(w, v1, "read", b.File, err)
 		return
 	}
-	ok(w, "File read successfully", res)
+	writeRead(w, "File read successfully", res, quoted)
 }
 
 // sudoUser is AIO's compatibility spelling: sudo:true means user "root"

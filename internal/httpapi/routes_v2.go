@@ -49,33 +49,43 @@ func (s *Server) v2Read(w http.ResponseWriter, r *http.Request) {
 		invalid(w, q.errs)
 		return
 	}
-	res, err := s.read(r, path, start, end)
+	res, quoted, err := s.read(r, path, start, end)
 	if err != nil {
 		fail(w, v2, "read", path, err)
 		return
 	}
-	ok(w, "File read successfully", res)
+	writeRead(w, "File read successfully", res, quoted)
 }
 
-func (s *Server) read(r *http.Request, path string, start, end *int) (*client.ReadResult, error) {
+// read runs a read for the v1 and v2 routes. quoted, when not nil, is the
+// text as a checked JSON string literal from a host (see
+// hub.Remote.ReadQuoted), for writeRead to copy as it is; res.Content is
+// then empty.
+func (s *Server) read(r *http.Request, path string, start, end *int) (res *client.ReadResult, quoted []byte, err error) {
 	eng, err := s.engineFor(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	from, to := readRange(start, end)
 	if to == -2 || (start != nil && end != nil && *end <= *start) {
 		// An empty range still checks the file and reports its version.
 		res, err := eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: 1, LineTo: 1})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &client.ReadResult{File: res.Path, Version: res.Version, TotalLines: res.TotalLines}, nil
+		return &client.ReadResult{File: res.Path, Version: res.Version, TotalLines: res.TotalLines}, nil, nil
 	}
-	res, err := eng.Read(r.Context(), ops.ReadRequest{Path: path, LineFrom: from, LineTo: to})
+	req := ops.ReadRequest{Path: path, LineFrom: from, LineTo: to}
+	var out *ops.ReadResult
+	if q, isQuoted := eng.(quotedReader); isQuoted {
+		out, quoted, err = q.ReadQuoted(r.Context(), req)
+	} else {
+		out, err = eng.Read(r.Context(), req)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &client.ReadResult{Content: res.Content, File: res.Path, Version: res.Version, TotalLines: res.TotalLines}, nil
+	return &client.ReadResult{Content: out.Content, File: out.Path, Version: out.Version, TotalLines: out.TotalLines}, quoted, nil
 }
 
 func (s *Server) v2Write(w http.ResponseWriter, r *http.Request) {

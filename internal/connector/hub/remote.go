@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -46,6 +47,23 @@ func (r *Remote) Read(ctx context.Context, req ops.ReadRequest) (*ops.ReadResult
 	return &res.ReadResult, nil
 }
 
+// ReadQuoted is Read for fronts that write the text into JSON themselves:
+// quoted is the text as the JSON string literal the host sent, checked (a
+// valid literal of valid UTF-8) but neither decoded nor escaped again, and
+// res.Content is empty. On a large read that is most of the hub's work.
+// When the host's result took the general decoder, quoted is nil and
+// res.Content holds the text.
+func (r *Remote) ReadQuoted(ctx context.Context, req ops.ReadRequest) (res *ops.ReadResult, quoted []byte, err error) {
+	out, err := call[quotedReadResult](ctx, r, proto.OpRead, req.Path, req.Caller, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.quoted == nil {
+		out.ReadResult.Content = string(out.Content)
+	}
+	return &out.ReadResult, out.quoted, nil
+}
+
 // readResult decodes ops.ReadResult with its content as text (the
 // shallower Content field is the one decoded).
 type readResult struct {
@@ -57,13 +75,39 @@ type readResult struct {
 // scanner (see proto.Decode's fast path: the text is the bulk of it). Any
 // other key, or a value of another type, reports false, leaving r zero for
 // the general decoder.
-func (r *readResult) decodeFast(raw []byte) bool {
+func (r *readResult) decodeFast(raw []byte) bool { return decodeRead(raw, r, nil) }
+
+// quotedReadResult is a read result whose text is kept as the JSON string
+// literal the host sent (see Remote.ReadQuoted); the general decoder
+// decodes the text into readResult instead.
+type quotedReadResult struct {
+	readResult
+	quoted []byte
+}
+
+func (q *quotedReadResult) decodeFast(raw []byte) bool {
+	if !decodeRead(raw, &q.readResult, &q.quoted) {
+		q.quoted = nil
+		return false
+	}
+	return true
+}
+
+// decodeRead decodes a read result into r; with quoted, the text is not
+// decoded but checked (a valid literal of valid UTF-8) and left in
+// *quoted. On false r is zero.
+func decodeRead(raw []byte, r *readResult, quoted *[]byte) bool {
 	ok := jsonx.Fields(raw, func(key []byte, i int) (int, bool) {
 		var str *string
 		switch string(key) {
 		case `"Path"`:
 			str = &r.Path
 		case `"Content"`:
+			if quoted != nil {
+				end, _, ok := jsonx.ScanString(raw, i)
+				*quoted = raw[i:end]
+				return end, ok && utf8.Valid(raw[i:end])
+			}
 			s, end, ok := jsonx.DecodeString(raw, i) // checked and decoded in one pass
 			r.Content = text(s)
 			return end, ok

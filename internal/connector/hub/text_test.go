@@ -101,3 +101,29 @@ func FuzzReadResultDecodeFast(f *testing.F) {
 	f.Add([]byte(`{"Content":"\ud83d","Size":-0}`))
 	f.Fuzz(func(t *testing.T, raw []byte) { checkDecodeFast(t, raw, false) })
 }
+
+func TestQuotedReadResult(t *testing.T) {
+	t.Parallel()
+	content := strings.Repeat("\tx := \"<y>\"\n", 50) + "é \u2028"
+	raw, err := sj.Append(nil, ops.ReadResult{Path: "/a.go", Content: content, Version: "v", TotalLines: 51}, sj.SortMapKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q quotedReadResult
+	if !q.decodeFast(raw) {
+		t.Fatalf("decodeFast refused %.100s", raw)
+	}
+	var got string
+	if err := json.Unmarshal(q.quoted, &got); err != nil || got != content {
+		t.Fatalf("quoted text %.60q decodes to %.60q, %v; want %.60q", q.quoted, got, err, content)
+	}
+	if q.Path != "/a.go" || q.TotalLines != 51 || q.Content != "" {
+		t.Fatalf("decoded %+v", q.readResult)
+	}
+	// Invalid UTF-8 in the literal is not passed on: the general decoder
+	// replaces it, as for any other read.
+	var bad quotedReadResult
+	if bad.decodeFast([]byte("{\"Content\":\"a\xffb\"}")) || bad.quoted != nil {
+		t.Fatalf("decodeFast kept a literal holding invalid UTF-8: %q", bad.quoted)
+	}
+}
