@@ -333,10 +333,11 @@ func (c *Conn) sendText(ctx context.Context, msg any) error {
 	return c.write(ctx, websocket.MessageText, b)
 }
 
-// frames recycles the buffers Send encodes messages into: the library
-// copies a message out while writing it, so its buffer is free once Send
-// returns, and a read result's frame (the file's text) was otherwise a
-// fresh allocation per result.
+// frames recycles the buffers Send encodes messages into: writes are
+// synchronous (the library and FrameConn are done with a message's bytes
+// when its write returns), so the buffer is free once Send returns, and a
+// read result's frame (the file's text) was otherwise a fresh allocation
+// per result.
 var frames = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // maxPooledFrame bounds the frame buffers kept: a rare large message
