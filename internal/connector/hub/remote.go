@@ -105,8 +105,11 @@ func decodeRead(raw []byte, r *readResult, quoted *[]byte) bool {
 		case `"Content"`:
 			if quoted != nil {
 				end, _, ok := jsonx.ScanString(raw, i)
+				if !ok || !utf8.Valid(raw[i:end]) {
+					return 0, false
+				}
 				*quoted = raw[i:end]
-				return end, ok && utf8.Valid(raw[i:end])
+				return end, true
 			}
 			s, end, ok := jsonx.DecodeString(raw, i) // checked and decoded in one pass
 			r.Content = text(s)

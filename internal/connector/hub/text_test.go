@@ -73,6 +73,34 @@ func checkDecodeFast(t testing.TB, raw []byte, mustAccept bool) {
 	if fast != slow {
 		t.Fatalf("%q: decodeFast %+v, general decoder %+v", raw, fast, slow)
 	}
+	checkQuoted(t, raw, slow)
+}
+
+// checkQuoted asserts that the quoted decoder, on what the plain one
+// accepted, either refuses (invalid UTF-8 in the text) leaving itself
+// zero, or agrees with it, its literal decoding to the same text.
+func checkQuoted(t testing.TB, raw []byte, want readResult) {
+	var q quotedReadResult
+	if !q.decodeFast(raw) {
+		if q.readResult != (readResult{}) || q.quoted != nil {
+			t.Fatalf("quoted decodeFast refused %q but left %+v, %q", raw, q.readResult, q.quoted)
+		}
+		return
+	}
+	text := want.Content
+	want.Content = ""
+	if q.readResult != want {
+		t.Fatalf("%q: quoted decodeFast %+v, general decoder %+v", raw, q.readResult, want)
+	}
+	var got string
+	if q.quoted != nil {
+		if err := json.Unmarshal(q.quoted, &got); err != nil {
+			t.Fatalf("%q: quoted literal %q: %v", raw, q.quoted, err)
+		}
+	}
+	if got != string(text) {
+		t.Fatalf("%q: quoted literal decodes to %q, want %q", raw, got, text)
+	}
 }
 
 func TestReadResultDecodeFast(t *testing.T) {
@@ -91,8 +119,13 @@ func TestReadResultDecodeFast(t *testing.T) {
 	for _, raw := range []string{
 		`{"Content":"a","Extra":1}`, `{"content":"a"}`, `{"Path":null}`, `{"TotalLines":1.5}`,
 		`{"TotalLines":99999999999999999999}`, `{"BOM":"yes"}`, `{"Content":"a"`, `[]`,
+		"{\"Path\":\"a\",\"Content\":\"\x01\"}", // a raw control character, not at the start
 	} {
 		checkDecodeFast(t, []byte(raw), false)
+		var q quotedReadResult
+		if q.decodeFast([]byte(raw)) {
+			t.Errorf("quoted decodeFast accepted %q", raw)
+		}
 	}
 }
 
