@@ -498,6 +498,7 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		return
 	}
 	re := s.m.regexpFor(buf)
+	anchored := s.m.anchoredTwin(re)
 	lastEnd := -1 // where the last hit's last line ends
 	// take records the match buf[st:en]; false ends the search.
 	take := func(st, en int) bool {
@@ -538,7 +539,7 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		}
 		if en > st && buf[en-1] == '\n' && en < len(buf) &&
 			(i+1 == len(locs) || bytes.IndexByte(buf[en:locs[i+1][0]], '\n') >= 0) &&
-			s.m.anchoredFor(buf).Match(buf[en:]) {
+			anchored.Match(buf[en:]) {
 			// FindAll skips an empty match right after a match; but after
 			// a line break it is on a line of its own, which it makes a
 			// match (as rg reports it), unless a match found later starts

@@ -247,9 +247,12 @@ func (m *matcher) regexpFor(text []byte) *regexp.Regexp {
 	return m.re
 }
 
-// anchoredFor returns regexpFor(text)'s anchored twin (multiline only).
-func (m *matcher) anchoredFor(text []byte) *regexp.Regexp {
-	if m.reUni != nil && !isASCII(text) {
+// anchoredTwin returns the anchored twin of re, which regexpFor chose
+// (multiline only). It is derived from that choice, not from the text: the
+// text is a whole file, and looking at it again per match made a search
+// with a match per line quadratic.
+func (m *matcher) anchoredTwin(re *regexp.Regexp) *regexp.Regexp {
+	if re == m.reUni {
 		return m.reUniAt
 	}
 	return m.reAt
