@@ -124,7 +124,7 @@ func (d *Doc) FindLine(text string, from int) (int, bool) {
 	if len(want) >= 4 {
 		tests = append(tests, test{pwant, plit, func(l []byte) bool {
 			k := punctTrimmed(l)
-			return bytes.HasPrefix(k, []byte(pwant)) && prefixEndsWord(pwant, string(k[len(pwant):]))
+			return bytes.HasPrefix(k, []byte(pwant)) && !insideWord(k, len(pwant))
 		}})
 	}
 	for _, t := range tests {

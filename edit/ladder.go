@@ -3,6 +3,7 @@ package edit
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // Tier is a rung of the matching ladder, from strictest to most tolerant.
@@ -171,7 +172,8 @@ func tolerant(v *view, old string) (Tier, []span) {
 // trimmedFit checks an occurrence b[start:end] (LF-only text) of old's
 // text found without the blank space around it (lead, trail) against what
 // that blank space said about the place: blank space before the text means
-// it does not start inside a word, a line break before it means only
+// it does not start inside a word (after punctuation is fine: "f(x = 1)"
+// has " x = 1"), a line break before it means only
 // indentation precedes it on its line, and likewise after it. An old text
 // of "\nx = 1" is a line, not the end of "max = 1". It returns how to adapt
 // the replacement there: lead and trail are dropped from it, and when the
@@ -186,9 +188,9 @@ func trimmedFit(b []byte, start, end int, lead, trail string) (adaptation, bool)
 	}
 	switch {
 	case strings.Contains(lead, "\n") && !isBlank(before),
-		lead != "" && start > 0 && !isSpace(b[start-1]),
+		lead != "" && insideWord(b, start),
 		strings.Contains(trail, "\n") && !isBlank(after),
-		trail != "" && end < len(b) && !isSpace(b[end]):
+		trail != "" && insideWord(b, end):
 		return a, false
 	}
 	if isBlank(before) {
@@ -200,7 +202,16 @@ func trimmedFit(b []byte, start, end int, lead, trail string) (adaptation, bool)
 	return a, true
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// insideWord reports whether position i of b falls between two word
+// characters, so that text starting or ending there cuts a word.
+func insideWord(b []byte, i int) bool {
+	if i <= 0 || i >= len(b) {
+		return false
+	}
+	a, _ := utf8.DecodeLastRune(b[:i])
+	c, _ := utf8.DecodeRune(b[i:])
+	return isWordRune(a) && isWordRune(c)
+}
 
 // isBlank reports whether b holds only spaces and tabs.
 func isBlank(b []byte) bool { return len(bytes.TrimLeft(b, " \t")) == 0 }

@@ -42,6 +42,8 @@ func TestReplaceLadder(t *testing.T) {
 		{name: "trimmed deletion removes the line with its indentation", content: "x\n\tfoo()\ny\n", old: "  foo()\n", new: "", want: "x\ny\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
 		{name: "trimmed deletion removes trailing blanks too", content: "x\r\n\tfoo()  \r\ny\r\n", old: "foo()\n", new: "", want: "x\r\ny\r\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
 		{name: "trimmed re-indents further lines to the match", content: "x\n  foo()\ny\n", old: "    foo()\n", new: "    bar()\n    baz()\n", want: "x\n  bar()\n  baz()\ny\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 3}},
+		{name: "trimmed matches after punctuation", content: "f(x = 1)\n", old: " x = 1", new: " y = 2", want: "f(y = 2)\n", tier: TierTrimmed, count: 1, lines: [2]int{1, 1}},
+		{name: "trimmed matches before punctuation", content: "f(x = 1)\n", old: "x = 1 ", new: "y = 2 ", want: "f(y = 2)\n", tier: TierTrimmed, count: 1, lines: [2]int{1, 1}},
 		{name: "trimmed skips an occurrence inside a word", content: "max = 1\nx = 1\n", old: "  x = 1", new: "  y = 2", want: "max = 1\ny = 2\n", tier: TierTrimmed, count: 1, lines: [2]int{2, 2}},
 		{name: "indentation keeps relative indent of a flush-left replacement", content: "  if x:\n    y\n", old: "    if x:\n      y", new: "if z:\n  w", want: "  if z:\n    w\n", tier: TierIndentation, count: 1, lines: [2]int{1, 2}},
 		{name: "delete via indentation tier removes whole lines", content: "x\n\tfoo()\n\tbar()\ny\n", old: "foo()\nbar()\n", new: "", want: "x\ny\n", tier: TierIndentation, count: 1, lines: [2]int{2, 2}},
