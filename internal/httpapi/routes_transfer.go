@@ -26,7 +26,7 @@ func (s *Server) transferRoutes() {
 			prefix, tag, dl = "/v1/file/", "v1", "/v1/file/download"
 		}
 		s.handle(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path and file, in either order), streamed and renamed into place", Tag: tag,
-			Query: typeOf[client.UploadQuery](), Data: typeOf[client.UploadResult](), Statuses: []int{400, 403, 404, 507}}, s.upload(p))
+			Query: typeOf[client.UploadQuery](), Data: typeOf[client.UploadResult](), Statuses: []int{400, 403, 404, 409, 507}}, s.upload(p))
 		for _, m := range []string{"GET", "HEAD"} {
 			s.handle(route{Method: m, Path: dl, Summary: "Download a file's raw bytes (Range, If-Range, ETag = version)", Tag: tag,
 				Query: typeOf[client.DownloadQuery](), Raw: "application/octet-stream", Statuses: []int{400, 403, 404, 409, 416}}, s.download)

@@ -83,8 +83,8 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 	if err := checkOwner(op, p, opts.Owner); err != nil {
 		return StreamResult{}, err
 	}
-	if v := opts.ExpectedVersion; v != "" && !isVersion(v) {
-		return StreamResult{}, badVersion(op, p, v)
+	if err := CheckVersionFormat(op, p, opts.ExpectedVersion); err != nil {
+		return StreamResult{}, err
 	}
 	d, err := w.resolve(op, p)
 	if err == nil {
@@ -108,6 +108,11 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 	fi, err := lstatEntry(d)
 	if err != nil {
 		return StreamResult{}, osErr(op, p, err)
+	}
+	if fi == nil && opts.ExpectedVersion != "" {
+		// Refused before the body is spooled, not after (installFile
+		// checks again under the lock, for a file removed meanwhile).
+		return StreamResult{}, staleVersion(op, p, opts.ExpectedVersion, "")
 	}
 	if fi != nil {
 		if err := checkFileDest(op, d, fi, true); err != nil {

@@ -211,3 +211,22 @@ func TestTreeWriterAbortLeavesNothing(t *testing.T) {
 	}
 	assertNoStrays(t, root)
 }
+
+// unreadBody fails the test if the upload's body is read at all.
+type unreadBody struct{ t *testing.T }
+
+func (b unreadBody) Read([]byte) (int, error) {
+	b.t.Error("the body was read, though the upload was already refused")
+	return 0, errors.New("unexpected read")
+}
+
+// TestWriteStreamExpectedVersionOfMissingFile: an upload conditional on a
+// version of a file that does not exist is refused before its body is
+// spooled (a large body was written to disk, fsynced, then discarded).
+func TestWriteStreamExpectedVersionOfMissingFile(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	_, err := w.WriteStream(context.Background(), "gone.txt", unreadBody{t}, StreamOptions{ExpectedVersion: Version([]byte("old"))})
+	wantCode(t, err, fserr.StaleVersion)
+	assertNoStrays(t, root)
+}
