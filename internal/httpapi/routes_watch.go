@@ -246,21 +246,20 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	var cursor int64
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		seq := last
+		seq, other := last, false
 		if i := strings.LastIndexByte(last, ':'); i >= 0 {
-			seq = last[i+1:]
-			if last[:i] != id {
-				// Another watcher's event: its numbers are not this
-				// one's, so replay this watcher's buffer from the start.
-				seq = "0"
-			}
+			seq, other = last[i+1:], last[:i] != id
 		}
 		n, err := strconv.ParseInt(seq, 10, 64)
 		if err != nil || n < 0 {
 			badParam(w, "Last-Event-ID %q is not <watcher_id>:<seq>", last)
 			return
 		}
-		cursor = n
+		if !other {
+			// Another watcher's numbers are not this one's: its event
+			// replays this watcher's buffer from the start.
+			cursor = n
+		}
 	} else if v := r.URL.Query().Get("cursor"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {

@@ -227,6 +227,11 @@ func TestWatchSSEResume(t *testing.T) {
 		t.Errorf("with another watcher's Last-Event-ID the stream starts at %+v, want %s:1", got[1], id)
 	}
 	other.Close()
+	// It must still be an event id.
+	if s, err := e.c.WatchEvents(bg, id, "w-other:garbage"); err == nil {
+		s.Close()
+		t.Error("a Last-Event-ID of another watcher with no sequence number was accepted")
+	}
 	// Stopping the watcher ends the stream.
 	if _, err := e.c.StopWatch(bg, id); err != nil {
 		t.Fatal(err)

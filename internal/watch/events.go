@@ -174,7 +174,7 @@ func (r *Registry) resyncLocked(now time.Time) {
 		if err := r.addTreeLocked(w.root, []*Watcher{w}, false); err != nil {
 			r.log.Warn("cannot watch every directory after an overflow", "watcher", w.id, "err", err)
 		}
-		if _, ok := w.dirs[r.byPath[w.root]]; !ok {
+		if !r.rootWatchedLocked(w) {
 			r.rootGoneLocked(w, true, now)
 		}
 	}
@@ -217,7 +217,7 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 		case err == errGone:
 		case errors.As(err, &alias):
 			if !scan && dir == w.root {
-				return &Error{Kind: Invalid, Message: fmt.Sprintf("cannot watch %s: it is the directory %s (a bind mount), which is watched under that path; watch %s instead",
+				return &Error{Kind: Invalid, Message: fmt.Sprintf("cannot watch %s: it is the same directory as %s (a bind mount or another alias), which is already watched; watch %s instead",
 					w.cfg.Path, alias.other, alias.other)}
 			}
 			r.log.Warn("a directory watched under two paths is watched under the first only; its watchers report overflow", "dir", dir, "watched", alias.other)
@@ -448,16 +448,18 @@ func (r *Registry) goneLocked(p string, below bool, now time.Time) {
 		if id, ok := identify(p); ok && id == dw.id {
 			return
 		}
-	} else if !below {
-		return
 	}
 	var stale []*dirWatch
-	for q, dw := range r.byPath {
-		if _, ok := within(q, p); ok {
-			if id, ok := identify(q); !ok || id != dw.id {
-				stale = append(stale, dw)
+	if below {
+		for q, dw := range r.byPath {
+			if _, ok := within(q, p); ok {
+				if id, ok := identify(q); !ok || id != dw.id {
+					stale = append(stale, dw)
+				}
 			}
 		}
+	} else if dw := r.byPath[p]; dw != nil {
+		stale = append(stale, dw)
 	}
 	var gone []*Watcher
 	for _, dw := range stale {

@@ -121,7 +121,7 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	// A wait is for events on the exact path, a directory's too: it
 	// watches the parent like a file watcher.
 	file := hidden || fi == nil || !fi.IsDir()
-	if file && hidden {
+	if hidden {
 		dir := path.Dir(cfg.Path)
 		pfi, err := os.Stat(dir)
 		if err != nil && !isAbsent(err) {
@@ -165,7 +165,7 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		r.dropWatcherLocked(w)
 		return nil, Created{}, err
 	}
-	if _, ok := w.dirs[r.byPath[w.root]]; !ok {
+	if !r.rootWatchedLocked(w) {
 		// Removed (or replaced by a file) since the stat above.
 		r.dropWatcherLocked(w)
 		return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it vanished", cfg.Path)}
@@ -220,6 +220,13 @@ func (r *Registry) startLocked() error {
 	r.in, r.done = in, make(chan struct{})
 	go r.read(in, r.done)
 	return nil
+}
+
+// rootWatchedLocked reports whether w's root directory is among its
+// watched directories.
+func (r *Registry) rootWatchedLocked(w *Watcher) bool {
+	_, ok := w.dirs[r.byPath[w.root]]
+	return ok
 }
 
 // Get returns the watcher with this id (listed or not).
