@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/applytest"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // binary is the fsplane executable built once for the tests of this
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "fsplane")
 	build := exec.Command("go", "build", "-race", "-o", binary, ".")
-	if !raceEnabled {
+	if !testenv.Race {
 		build = exec.Command("go", "build", "-o", binary, ".")
 	}
 	build.Stderr = os.Stderr

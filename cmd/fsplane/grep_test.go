@@ -95,7 +95,7 @@ func TestGrepCommand(t *testing.T) {
 // nonRaceBinary builds fsplane without the race detector for the tests
 // that search big trees (a race build is several times slower).
 var nonRaceBinary = sync.OnceValues(func() (string, error) {
-	if !raceEnabled {
+	if !testenv.Race {
 		return binary, nil
 	}
 	out := filepath.Join(filepath.Dir(binary), "fsplane-norace")

@@ -29,6 +29,7 @@ import (
 
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/fsplane/fsplane/internal/transfer"
 )
 
@@ -451,7 +452,7 @@ func TestUploadLargeHeapFlat(t *testing.T) {
 		t.Skip("large upload skipped in -short mode")
 	}
 	size := int64(1 << 30)
-	if raceEnabled {
+	if testenv.Race {
 		size = 256 << 20
 	}
 	e := newXEnv(t, ops.Options{})
@@ -710,7 +711,7 @@ func TestTreeLimits(t *testing.T) {
 }
 
 func TestTreeEntryCountOver100k(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testenv.Race {
 		t.Skip("100,001-entry archive skipped in -short mode and under the race detector")
 	}
 	t.Parallel()

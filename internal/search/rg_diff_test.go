@@ -2,11 +2,13 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // TestRipgrepDifferential compares the engine with the real ripgrep on
@@ -49,7 +53,7 @@ func TestRipgrepDifferential(t *testing.T) {
 		t.Skip("short")
 	}
 	iters, seed := 200, uint64(1)
-	if raceOn {
+	if testenv.Race {
 		iters = 50
 	}
 	if s := os.Getenv("FSPLANE_RG_ITERS"); s != "" {
@@ -382,37 +386,18 @@ func engineReport(ms []Match) (report, string) {
 	return rep, ""
 }
 
+// sortedUnion is the keys of a and b, sorted, each once.
+func sortedUnion[K cmp.Ordered, V any](a, b map[K]V) []K {
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 func diffReports(want, got report) string {
 	var b strings.Builder
-	paths := map[string]bool{}
-	for p := range want {
-		paths[p] = true
-	}
-	for p := range got {
-		paths[p] = true
-	}
-	for _, p := range slices.Sorted(func(yield func(string) bool) {
-		for p := range paths {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
+	for _, p := range sortedUnion(want, got) {
 		w, g := want[p], got[p]
-		lines := map[int]bool{}
-		for n := range w {
-			lines[n] = true
-		}
-		for n := range g {
-			lines[n] = true
-		}
-		for _, n := range slices.Sorted(func(yield func(int) bool) {
-			for n := range lines {
-				if !yield(n) {
-					return
-				}
-			}
-		}) {
+		for _, n := range sortedUnion(w, g) {
 			wr, wok := w[n]
 			gr, gok := g[n]
 			if wr.unsure {
