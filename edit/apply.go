@@ -15,6 +15,16 @@ type Edit struct {
 // edits must lie inside content and must not overlap (insertions at the
 // same offset are applied in the given order). Content is not modified.
 func Apply(content []byte, edits []Edit) ([]byte, error) {
+	sorted, err := sortEdits(content, edits)
+	if err != nil {
+		return nil, err
+	}
+	return applySorted(content, sorted), nil
+}
+
+// sortEdits returns a sorted copy of edits, checked to lie within content
+// and not to overlap.
+func sortEdits(content []byte, edits []Edit) ([]Edit, error) {
 	sorted := slices.Clone(edits)
 	slices.SortStableFunc(sorted, func(a, b Edit) int {
 		if a.Start != b.Start {
@@ -22,16 +32,21 @@ func Apply(content []byte, edits []Edit) ([]byte, error) {
 		}
 		return a.End - b.End
 	})
-	size := len(content)
-	prev := 0
 	for i, e := range sorted {
 		if e.Start < 0 || e.End < e.Start || e.End > len(content) {
 			return nil, errorf(CodeBadRequest, "edit %d..%d lies outside the content (%d bytes)", e.Start, e.End, len(content))
 		}
-		if i > 0 && e.Start < prev {
+		if i > 0 && e.Start < sorted[i-1].End {
 			return nil, errorf(CodeBadRequest, "edits overlap at byte %d", e.Start)
 		}
-		prev = e.End
+	}
+	return sorted, nil
+}
+
+// applySorted applies edits that sortEdits returned.
+func applySorted(content []byte, sorted []Edit) []byte {
+	size := len(content)
+	for _, e := range sorted {
 		size += len(e.New) - (e.End - e.Start)
 	}
 	out := make([]byte, 0, size)
@@ -45,7 +60,7 @@ func Apply(content []byte, edits []Edit) ([]byte, error) {
 	if len(out) != size {
 		panic("edit.Apply: wrong size")
 	}
-	return out, nil
+	return out
 }
 
 // keepUnterminated adjusts whole-line edits of content so that a last line

@@ -1,7 +1,6 @@
 package edit
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -232,22 +231,16 @@ func (d *Doc) edit(from, to int, lines []string) Edit {
 // terminator, and a change or deletion through it drops the terminator
 // that would end the result.
 func (d *Doc) Apply(edits []Edit) ([]byte, error) {
-	sorted := slices.Clone(edits)
-	slices.SortStableFunc(sorted, func(a, b Edit) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		return a.End - b.End
-	})
+	sorted, err := sortEdits(d.content, edits)
+	if err != nil {
+		return nil, err
+	}
 	if n := d.Len(); n > 0 && d.idx.eol(n-1) == "" {
-		for i := 1; i < len(sorted); i++ {
-			if sorted[i].Start < sorted[i-1].End {
-				return nil, errorf(CodeBadRequest, "edits overlap at byte %d", sorted[i].Start)
-			}
-		}
+		// Only moves a range's start back over a terminator no other
+		// edit covers: sorted stays sorted and without overlaps.
 		keepUnterminated(d.content, d.bom, d.idx.start[n-1]+d.bom, d.blockEOL(n-1, n), sorted)
 	}
-	return Apply(d.content, sorted)
+	return applySorted(d.content, sorted), nil
 }
 
 // blockEOL returns the line ending for lines written over lines [from, to).

@@ -398,7 +398,8 @@ func commonPrefix(a, b string) string {
 // apply turns the caller's replacement into the text written for a match,
 // with LF line endings (the caller converts them to the span's).
 func (a adaptation) apply(orig string) string {
-	repl := normalizeEOLString(orig)
+	norm := normalizeEOLString(orig)
+	repl := norm
 	if a.lead != "" {
 		repl = strings.TrimPrefix(repl, a.lead)
 	}
@@ -407,7 +408,7 @@ func (a adaptation) apply(orig string) string {
 	}
 	switch {
 	case a.reindent && a.rest:
-		if strings.HasPrefix(normalizeEOLString(orig), a.lead) {
+		if strings.HasPrefix(norm, a.lead) {
 			if first, more, ok := strings.Cut(repl, "\n"); ok {
 				repl = first + "\n" + reindent(more, a.from, a.to)
 			}
