@@ -47,6 +47,11 @@ func (t *Tracker) Saw(caller, key, version string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sawLocked(caller, key, version)
+}
+
+// sawLocked is Saw with t.mu held.
+func (t *Tracker) sawLocked(caller, key, version string) {
 	s := t.states[caller]
 	if s == nil {
 		s = &seenFiles{byKey: map[string]*list.Element{}}
@@ -77,8 +82,10 @@ func (t *Tracker) Saw(caller, key, version string) {
 // now seen to: one whose view was stale stays stale (someone else's change
 // may have moved its line numbers), and one that never read stays unread.
 func (t *Tracker) Advance(caller, key, from, to string) {
-	if seen, ok := t.Seen(caller, key); ok && seen == from {
-		t.Saw(caller, key, to)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.lookupLocked(caller, key); f != nil && f.version == from {
+		t.sawLocked(caller, key, to)
 	}
 }
 
@@ -88,18 +95,22 @@ func (t *Tracker) Advance(caller, key, from, to string) {
 // now seen to; any other view stays as it was: stale, or unread.
 func (t *Tracker) Reverted(caller, key, from, to string) {
 	t.mu.Lock()
-	s := t.states[caller]
-	var f *seenFile
-	if s != nil {
+	defer t.mu.Unlock()
+	if f := t.lookupLocked(caller, key); f != nil && f.version == from && slices.Contains(f.earlier, to) {
+		t.sawLocked(caller, key, to)
+	}
+}
+
+// lookupLocked returns what caller saw of key, or nil (t.mu held). The
+// check and the update of Advance and Reverted happen under one lock, so
+// a concurrent Saw is not overwritten.
+func (t *Tracker) lookupLocked(caller, key string) *seenFile {
+	if s := t.states[caller]; s != nil {
 		if el, ok := s.byKey[key]; ok {
-			f = el.Value.(*seenFile)
+			return el.Value.(*seenFile)
 		}
 	}
-	known := f != nil && f.version == from && slices.Contains(f.earlier, to)
-	t.mu.Unlock()
-	if known {
-		t.Saw(caller, key, to)
-	}
+	return nil
 }
 
 // Forget drops what caller saw of key (the file was deleted).
@@ -120,15 +131,10 @@ func (t *Tracker) Forget(caller, key string) {
 func (t *Tracker) Seen(caller, key string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.states[caller]
-	if s == nil {
-		return "", false
+	if f := t.lookupLocked(caller, key); f != nil {
+		return f.version, true
 	}
-	el, ok := s.byKey[key]
-	if !ok {
-		return "", false
-	}
-	return el.Value.(*seenFile).version, true
+	return "", false
 }
 
 // DropCaller forgets everything about caller (its session ended).
