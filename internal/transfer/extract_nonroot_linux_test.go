@@ -78,11 +78,12 @@ func asNonRoot(t *testing.T, dirs ...string) bool {
 // read-only directory must still be moved in whole; when the commit
 // fails, the staged copy must still be removed.
 //
-// It fails until workspace.TreeWriter is fixed: Commit chmods the staged
-// directories to the archive's modes before it merges (applyPerms), so
-// rename(2) out of a 0555 directory, or of a 0555 directory to another
-// parent (its ".." changes), is EACCES; and Abort's RemoveAll cannot
-// empty them, so the staging directory stays behind.
+// It failed while Commit chmodded the staged directories to the
+// archive's modes before merging: rename(2) out of a 0555 directory, or of
+// a 0555 directory to another parent (its ".." changes), is EACCES, and
+// Abort's RemoveAll could not empty them, so the staging directory stayed
+// behind. Now a merge applies the modes after its moves, and staged trees
+// are removed even when read-only.
 func TestExtractReadOnlyDirNonRoot(t *testing.T) {
 	t.Parallel()
 	dirs := filepath.SplitList(os.Getenv("FSPLANE_TEST_DIRS"))

@@ -472,11 +472,12 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 // applyPerms gives the tree's directories their permissions, below base
 // (the staging directory, or the destination after a merge), deepest
 // first so a read-only parent is changed last. With only set, just the
-// directories it accepts. A merge's top keeps the destination's own mode.
+// directories it accepts (a merge passes the directories it moved in,
+// never its top, which keeps the destination's own mode).
 func (t *TreeWriter) applyPerms(base string, only func(name string) bool) error {
 	names := make([]string, 0, len(t.perms))
 	for n := range t.perms {
-		if (n == "." && t.mode == TreeMerge) || (only != nil && !only(n)) {
+		if only != nil && !only(n) {
 			continue
 		}
 		names = append(names, n)

@@ -277,7 +277,7 @@ func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
 	sizes := map[string]int{}
 	group := func(p *planned) string {
 		if p.req == nil {
-			return "" // a copy's install: no request
+			return "" // a plan made without requests (a copy's install, a move): no group
 		}
 		return p.req.Group
 	}
