@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,4 +127,66 @@ func resolveOut(root, p string) (string, bool) {
 		return real, true
 	}
 	return "", false
+}
+
+// TestExtractAppliesUmask: an archive's permissions pass through the
+// process's umask, as tar applies it for an unprivileged user, so an
+// archive cannot make world-writable files. The test runs itself in a
+// child started under umask 027 (the workspace reads the umask once, at
+// start), so it fails whether the umask is ignored or assumed.
+func TestExtractAppliesUmask(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("FSPLANE_TEST_UMASK") != t.Name() {
+		cmd := exec.Command("sh", "-c", `umask 027 && exec "$0" -test.run='^TestExtractAppliesUmask$' -test.v`, os.Args[0])
+		cmd.Env = append(os.Environ(), "FSPLANE_TEST_UMASK="+t.Name())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestExtractAppliesUmask")) {
+			t.Errorf("under umask 027: %v\n%s", err, out)
+		}
+		return
+	}
+	archive := tarOf(t,
+		&tar.Header{Name: "./", Typeflag: tar.TypeDir, Mode: 0o777},
+		&tar.Header{Name: "open/", Typeflag: tar.TypeDir, Mode: 0o777},
+		&tar.Header{Name: "open/f", Typeflag: tar.TypeReg, Mode: 0o777},
+		&tar.Header{Name: "g", Typeflag: tar.TypeReg, Mode: 0o664},
+		&tar.Header{Name: "implied/f", Typeflag: tar.TypeReg, Mode: 0o400},
+	)
+	for _, merge := range []bool{false, true} {
+		root := t.TempDir()
+		ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dest := filepath.Join(root, "t")
+		if merge {
+			if err := os.Mkdir(dest, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tw, err := ws.CreateTree(dest, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Extract(bytes.NewReader(archive), tw, DefaultLimits); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		ws.Close()
+		want := map[string]fs.FileMode{".": 0o750, "open": 0o750, "open/f": 0o750, "g": 0o640, "implied": 0o750, "implied/f": 0o400}
+		if merge {
+			want["."] = 0o700 // a merge keeps the destination's own mode
+		}
+		for name, perm := range want {
+			fi, err := os.Lstat(filepath.Join(dest, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != perm {
+				t.Errorf("merge=%v: %s has mode %v, want %v", merge, name, got, perm)
+			}
+		}
+	}
 }

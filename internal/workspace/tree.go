@@ -150,6 +150,7 @@ type TreeResult struct {
 // directory the tree is staged inside it (".fsplane-tree-<id>.tmp") and
 // Commit merges it (TreeMerge). Anything else at p is invalid_target.
 // Everything created is given to owner (nil: the process's account).
+// Permissions pass through the process's umask (see processUmask).
 // When fsplane's state directory lies below p, an entry naming it or
 // anything in it is outside_root (resolve refuses p itself inside it).
 func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
@@ -220,7 +221,7 @@ func (t *TreeWriter) check(name string) (string, error) {
 		}
 	}
 	for _, dir := range missing {
-		if err := t.mkdir(dir, 0o755); err != nil {
+		if err := t.mkdir(dir, treePerm(0o755)); err != nil {
 			return "", err
 		}
 	}
@@ -295,7 +296,7 @@ func (t *TreeWriter) replace(name, rel string) error {
 // permission. A directory that is already in the tree just takes perm.
 func (t *TreeWriter) Dir(name string, perm fs.FileMode) error {
 	if name == "." {
-		t.perms["."] = perm & fs.ModePerm
+		t.perms["."] = treePerm(perm)
 		return nil
 	}
 	if _, err := t.check(name); err != nil {
@@ -303,12 +304,12 @@ func (t *TreeWriter) Dir(name string, perm fs.FileMode) error {
 	}
 	switch k, ok := t.kinds[name]; {
 	case ok && k == fs.ModeDir:
-		t.perms[name] = perm & fs.ModePerm
+		t.perms[name] = treePerm(perm)
 		return nil
 	case ok:
 		return t.badEntry(name, "it names a file already in the tree")
 	}
-	return t.mkdir(name, perm&fs.ModePerm)
+	return t.mkdir(name, treePerm(perm))
 }
 
 // File adds a regular file with permission perm and the content src
@@ -332,7 +333,7 @@ func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, 
 		err = f.Chown(t.owner.UID, t.owner.GID)
 	}
 	if err == nil {
-		err = f.Chmod(perm & fs.ModePerm)
+		err = f.Chmod(treePerm(perm))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -430,7 +431,7 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 			return res, err
 		}
 		if _, ok := t.perms["."]; !ok {
-			if err := t.root.Chmod(t.stage, 0o755); err != nil {
+			if err := t.root.Chmod(t.stage, treePerm(0o755)); err != nil {
 				return res, osErr(t.op, t.d.Given, err)
 			}
 		}
