@@ -37,6 +37,9 @@ func TestErrorDataPerCause(t *testing.T) {
 		{name: "list a file", method: "GET", path: "/v2/fs/list?path=a.txt", status: 400, code: "invalid_target", errnoName: "ENOTDIR", exc: "NotADirectoryError"},
 		{name: "read a directory", method: "GET", path: "/v2/fs/read?path=d", status: 400, code: "invalid_target", errnoName: "EISDIR", exc: "IsADirectoryError"},
 		{name: "write over a directory", method: "POST", path: "/v2/fs/write", body: `{"path":"d","content":"x"}`, status: 400, code: "invalid_target", errnoName: "EISDIR", exc: "IsADirectoryError"},
+		// Python raises a plain OSError for ENOTEMPTY, and AIO's delete
+		// answers 400, not 409 (which means "the target exists").
+		{name: "delete a full directory", method: "POST", path: "/v2/fs/delete", body: `{"path":"d"}`, status: 400, code: "invalid_target", errnoName: "ENOTEMPTY", exc: "OSError"},
 		// Others carry none: OSError, the base class of them all, rather
 		// than a wrong subclass.
 		{name: "read a fifo", method: "GET", path: "/v2/fs/read?path=fifo", status: 400, code: "invalid_target", errnoName: null, exc: "OSError"},

@@ -124,7 +124,7 @@ func TestMoveDeleteUndo(t *testing.T) {
 		if e.file("b.txt") != "changed by someone\n" {
 			t.Fatal(e.file("b.txt"))
 		}
-		wantContains(t, e.fail("delete", args("path", "dir2"), "already_exists").text, "not empty")
+		wantContains(t, e.fail("delete", args("path", "dir2"), "invalid_target").text, "not empty")
 		r = e.ok("delete", args("path", "dir2", "recursive", true))
 		if r.out["is_dir"] != true || !strings.Contains(r.text, "Deleted directory dir2") {
 			t.Fatal(r.out)

@@ -552,7 +552,7 @@ func TestDelete(t *testing.T) {
 		{name: "empty directory", req: DeleteRequest{Path: "empty"}, want: DeleteResult{Path: "empty", IsDirectory: true}, removed: []string{"empty"}},
 		{name: "tree", req: DeleteRequest{Path: "src", Recursive: true}, want: DeleteResult{Path: "src", IsDirectory: true},
 			removed: []string{"src", "src/deep", "src/deep/z.py", "src/main.go", "src/util.py"}},
-		{name: "non-empty directory", req: DeleteRequest{Path: "src"}, code: fserr.AlreadyExists, msg: "not empty; pass recursive"},
+		{name: "non-empty directory", req: DeleteRequest{Path: "src"}, code: fserr.InvalidTarget, msg: "not empty; pass recursive"},
 		{name: "stale version", req: DeleteRequest{Path: "a.txt", ExpectedVersion: version("other")}, code: fserr.StaleVersion, msg: "expected version"},
 		{name: "version on a directory", req: DeleteRequest{Path: "empty", ExpectedVersion: version("")}, code: fserr.BadRequest, msg: "regular files"},
 		{name: "missing", req: DeleteRequest{Path: "nope"}, code: fserr.NotFound, msg: "nope does not exist"},

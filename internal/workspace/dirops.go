@@ -147,7 +147,7 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 			if recursive {
 				err = w.removeAll(op, "delete", p, root, r.Rel)
 			} else if err = root.Remove(r.Rel); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-				e := fserr.New(fserr.AlreadyExists, op, p, "directory %s is not empty; pass recursive to delete it and everything in it", p)
+				e := fserr.New(fserr.InvalidTarget, op, p, "directory %s is not empty; pass recursive to delete it and everything in it", p)
 				e.Errno, e.Err = syscall.ENOTEMPTY, err
 				return e
 			}

@@ -308,7 +308,7 @@ func TestRemove(t *testing.T) {
 		{name: "escaping link", path: "escape", gone: []string{"escape"}},
 		{name: "link under a linked dir", path: "sub/l2", gone: []string{"sub/l2"}, kept: []string{"f.txt"}},
 		{name: "empty directory", path: "d", isDir: true, gone: []string{"d"}},
-		{name: "non-empty directory", path: "full", code: fserr.AlreadyExists, msg: "pass recursive"},
+		{name: "non-empty directory", path: "full", code: fserr.InvalidTarget, msg: "pass recursive"},
 		{name: "recursive", path: "tree", recursive: true, isDir: true, gone: []string{"tree"}},
 		{name: "recursive file", path: "f.txt", recursive: true, gone: []string{"f.txt"}},
 		{name: "version on a directory", path: "d", version: Version(nil), code: fserr.BadRequest, msg: "d is a directory"},
