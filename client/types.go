@@ -337,6 +337,11 @@ type CopyResult struct {
 	Destination string `json:"destination"`
 	FilesCopied int    `json:"files_copied"`
 	BytesCopied int64  `json:"bytes_copied"`
+	// Extensions: a tree's symbolic links, copied as links, and what was
+	// left out (the envelope's hint says so too).
+	LinksCopied  int `json:"links_copied,omitempty" jsonschema:"extension: symbolic links copied as links"`
+	LinksSkipped int `json:"links_skipped,omitempty" jsonschema:"extension: symbolic links not copied because their target would lead outside the workspace"`
+	OtherSkipped int `json:"other_skipped,omitempty" jsonschema:"extension: sockets, FIFOs and devices not copied"`
 }
 
 // MoveRequest is the body of POST /v2/fs/move and /v1/file/move.

@@ -165,3 +165,41 @@ func TestWriteOwnership(t *testing.T) {
 		t.Fatalf("unknown user: %d %v", status, body)
 	}
 }
+
+// TestCopySaysWhatItLeftOut: a tree copy that leaves out a link leading
+// outside the workspace, or a FIFO, reports them in its data and its hint
+// instead of a bare success.
+func TestCopySaysWhatItLeftOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"lk/in.txt": "x\n", "whole/f.txt": "y\n"}, httpapi.Options{})
+	if err := os.Symlink("/etc/passwd", filepath.Join(e.root, "lk", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("in.txt", filepath.Join(e.root, "lk", "inl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(e.root, "lk", "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		source, hint string
+		data         map[string]any
+	}{
+		{source: "lk", hint: "not copied: 1 symbolic link leading outside the workspace and 1 socket, FIFO or device; copy their targets or recreate them separately if they are needed",
+			data: map[string]any{"files_copied": 1.0, "links_copied": 1.0, "links_skipped": 1.0, "other_skipped": 1.0}},
+		{source: "whole", data: map[string]any{"files_copied": 1.0}},
+	}
+	for _, tt := range tests {
+		status, body := e.raw("POST", "/v2/fs/copy", `{"source":"`+tt.source+`","destination":"`+tt.source+`-copy"}`)
+		data, _ := body["data"].(map[string]any)
+		got := map[string]any{}
+		for _, k := range []string{"files_copied", "links_copied", "links_skipped", "other_skipped"} {
+			if v, ok := data[k]; ok {
+				got[k] = v
+			}
+		}
+		if status != 200 || strOr(body["hint"]) != tt.hint || !cmp.Equal(got, tt.data) {
+			t.Errorf("copy %s: %d hint %q data %v; want hint %q data %v", tt.source, status, strOr(body["hint"]), got, tt.hint, tt.data)
+		}
+	}
+}

@@ -218,8 +218,18 @@ func bodyRoute[B any](p plane, op string, pathOf func(*B) string, run func(*http
 			fail(w, p, op, pathOf(&b), err)
 			return
 		}
+		if h, isHinted := res.(hinted); isHinted {
+			okHint(w, "Operation successful", h.data, h.hint)
+			return
+		}
 		ok(w, "Operation successful", res)
 	}
+}
+
+// hinted is a bodyRoute result whose envelope carries a hint.
+type hinted struct {
+	data any
+	hint string
 }
 
 func (s *Server) mkdir(p plane) http.HandlerFunc {
@@ -240,7 +250,8 @@ func (s *Server) copyFile(p plane) http.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			return client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied}, nil
+			return hinted{client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied,
+				LinksCopied: res.LinksCopied, LinksSkipped: res.LinksSkipped, OtherSkipped: res.OtherSkipped}, res.Skipped()}, nil
 		})
 }
 

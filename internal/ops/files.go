@@ -2,6 +2,8 @@ package ops
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -65,6 +67,29 @@ type CopyResult struct {
 	OtherSkipped        int    // sockets, FIFOs, devices
 	Version             string // a single file's copy: its version
 	UndoRecorded        bool   // a single file's copy: undo of the destination reverts it
+}
+
+// Skipped says what a tree copy left out, for a front's hint; "" when
+// nothing was.
+func (r *CopyResult) Skipped() string {
+	var parts []string
+	if n := r.LinksSkipped; n > 0 {
+		parts = append(parts, plural(n, "symbolic link", "symbolic links")+" leading outside the workspace")
+	}
+	if n := r.OtherSkipped; n > 0 {
+		parts = append(parts, plural(n, "socket, FIFO or device", "sockets, FIFOs or devices"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not copied: " + strings.Join(parts, " and ") + "; copy their targets or recreate them separately if they are needed"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // Copy copies a file or a tree (workspace.Copy): already_exists when the
