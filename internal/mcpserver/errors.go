@@ -77,8 +77,8 @@ func (t *toolError) Error() string {
 func (t *toolError) Unwrap() error { return t.e }
 
 // ownHint lists the codes whose hint is always the table's: the engine's
-// hint names alternatives other fronts have (download, streaming,
-// encoding=base64) and MCP does not.
+// hint names alternatives other fronts have (download, streaming) and
+// MCP does not.
 var ownHint = map[fserr.Code]bool{fserr.TooLarge: true, fserr.DecodeError: true}
 
 func (t *toolError) hint() string {

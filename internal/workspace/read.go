@@ -36,7 +36,7 @@ type TextFile struct {
 // ReadText reads p as UTF-8 text. It fails with invalid_target for a
 // directory or special file, too_large above TextLimit, and decode_error
 // for binary content (a NUL byte in the first 8 KiB) or invalid UTF-8;
-// those errors name the alternative (download, encoding=base64).
+// those errors name the alternative (download).
 func (w *Workspace) ReadText(p string) (*TextFile, error) {
 	return w.ReadTextLimit(p, TextLimit)
 }
@@ -62,12 +62,12 @@ func (w *Workspace) ReadTextLimit(p string, limit int64) (*TextFile, error) {
 	}
 	if bytes.IndexByte(content[:min(len(content), sniffLen)], 0) >= 0 {
 		return nil, fserr.New(fserr.DecodeError, op, p, "%s appears to be binary (it contains a NUL byte)", p).
-			WithHint("use download, or read with encoding=base64")
+			WithHint("download the file to get its bytes; reads return text only")
 	}
 	body, start := edit.StripBOM(content)
 	if off := invalidUTF8(body); off >= 0 {
 		return nil, fserr.New(fserr.DecodeError, op, p, "%s is not valid UTF-8: invalid byte at offset %d", p, start+off).
-			WithHint("use download, or read with encoding=base64")
+			WithHint("download the file to get its bytes; reads return text only")
 	}
 	return &TextFile{
 		Path:    r.Path,

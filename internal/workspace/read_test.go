@@ -81,7 +81,7 @@ func TestReadText(t *testing.T) {
 		{path: "utf8.txt"},
 		{path: "link"},
 		{path: "late-nul", code: "", message: ""}, // a NUL past the sniffed prefix is valid UTF-8
-		{path: "binary.bin", code: fserr.DecodeError, message: "binary", hint: "encoding=base64"},
+		{path: "binary.bin", code: fserr.DecodeError, message: "binary", hint: "download the file"},
 		{path: "latin1.txt", code: fserr.DecodeError, message: "offset 3", hint: "download"},
 		{path: "bom-bad", code: fserr.DecodeError, message: "offset 5"},
 		{path: "dir", code: fserr.InvalidTarget, message: "is a directory; use list"},

@@ -55,7 +55,7 @@ func (w *Workspace) ReadTextLines(p string, from, to int) (*TextLines, error) {
 		}
 		if off < sniffLen && bytes.IndexByte(data[:min(len(data), sniffLen-int(off))], 0) >= 0 {
 			return nil, fserr.New(fserr.DecodeError, op, p, "%s appears to be binary (it contains a NUL byte)", p).
-				WithHint("use download, or read with encoding=base64")
+				WithHint("download the file to get its bytes; reads return text only")
 		}
 		cut := len(data)
 		if !eof {
@@ -67,7 +67,7 @@ func (w *Workspace) ReadTextLines(p string, from, to int) (*TextLines, error) {
 				bad = cut
 			}
 			return nil, fserr.New(fserr.DecodeError, op, p, "%s is not valid UTF-8: invalid byte at offset %d", p, off+int64(bad)).
-				WithHint("use download, or read with encoding=base64")
+				WithHint("download the file to get its bytes; reads return text only")
 		}
 		_, _ = h.Write(chunk)
 		_, _ = sc.Write(chunk)
