@@ -1,10 +1,11 @@
 package httpapi
 
 import (
-	"github.com/fsplane/fsplane/client"
 	"math"
 	"net/http"
+	"strings"
 
+	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
@@ -121,12 +122,8 @@ func (s *Server) v2Edit(w http.ResponseWriter, r *http.Request) {
 		invalid(w, errs)
 		return
 	}
-	switch b.Command {
-	case "view":
-		fail(w, v2, "edit", b.Path, badCommand("view", "use GET /v2/fs/read to view a file"))
-		return
-	case "create":
-		fail(w, v2, "edit", b.Path, badCommand("create", "use POST /v2/fs/write to create a file"))
+	if err := v2Command(r, b.Command); err != nil {
+		fail(w, v2, "edit", b.Path, err)
 		return
 	}
 	res, notice, err := s.editor(r, editorParams{Command: b.Command, Path: b.Path, OldStr: b.OldStr, NewStr: b.NewStr, InsertLine: b.InsertLine,
@@ -138,8 +135,26 @@ func (s *Server) v2Edit(w http.ResponseWriter, r *http.Request) {
 	okHint(w, "File edited successfully", res, notice)
 }
 
-func badCommand(cmd, hint string) error {
-	return fserr.New(fserr.BadRequest, "edit", "", "command %s is not supported on /v2/fs/edit", cmd).WithHint("%s", hint)
+// v2Command refuses what /v2/fs/edit does not do, as AIO does (400),
+// naming the routes beside the one r called: through the hub they are
+// the host's (/v2/hosts/{host}/fs/…), so following the hint never
+// reaches another machine's files.
+func v2Command(r *http.Request, cmd string) error {
+	route := r.URL.Path
+	dir := route[:strings.LastIndexByte(route, '/')+1]
+	var hint string
+	switch cmd {
+	case "str_replace", "insert", "undo_edit":
+		return nil
+	case "view":
+		hint = "use GET " + dir + "read to view a file"
+	case "create":
+		hint = "use POST " + dir + "write to create a file"
+	default:
+		return fserr.New(fserr.BadRequest, "edit", "", "Unrecognized command %s. The allowed commands on %s are: str_replace, insert, undo_edit", cmd, route).
+			WithHint("to view a file use GET %sread; to create one, POST %swrite", dir, dir)
+	}
+	return fserr.New(fserr.BadRequest, "edit", "", "command %s is not supported on %s", cmd, route).WithHint("%s", hint)
 }
 
 func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {

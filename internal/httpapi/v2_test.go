@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -172,8 +174,11 @@ func TestV2Edit(t *testing.T) {
 	for _, cmd := range []string{"view", "create", "frobnicate"} {
 		_, err := e.c.Edit(bg, client.EditRequest{Command: cmd, Path: "g.txt"})
 		ce := wantErr(t, err, 400, "bad_request")
-		if cmd != "frobnicate" && !strings.Contains(ce.Hint, "/v2/fs/") {
+		if !strings.Contains(ce.Hint, "/v2/fs/") {
 			t.Errorf("%s: hint %q", cmd, ce.Hint)
+		}
+		if cmd == "frobnicate" && (!strings.Contains(ce.Message, "str_replace, insert, undo_edit") || strings.Contains(ce.Message, "view")) {
+			t.Errorf("unknown command: %q lists what the route does not do", ce.Message)
 		}
 	}
 	_, err = e.c.Edit(bg, client.EditRequest{Command: "str_replace", Path: "nope.txt", OldStr: client.String("a"), NewStr: client.String("b")})
@@ -280,5 +285,29 @@ func TestUndoEditReportsSuccessWhenContentUnreadable(t *testing.T) {
 				t.Errorf("no hint on how to get the content: %v", body)
 			}
 		})
+	}
+}
+
+// TestHostEditHintsNameTheHost: the hints of /v2/hosts/{host}/fs/edit
+// name the host's routes, never the hub's own /v2/fs/ ones, which would
+// read or write the hub's files instead of the host's.
+func TestHostEditHintsNameTheHost(t *testing.T) {
+	t.Parallel()
+	e := newHubEnv(t, false)
+	for _, cmd := range []string{"view", "create", "frobnicate"} {
+		resp, err := http.Post(e.url+"/v2/hosts/pc/fs/edit", "application/json", strings.NewReader(`{"command":"`+cmd+`","path":"a.txt"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Message string
+			Hint    string
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 400 || !strings.Contains(body.Hint, "/v2/hosts/pc/fs/") || strings.Contains(body.Hint, "/v2/fs/") ||
+			!strings.Contains(body.Message, "/v2/hosts/pc/fs/edit") {
+			t.Errorf("%s: %d %+v %v", cmd, resp.StatusCode, body, err)
+		}
 	}
 }
