@@ -53,6 +53,7 @@ type TextEditorResult struct {
 	LineTo     int    `json:"line_to,omitempty"`
 	Truncated  bool   `json:"truncated,omitempty"`
 	NextLine   int    `json:"next_line,omitempty"`
+	Notice     string `json:"notice,omitempty" jsonschema:"a patch or replace applied to a file that changed since this context last read it (also in output)"`
 	Code       string `json:"error_type,omitempty" jsonschema:"the error code when ok is false"`
 }
 

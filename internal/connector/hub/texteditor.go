@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/fsplane/fsplane/client"
@@ -39,7 +40,7 @@ func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRe
 	}
 	res.Host = remote.Host().Info().Name
 	if action != "read" && remote.Host().Info().Mode != proto.ReadWrite {
-		return teFail(res, fserr.New(fserr.ReadOnly, action, b.Path, "text_editor_remote: no connected CLI currently allows remote file writes. Press F3 to switch the CLI to Read&Write."), false)
+		return teFail(res, h.readOnlyError(action, b.Path, res.Host), false)
 	}
 	caller := "text_editor:" + b.ContextID
 	if b.ContextID == "" {
@@ -63,18 +64,33 @@ func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRe
 	return res, nil
 }
 
+// readOnlyError refuses a write to the read-only host name. Agent Zero's
+// text says no connected CLI allows writes, which is true only when none
+// does: with another one in Read&Write, it names the host instead.
+func (h *Hub) readOnlyError(action, path, name string) error {
+	msg := "text_editor_remote: no connected CLI currently allows remote file writes. Press F3 to switch the CLI to Read&Write."
+	for _, o := range h.Hosts() {
+		if o.Mode == proto.ReadWrite {
+			msg = fmt.Sprintf("text_editor_remote: the CLI %s does not allow remote file writes. Press F3 to switch the CLI to Read&Write.", pyRepr(name))
+			break
+		}
+	}
+	return fserr.New(fserr.ReadOnly, action, path, "%s", msg)
+}
+
 // teFail completes a failed result: Agent Zero's text (wrapped as
-// "Error (op 'path'): …" for failures of the operation itself) and the
+// "Error (op 'path'): …" for failures of the operation itself, not for
+// the freshness prompts, which Agent Zero returns as they are) and the
 // code.
 func teFail(res *client.TextEditorResult, err error, wrapped bool) (*client.TextEditorResult, error) {
 	e := fserr.From(res.Action, res.Path, err)
 	res.OK, res.Code, res.Output = false, string(e.Code), e.Message
-	if wrapped {
-		if e.Code == fserr.Timeout {
-			res.Output = fmt.Sprintf("text_editor_remote: timed out waiting for CLI to respond to %s on '%s'; the operation may still have completed: re-read before retrying", res.Action, res.Path)
-		} else {
-			res.Output = fmt.Sprintf("Error (%s '%s'): %s", res.Action, res.Path, e.Message)
-		}
+	switch {
+	case !wrapped || e.Code == fserr.MustRead || e.Code == fserr.StaleVersion && strings.HasPrefix(e.Message, "error patching "):
+	case e.Code == fserr.Timeout:
+		res.Output = fmt.Sprintf("text_editor_remote: timed out waiting for CLI to respond to %s on %s; the operation may still have completed: re-read before retrying", res.Action, pyRepr(res.Path))
+	default:
+		res.Output = fmt.Sprintf("Error (%s %s): %s", res.Action, pyRepr(res.Path), e.Message)
 	}
 	return res, e
 }
@@ -85,7 +101,7 @@ func teValidate(action string, b *client.TextEditorRequest) string {
 	case action == "":
 		return "action is required (read, write, or patch)"
 	case action != "read" && action != "write" && action != "patch":
-		return fmt.Sprintf("Unknown action: '%s'. Use read, write, or patch.", b.Action)
+		return fmt.Sprintf("Unknown action: %s. Use read, write, or patch.", pyRepr(action))
 	case b.Path == "":
 		return "path is required"
 	case action == "write" && b.Content == nil:
@@ -184,10 +200,10 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 		} else {
 			skip = " Use"
 		}
-		res.Output += fmt.Sprintf("\n[Remote text read truncated by max_bytes: line %d alone is over %d KiB.%s GET /v2/hosts/{host}/fs/download for the complete file.]", first, teMaxBytes>>10, skip)
+		res.Output += fmt.Sprintf("\n[Remote text read truncated by max_bytes: line %d alone is over %d KiB.%s GET %s for the complete file.]", first, teMaxBytes>>10, skip, downloadRoute(res.Host, b.Path))
 	default:
 		res.Truncated, res.NextLine = true, first+n
-		res.Output += fmt.Sprintf("\n[Remote text read truncated by %s. Continue with line_from=%d. Use GET /v2/hosts/{host}/fs/download for the complete or binary file.]", reason, first+n)
+		res.Output += fmt.Sprintf("\n[Remote text read truncated by %s. Continue with line_from=%d. Use GET %s for the complete or binary file.]", reason, first+n, downloadRoute(res.Host, b.Path))
 	}
 	return nil
 }
@@ -198,7 +214,11 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 	case b.Edits != nil:
 		edits := make([]edit.LineEdit, len(b.Edits))
 		for i, e := range b.Edits {
-			edits[i] = edit.LineEdit{From: e.From, To: e.To, Content: e.Content}
+			// Agent Zero's CLI reads a missing (or 0) from as 1.
+			edits[i] = edit.LineEdit{From: max(e.From, 1), To: e.To, Content: e.Content}
+			if e.From < 0 {
+				edits[i].From = e.From
+			}
 		}
 		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller})
 		if err != nil {
@@ -213,6 +233,7 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		if len(pr.Files) > 0 {
 			version = pr.Files[0].Version
 		}
+		res.Notice = strings.Join(pr.Notices, "; ")
 	default:
 		newText := ""
 		if b.NewText != nil {
@@ -222,10 +243,19 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		if err != nil {
 			return teReplaceError(err)
 		}
-		version = er.Version
+		version, res.Notice = er.Version, er.Notice
 	}
 	res.Output, res.Version = b.Path+" patched successfully", version
+	if res.Notice != "" {
+		// In the output too: it is all the model sees.
+		res.Output += "\n[" + res.Notice + "]"
+	}
 	return nil
+}
+
+// downloadRoute is the hub's route for path's bytes on the host name.
+func downloadRoute(name, path string) string {
+	return "/v2/hosts/" + url.PathEscape(name) + "/fs/download?path=" + url.QueryEscape(path)
 }
 
 // teReplaceError words exact-replace failures as Agent Zero's local tool.
@@ -237,6 +267,7 @@ func teReplaceError(err error) error {
 		out.Message = "old_text not found"
 	case fserr.AmbiguousMatch:
 		out.Message = fmt.Sprintf("old_text matched %d times; provide a longer exact span", len(e.Lines))
+		out.Hint = "include surrounding lines in old_text so it matches once, or read the file and use edits with line numbers"
 	case fserr.BadRequest:
 		if strings.Contains(e.Message, "identical") {
 			out.Message = "old_text and new_text are identical"

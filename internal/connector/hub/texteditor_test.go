@@ -21,15 +21,23 @@ import (
 // a new hub and returns the hub once the host is registered.
 func realHost(t *testing.T, root string) *Hub {
 	t.Helper()
+	h := New(Options{Token: token})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	connectHost(t, h, srv.URL, root, "laptop", proto.ReadOnly)
+	return h
+}
+
+// connectHost connects a real host named name, serving root in mode, to
+// the hub h listening at url, and waits until the hub has registered it.
+func connectHost(t *testing.T, h *Hub, url, root, name string, mode proto.Mode) {
+	t.Helper()
 	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	h := New(Options{Token: token})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); srv.Close() })
-	x, err := host.New(host.Options{URL: srv.URL, Token: token, Name: "laptop", Mode: proto.ReadOnly, Engine: ops.New(ws, ops.Options{})})
+	x, err := host.New(host.Options{URL: url, Token: token, Name: name, Mode: mode, Engine: ops.New(ws, ops.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +45,12 @@ func realHost(t *testing.T, root string) *Hub {
 	done := make(chan struct{})
 	go func() { x.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	for deadline := time.Now().Add(10 * time.Second); len(h.Hosts()) == 0; time.Sleep(5 * time.Millisecond) {
+	n := len(h.Hosts())
+	for deadline := time.Now().Add(10 * time.Second); len(h.Hosts()) == n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the host did not connect")
 		}
 	}
-	return h
 }
 
 // TestTextEditorReadPages: a read asks the host for one page (2000 lines)
@@ -130,5 +138,97 @@ func TestTextEditorReadPages(t *testing.T) {
 				t.Errorf("output does not say where to continue: ...%q", res.Output[max(0, len(res.Output)-200):])
 			}
 		})
+	}
+}
+
+// TestTextEditorAgentZeroTexts: the texts a model sees are Agent Zero's
+// where it has one (the freshness prompts unwrapped, {x!r} as Python
+// prints it), name the host actually called, and say when a patch landed
+// on a file that changed since this context read it.
+func TestTextEditorAgentZeroTexts(t *testing.T) {
+	t.Parallel()
+	laptop, desk := t.TempDir(), t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(laptop, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var long strings.Builder
+	for i := 1; i <= 2100; i++ {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	write("long.txt", long.String())
+	for _, name := range []string{"fresh.txt", "stale.txt", "m.txt", "p.txt", "nofrom.txt"} {
+		write(name, "a\nb\nc\n")
+	}
+	h := New(Options{Token: token})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	connectHost(t, h, srv.URL, laptop, "laptop", proto.ReadWrite)
+	connectHost(t, h, srv.URL, desk, "desk", proto.ReadOnly)
+	ctx := context.Background()
+	call := func(host string, req client.TextEditorRequest) *client.TextEditorResult {
+		t.Helper()
+		res, _ := h.TextEditor(ctx, host, req)
+		return res
+	}
+	read := func(path string) {
+		t.Helper()
+		if res := call("laptop", client.TextEditorRequest{Action: "read", Path: path}); !res.OK {
+			t.Fatalf("read %s: %s", path, res.Output)
+		}
+	}
+	edits := func(path string, e ...client.LineEdit) client.TextEditorRequest {
+		return client.TextEditorRequest{Action: "patch", Path: path, Edits: e}
+	}
+	read("stale.txt")
+	write("stale.txt", "a\nb\nc\nd\n")
+	read("m.txt")
+	write("m.txt", "a\nb\nc\nyy\n")
+	read("p.txt")
+	write("p.txt", "a\nb\nc\nyy\n")
+	read("nofrom.txt")
+
+	tests := []struct {
+		name, host string
+		req        client.TextEditorRequest
+		ok         bool
+		output     string // exact, or the prefix when it ends with "…"
+	}{
+		{"unknown action as Python prints it", "laptop", client.TextEditorRequest{Action: "FOO-bar", Path: "f.txt"}, false,
+			"Unknown action: 'foo_bar'. Use read, write, or patch."},
+		{"a path with a quote", "laptop", client.TextEditorRequest{Action: "read", Path: "it's.txt"}, false,
+			`Error (read "it's.txt"): …`},
+		{"edits before a read", "laptop", edits("fresh.txt", client.LineEdit{From: 1, To: client.Int(1), Content: client.String("X\n")}), false,
+			"error patching fresh.txt: read file before patching - line numbers unknown"},
+		{"edits after an outside change", "laptop", edits("stale.txt", client.LineEdit{From: 1, To: client.Int(1), Content: client.String("X\n")}), false,
+			"error patching stale.txt: file changed since last read - re-read to get current line numbers"},
+		{"replace after an outside change", "laptop", client.TextEditorRequest{Action: "patch", Path: "m.txt", OldText: client.String("c"), NewText: client.String("C")}, true,
+			"m.txt patched successfully\n[…"},
+		{"patch_text after an outside change", "laptop", client.TextEditorRequest{Action: "patch", Path: "p.txt", PatchText: client.String("@@ a\n+a2")}, true,
+			"p.txt patched successfully\n[…"},
+		{"a missing from is line 1", "laptop", edits("nofrom.txt", client.LineEdit{To: client.Int(1), Content: client.String("X\n")}), true,
+			"nofrom.txt patched successfully"},
+		{"a read-only host named while another allows writes", "desk", client.TextEditorRequest{Action: "write", Path: "w.txt", Content: client.String("x")}, false,
+			"text_editor_remote: the CLI 'desk' does not allow remote file writes. Press F3 to switch the CLI to Read&Write."},
+		{"a page names the host's download route", "laptop", client.TextEditorRequest{Action: "read", Path: "long.txt"}, true,
+			"long.txt 2100 lines\n>>>\n…"},
+	}
+	for _, tt := range tests {
+		res := call(tt.host, tt.req)
+		prefix, isPrefix := strings.CutSuffix(tt.output, "…")
+		if res.OK != tt.ok || (isPrefix && !strings.HasPrefix(res.Output, prefix)) || (!isPrefix && res.Output != tt.output) {
+			t.Errorf("%s: ok %v output %q; want ok %v output %q", tt.name, res.OK, res.Output, tt.ok, tt.output)
+		}
+		if strings.Contains(tt.name, "outside change") && tt.ok && (res.Notice == "" || !strings.Contains(res.Output, res.Notice)) {
+			t.Errorf("%s: notice %q not in the output %q", tt.name, res.Notice, res.Output)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(laptop, "nofrom.txt")); string(got) != "X\nb\nc\n" {
+		t.Errorf("nofrom.txt = %q", got)
+	}
+	if res := call("laptop", client.TextEditorRequest{Action: "read", Path: "long.txt"}); !strings.Contains(res.Output, "Use GET /v2/hosts/laptop/fs/download?path=long.txt for the complete") {
+		t.Errorf("the page's note does not name the host's download route: ...%q", res.Output[len(res.Output)-200:])
 	}
 }
