@@ -10,6 +10,9 @@ import (
 type deleteArgs struct {
 	Path      string `json:"path" jsonschema:"the file, link (never its target) or empty directory to delete"`
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"also delete a non-empty directory and everything in it"`
+	// ExpectedVersion guards a file's deletion against a change since
+	// the caller's read.
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"a file's version you last read; the delete fails with stale_version if it changed since"`
 }
 
 type deleteResult struct {
@@ -23,7 +26,7 @@ func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResu
 	if err != nil {
 		return "", deleteResult{}, err
 	}
-	r, err := c.srv.eng.Delete(ctx, ops.DeleteRequest{Path: p, Recursive: in.Recursive, Caller: c.Caller})
+	r, err := c.srv.eng.Delete(ctx, ops.DeleteRequest{Path: p, Recursive: in.Recursive, ExpectedVersion: in.ExpectedVersion, Caller: c.Caller})
 	if err != nil {
 		return "", deleteResult{}, err
 	}

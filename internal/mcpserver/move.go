@@ -11,6 +11,9 @@ type moveArgs struct {
 	Source      string `json:"source" jsonschema:"the file, link or directory to move"`
 	Destination string `json:"destination" jsonschema:"its new path; missing parent directories are created"`
 	Overwrite   bool   `json:"overwrite,omitempty" jsonschema:"replace an existing destination (a file, a link, or an empty directory)"`
+	// ExpectedVersion guards a file's move against a change since the
+	// caller's read.
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"a file's version you last read; the move fails with stale_version if it changed since"`
 }
 
 type moveResult struct {
@@ -29,7 +32,7 @@ func moveFile(ctx context.Context, c *Call, in moveArgs) (string, moveResult, er
 	if err != nil {
 		return "", moveResult{}, err
 	}
-	r, err := c.srv.eng.Move(ctx, ops.MoveRequest{Source: src, Destination: dst, Overwrite: in.Overwrite, Caller: c.Caller})
+	r, err := c.srv.eng.Move(ctx, ops.MoveRequest{Source: src, Destination: dst, Overwrite: in.Overwrite, ExpectedVersion: in.ExpectedVersion, Caller: c.Caller})
 	if err != nil {
 		return "", moveResult{}, err
 	}

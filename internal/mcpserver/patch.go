@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fsplane/fsplane/edit/patch"
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -17,6 +18,9 @@ type patchArgs struct {
 	Patch  string `json:"patch" jsonschema:"a Codex patch (*** Begin Patch … *** End Patch, any number of files), or with path: the hunks for that one file (@@ anchors, ' '/'-'/'+' lines; the envelope is optional)"`
 	Path   string `json:"path,omitempty" jsonschema:"the one file the patch changes (Agent Zero patch_text form); omit for a Codex patch, which names its files"`
 	DryRun bool   `json:"dry_run,omitempty" jsonschema:"check the patch and show its diff without writing anything"`
+	// The versions the patch was written against.
+	ExpectedVersion  string            `json:"expected_version,omitempty" jsonschema:"with path: the version of that file you last read; the patch fails with stale_version if it changed since"`
+	ExpectedVersions map[string]string `json:"expected_versions,omitempty" jsonschema:"file path → the version you last read, for any files the patch touches; if one changed since, nothing is written (stale_version)"`
 }
 
 type patchFile struct {
@@ -40,10 +44,17 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 		if path, err = c.Path(op, path); err != nil {
 			return "", patchResult{}, err
 		}
+		if err := c.samePatchFile(op, text, in.Path, path); err != nil {
+			return "", patchResult{}, err
+		}
 	} else if text, err = c.patchPaths(op, text); err != nil {
 		return "", patchResult{}, err
 	}
-	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, Caller: c.Caller})
+	versions, err := c.patchVersions(op, in, path)
+	if err != nil {
+		return "", patchResult{}, err
+	}
+	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, ExpectedVersions: versions, Caller: c.Caller})
 	if err != nil {
 		return "", patchResult{}, err
 	}
@@ -78,6 +89,50 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 		b.WriteString(capText(r.Diff, patchDiffMax, "diff"))
 	}
 	return b.String(), out, nil
+}
+
+// samePatchFile refuses a single-file patch whose envelope updates
+// another file than path. Agent Zero's patch_text ignores the header
+// (path wins), which silently edits path with hunks meant for the other
+// file whenever their context happens to match; a model used to Codex
+// patches fills in both, so here they must agree.
+func (c *Call) samePatchFile(op, text, given, abs string) error {
+	for line := range strings.Lines(text) {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "*** Update File:")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		if other, err := c.Path(op, name); err != nil || other != abs {
+			return fserr.New(fserr.BadRequest, op, given, "the patch updates %s, but path names %s", name, given).
+				WithHint("omit path to apply a Codex patch to the files it names, or give path the file the hunks are for")
+		}
+	}
+	return nil
+}
+
+// patchVersions is the patch's expected versions by absolute path.
+// expected_version goes with path: a Codex patch may name several files.
+func (c *Call) patchVersions(op string, in patchArgs, path string) (map[string]string, error) {
+	if in.ExpectedVersion == "" && len(in.ExpectedVersions) == 0 {
+		return nil, nil
+	}
+	versions := make(map[string]string, len(in.ExpectedVersions)+1)
+	for p, v := range in.ExpectedVersions {
+		abs, err := c.Path(op, p)
+		if err != nil {
+			return nil, err
+		}
+		versions[abs] = v
+	}
+	if in.ExpectedVersion != "" {
+		if path == "" {
+			return nil, fserr.New(fserr.BadRequest, op, "", "expected_version needs path: a Codex patch may change several files").
+				WithHint("pass expected_versions: {\"<file>\": \"<version>\"} for the files the patch changes")
+		}
+		versions[path] = in.ExpectedVersion
+	}
+	return versions, nil
 }
 
 // patchPaths checks the files a Codex patch names against the session's

@@ -92,3 +92,41 @@ func TestPatch(t *testing.T) {
 		e.fail("patch", args("path", "../x", "patch", "@@ a\n+x\n"), "outside_root")
 	})
 }
+
+// TestPatchMoveDeleteVersions: patch, move and delete take the versions
+// DESIGN §3 promises every change takes, and a single-file patch whose
+// envelope names another file than path is refused rather than applied
+// to path.
+func TestPatchMoveDeleteVersions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "a\nfoo\n", "b.txt": "b\nfoo\n", "c.txt": "c\n", "d.txt": "d\n", "m.txt": "m\n"}, envOptions{})
+	version := func(name string) string {
+		r := e.ok("read", args("path", name))
+		return r.out["version"].(string)
+	}
+	const stale = "0123456789abcdef0123456789abcdef"
+	update := "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch\n"
+
+	e.fail("patch", args("patch", update, "expected_versions", map[string]any{"a.txt": stale}), "stale_version")
+	e.fail("patch", args("path", "a.txt", "patch", "@@\n-a\n+A\n", "expected_version", stale), "stale_version")
+	e.fail("patch", args("patch", update, "expected_version", version("a.txt")), "bad_request")
+	e.fail("move", args("source", "m.txt", "destination", "n.txt", "expected_version", stale), "stale_version")
+	e.fail("delete", args("path", "d.txt", "expected_version", stale), "stale_version")
+	if e.file("a.txt") != "a\nfoo\n" || e.file("m.txt") != "m\n" || e.file("d.txt") != "d\n" {
+		t.Fatal("a change with a stale version was applied")
+	}
+	e.ok("patch", args("patch", update, "expected_versions", map[string]any{"a.txt": version("a.txt")}))
+	e.ok("patch", args("path", "c.txt", "patch", "@@\n-c\n+C\n", "expected_version", version("c.txt")))
+	e.ok("move", args("source", "m.txt", "destination", "n.txt", "expected_version", version("m.txt")))
+	e.ok("delete", args("path", "d.txt", "expected_version", version("d.txt")))
+	if e.file("a.txt") != "A\nfoo\n" || e.file("c.txt") != "C\n" || e.file("n.txt") != "m\n" {
+		t.Fatal("a change with the current version was not applied")
+	}
+
+	r := e.fail("patch", args("path", "a.txt", "patch", "*** Begin Patch\n*** Update File: b.txt\n@@\n-foo\n+FOO\n*** End Patch\n"), "bad_request")
+	wantContains(t, r.text, "the patch updates b.txt, but path names a.txt")
+	if e.file("a.txt") != "A\nfoo\n" || e.file("b.txt") != "b\nfoo\n" {
+		t.Fatal("a patch for b.txt given with path a.txt changed a file")
+	}
+	e.ok("patch", args("path", "b.txt", "patch", "*** Begin Patch\n*** Update File: b.txt\n@@\n-foo\n+FOO\n*** End Patch\n"))
+}

@@ -46,9 +46,9 @@ func TestToolsListedWithSchemasAndAnnotations(t *testing.T) {
 		"stat":   {readOnly: true, idempotent: true, required: []string{"path"}, props: []string{"path"}},
 		"write":  {destructive: true, idempotent: true, required: []string{"path", "content"}, props: []string{"path", "content", "expected_version"}},
 		"edit":   {destructive: true, required: []string{"path"}, props: []string{"path", "old_text", "new_text", "replace_all", "expected_version", "edits"}},
-		"patch":  {destructive: true, required: []string{"patch"}, props: []string{"patch", "path", "dry_run"}},
-		"move":   {destructive: true, required: []string{"source", "destination"}, props: []string{"source", "destination", "overwrite"}},
-		"delete": {destructive: true, idempotent: true, required: []string{"path"}, props: []string{"path", "recursive"}},
+		"patch":  {destructive: true, required: []string{"patch"}, props: []string{"patch", "path", "dry_run", "expected_version", "expected_versions"}},
+		"move":   {destructive: true, required: []string{"source", "destination"}, props: []string{"source", "destination", "overwrite", "expected_version"}},
+		"delete": {destructive: true, idempotent: true, required: []string{"path"}, props: []string{"path", "recursive", "expected_version"}},
 		"undo":   {destructive: true, required: []string{"path"}, props: []string{"path"}},
 	}
 	if len(tools) != len(wants) {
