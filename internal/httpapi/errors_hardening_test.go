@@ -84,3 +84,16 @@ func TestMkdirThroughAFileIsENOTDIR(t *testing.T) {
 		t.Fatalf("mkdir through a file: %v", body)
 	}
 }
+
+// TestDownloadErrorsNameDownload: a failed download reports the
+// operation the caller asked for, not the read it is built on.
+func TestDownloadErrorsNameDownload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"d/f.txt": "y\n"}, httpapi.Options{})
+	for _, path := range []string{"/v2/fs/download?path=nope.txt", "/v1/file/download?path=nope.txt", "/v2/fs/download?path=d"} {
+		_, body := e.raw("GET", path, "")
+		if data, _ := body["data"].(map[string]any); data["operation"] != "download" {
+			t.Errorf("%s: operation %v, want download (%v)", path, data["operation"], body["message"])
+		}
+	}
+}

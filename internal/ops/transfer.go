@@ -78,11 +78,13 @@ func (e *Engine) OpenDownload(_ context.Context, p string) (*transfer.Source, er
 	const op = "download"
 	f, info, err := e.ws.Open(p)
 	if err != nil {
-		if fe, ok := fserr.As(err); ok && fe.Errno == syscall.EISDIR {
+		fe := fserr.From(op, p, err)
+		if fe.Errno == syscall.EISDIR {
 			return nil, fserr.New(fserr.InvalidTarget, op, p, "%s is a directory; a download is one file", p).WithErrno(syscall.EISDIR).
 				WithHint("list the directory and download its files one by one; a directory of the daemon's own roots can also be fetched whole as a tar archive: GET /v2/fs/tree?path=…")
 		}
-		return nil, fserr.From(op, p, err)
+		fe.Op = op // the workspace's Open reports a read; this one is ours
+		return nil, fe
 	}
 	fi, err := f.Stat()
 	if err != nil {
