@@ -6,7 +6,10 @@
 //     (exact, line-ending-normalised, trailing-whitespace-insensitive,
 //     trimmed, indentation-normalised, typographic-punctuation-normalised).
 //     The first tier that finds any match decides; several matches in
-//     unique mode is an ambiguous_match error, none is no_match with a hint.
+//     unique mode is an ambiguous_match error, none is no_match with a hint
+//     that names the difference (line endings, blank space, tabs for
+//     spaces) and, under Strict, the tier that would match; ReplaceOptions
+//     Names words it in the caller's parameter names.
 //   - EditLines: edits by 1-based line ranges, all referring to the
 //     original text, applied together or not at all.
 //   - Insert after a line, and View with cat -n numbering.

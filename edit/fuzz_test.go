@@ -22,6 +22,10 @@ func FuzzReplace(f *testing.F) {
 	f.Add("aaa", "aa", "b", uint8(2))
 	f.Add(BOM+"x  \ny\n", "x\ny\n", "", uint8(3))
 	f.Add("x y x\n", "x", "z", uint8(5))
+	f.Add("x\r\ny\r\n", "x\ny", "z", uint8(8))
+	f.Add("foo  \nbar\n", "foo\nbar", "z", uint8(8))
+	f.Add("if a {\n\tb()\n}\n", "if a {\n    b()\n}", "z", uint8(0))
+	f.Add("a\u200bb\r\n", "ab\n", "z", uint8(8))
 	f.Fuzz(func(t *testing.T, content, old, new string, mode uint8) {
 		modes := []Mode{ModeUnique, ModeAll, ModeFirst, ModeLast}
 		in := []byte(content)
@@ -30,8 +34,19 @@ func FuzzReplace(f *testing.F) {
 			t.Fatal("input modified")
 		}
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
+			e, ok := err.(*Error)
+			if !ok {
 				t.Fatalf("error of type %T: %v", err, err)
+			}
+			if e.Code == CodeNoMatch {
+				// A hint never shows a diff with nothing in it, nor does
+				// the nearest-region hint on its own.
+				if strings.Contains(e.Hint, "{--}{++}") {
+					t.Fatalf("no_match hint with an empty diff: %q", e.Hint)
+				}
+				if h := noMatchHint(in, old, false, Names{}); strings.Contains(h, "{--}{++}") {
+					t.Fatalf("nearest-region hint with an empty diff: %q", h)
+				}
 			}
 			return
 		}

@@ -27,6 +27,34 @@ type ReplaceOptions struct {
 	Strict bool   // exact tier only (AIO's routes match verbatim)
 	Diff   bool   // compute a unified diff of the change
 	Path   string // name used in the diff headers ("a/<path>", "b/<path>")
+	Names  Names  // the caller's names for what a no_match hint mentions
+}
+
+// Names are a front's names for what Replace's hints mention, so that a
+// caller reads its own parameter names. The zero value names them as the
+// MCP tools do.
+type Names struct {
+	// Old is the old text's parameter: "old_text" when empty (HTTP:
+	// "old_str").
+	Old string
+	// Tolerant tells a Strict caller how to ask for the whole ladder, as
+	// an imperative (HTTP: `send "match": "tolerant"`); "use tolerant
+	// matching" when empty.
+	Tolerant string
+}
+
+func (n Names) old() string {
+	if n.Old == "" {
+		return "old_text"
+	}
+	return n.Old
+}
+
+func (n Names) tolerant() string {
+	if n.Tolerant == "" {
+		return "use tolerant matching"
+	}
+	return n.Tolerant
 }
 
 // ReplaceResult describes a successful replacement.
@@ -64,7 +92,7 @@ func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResu
 		if opts.Strict {
 			e.Message = "old_text was not found verbatim in the file"
 		}
-		e.Hint = noMatchHint(content, old)
+		e.Hint = noMatchHint(content, old, opts.Strict, opts.Names)
 		return nil, e
 	}
 	var chosen []Match

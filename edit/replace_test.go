@@ -161,6 +161,93 @@ func TestReplaceErrors(t *testing.T) {
 	}
 }
 
+// TestNoMatchHintNamesTheDifference: when old differs from the nearest
+// text only in line endings, blank space or tabs and spaces, the no_match
+// hint says so, in the caller's names, with the option that would accept
+// it (under strict, when a tolerant tier matches); it never shows a diff
+// with nothing in it.
+func TestNoMatchHintNamesTheDifference(t *testing.T) {
+	t.Parallel()
+	http := Names{Old: "old_str", Tolerant: `send "match": "tolerant"`}
+	tests := []struct {
+		name    string
+		content string
+		old     string
+		strict  bool
+		names   Names
+		hint    []string // substrings of the hint
+	}{
+		{name: "LF old in a CRLF file", content: "x\r\ny\r\n", old: "x\ny", strict: true,
+			hint: []string{"old_text matches the file at line 1 (ignoring line endings)", "old_text uses LF line endings, the file uses CRLF",
+				"use tolerant matching to accept it (match tier line_ending)"}},
+		{name: "in the front's names", content: "x\r\ny\r\n", old: "x\ny", strict: true, names: http,
+			hint: []string{"old_str uses LF line endings, the file uses CRLF", `send "match": "tolerant" to accept it`}},
+		{name: "CRLF old in an LF file", content: "a\nx\ny\n", old: "x\r\ny", strict: true,
+			hint: []string{"at line 2", "old_text uses CRLF line endings, the file uses LF"}},
+		{name: "line endings at several places", content: "x\r\ny\r\nx\r\ny\r\n", old: "x\ny", strict: true,
+			hint: []string{"at lines 1, 3 (ignoring line endings)"}},
+		{name: "trailing whitespace", content: "foo  \nbar\n", old: "foo\nbar", strict: true,
+			hint: []string{"differ only in spaces or tabs at the ends of lines: foo{--}{+··+}⏎bar", "match tier trailing_whitespace"}},
+		{name: "line endings and trailing whitespace", content: "foo  \r\nbar\r\n", old: "foo\nbar", strict: true,
+			hint: []string{"old_text uses LF line endings, the file uses CRLF, and they differ only in spaces or tabs at the ends of lines"}},
+		{name: "blank lines around", content: "\n\nfoo\nbar\n", old: "\nfoo\nbar\n\n", strict: true,
+			hint: []string{"blank lines or spaces around it", "match tier trimmed"}},
+		{name: "indentation", content: "\tfoo()\n\tbar()\n", old: "foo()\nbar()", strict: true,
+			hint: []string{"differ only in indentation", "match tier indentation"}},
+		{name: "typographic quotes", content: "a = \"x\"\n", old: "a = \u201cx\u201d", strict: true,
+			hint: []string{"typographic punctuation", `a = {-“x”-}{+"x"+}`, "match tier punctuation"}},
+		{name: "spaces where the file has tabs", content: "if a {\n\tb()\n}\n", old: "if a {\n    b()\n}",
+			hint: []string{"{-····-}{+→+}", "old_text indents with spaces where the file has tabs", "copy the file's indentation"}},
+		{name: "tabs where the file has spaces", content: "if a {\n    b()\n}\n", old: "if a {\n\tb()\n}", strict: true, names: http,
+			hint: []string{"old_str indents with tabs where the file has spaces"}},
+		{name: "spaces within a line", content: "foo\tbar\n", old: "foo bar",
+			hint: []string{"foo{-·-}{+→+}bar", "differ only in spaces and tabs"}},
+		{name: "an invisible character is shown", content: "a\u200bb = 1\n", old: "ab = 1",
+			hint: []string{"a{--}{+<U+200B>+}b = 1"}},
+		{name: "strict names line endings besides other differences", content: "x\r\ny\r\n", old: "x\nz", strict: true,
+			hint: []string{"x⏎{-z-}{+y+}", "old_text uses LF line endings, the file uses CRLF"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Replace([]byte(tt.content), tt.old, "Z", ReplaceOptions{Strict: tt.strict, Names: tt.names})
+			e, ok := err.(*Error)
+			if !ok || e.Code != CodeNoMatch {
+				t.Fatalf("err = %v, want no_match", err)
+			}
+			for _, h := range tt.hint {
+				if !strings.Contains(e.Hint, h) {
+					t.Errorf("hint %q does not contain %q", e.Hint, h)
+				}
+			}
+			if strings.Contains(e.Hint, "{--}{++}") || strings.Contains(e.Hint, "100% similar") {
+				t.Errorf("hint shows a diff with nothing in it: %q", e.Hint)
+			}
+		})
+	}
+}
+
+// TestNearestNeverShowsAnEmptyDiff: the nearest-region hint, when the
+// region equals old but for what matching set aside (line endings, blank
+// lines around it), names that instead of showing an empty diff. (The
+// ladder matches such texts, so Replace reaches this only past the
+// hint's scan limit; noMatchHint is called directly.)
+func TestNearestNeverShowsAnEmptyDiff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		content, old, want string
+	}{
+		{"x\r\ny\r\n", "x\ny", "the text at line 1 equals old_text except that old_text uses LF line endings, the file uses CRLF"},
+		{"a\nx\ny\n", "x\r\ny", "the text at line 2 equals old_text except that old_text uses CRLF line endings, the file uses LF"},
+		{"x\ny\n", "\n\nx\ny", "the text at line 1 equals old_text except that old_text has blank lines or spaces around it"},
+	}
+	for _, tt := range tests {
+		if got := noMatchHint([]byte(tt.content), tt.old, false, Names{}); !strings.Contains(got, tt.want) || strings.Contains(got, "{--}{++}") {
+			t.Errorf("noMatchHint(%q, %q) = %q, want it to contain %q", tt.content, tt.old, got, tt.want)
+		}
+	}
+}
+
 func TestReplaceSnippetAndDiff(t *testing.T) {
 	t.Parallel()
 	content := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n")

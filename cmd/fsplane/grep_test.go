@@ -33,6 +33,7 @@ func grepTree(t *testing.T) string {
 		"bin.dat":         "needle\x00",
 		"-dash/file.txt":  "needle dash\n",
 		"space dir/f.txt": "needle space\n",
+		"bom.txt":         "\ufefftop\nworld\n",
 	}
 	for name, c := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -67,6 +68,8 @@ func TestGrepCommand(t *testing.T) {
 		{"context", []string{"grep", "-C", "1", "needle", "notes.txt"}, "notes.txt-2-2\nnotes.txt:3:needle three\nnotes.txt-4-4\n--\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
 		{"after merges", []string{"grep", "-A", "5", "needle", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt-4-4\nnotes.txt-5-5\nnotes.txt-6-6\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
 		{"multiline", []string{"grep", "-U", `begin\nmid`}, "multi.txt:1:begin\nmulti.txt:2:middle\n", 0},
+		{"byte order mark", []string{"grep", "-e", "^top", "-e", "top$", "bom.txt"}, "bom.txt:1:top\n", 0},
+		{"byte order mark multiline", []string{"grep", "-U", `^top\nworld`, "bom.txt"}, "bom.txt:1:top\nbom.txt:2:world\n", 0},
 		{"max filesize", []string{"grep", "--max-filesize", "1K", "needle", "big.txt", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt:8:needle eight\n", 0},
 		{"no match", []string{"grep", "zzzzqqq"}, "", 1},
 		{"bad regex", []string{"grep", "(x"}, "", 2},

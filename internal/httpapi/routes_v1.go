@@ -160,7 +160,7 @@ func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	strict := b.Match != "tolerant"
-	res, err := s.eng.Edit(r.Context(), ops.EditRequest{Path: b.File, Old: b.OldStr, New: b.NewStr, Mode: edit.ModeAll, Strict: strict, ExpectedVersion: b.Version})
+	res, err := s.eng.Edit(r.Context(), ops.EditRequest{Path: b.File, Old: b.OldStr, New: b.NewStr, Mode: edit.ModeAll, Strict: strict, Names: editNames, ExpectedVersion: b.Version})
 	if err != nil {
 		fail(w, v1, "replace", b.File, aioEditError(err, strict))
 		return

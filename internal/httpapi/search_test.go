@@ -57,3 +57,35 @@ func TestSearchRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchRoutesBOM: a file's leading UTF-8 BOM is not part of line 1
+// on any search route, as /v2/fs/read strips it: a line read as "top" is
+// found by ^top and reported as "top".
+func TestSearchRoutesBOM(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"bom.txt": "\ufefftop\nworld\n"}, httpapi.Options{})
+	r, err := e.c.Read(bg, client.ReadQuery{Path: "bom.txt"})
+	if err != nil || !strings.HasPrefix(r.Content, "top\n") {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	grep := map[string]func(client.GrepRequest) (*client.GrepResult, error){
+		"v2 grep": func(q client.GrepRequest) (*client.GrepResult, error) { return e.c.Grep(bg, q) },
+		"v1 grep": func(q client.GrepRequest) (*client.GrepResult, error) { return e.c.V1Grep(bg, q) },
+	}
+	for _, route := range []string{"v2 grep", "v1 grep"} {
+		for _, q := range []client.GrepRequest{
+			{Path: "bom.txt", Pattern: "^top"},
+			{Path: "bom.txt", Pattern: "top"},
+			{Path: ".", Pattern: `^top\nworld`, Multiline: true},
+		} {
+			g, err := grep[route](q)
+			if err != nil || len(g.Matches) != 1 || g.Matches[0].LineNumber != 1 || !strings.HasPrefix(g.Matches[0].LineContent, "top") {
+				t.Errorf("%s %q: %+v %v", route, q.Pattern, g, err)
+			}
+		}
+	}
+	sr, err := e.c.V1Search(bg, client.V1SearchRequest{File: "bom.txt", Regex: "^top$"})
+	if err != nil || len(sr.Matches) != 1 || sr.Matches[0] != "top" || sr.LineNumbers[0] != 0 {
+		t.Errorf("v1 search: %+v %v", sr, err)
+	}
+}

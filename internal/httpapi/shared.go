@@ -100,6 +100,11 @@ type editorParams struct {
 	ExpectedVersion string
 }
 
+// editNames are this front's names for what the engine's no_match hints
+// mention: the old text is old_str, and tolerant matching is asked for
+// with the match field.
+var editNames = edit.Names{Old: "old_str", Tolerant: `send "match": "tolerant"`}
+
 var replaceModes = map[string]edit.Mode{"": edit.ModeUnique, "ALL": edit.ModeAll, "FIRST": edit.ModeFirst, "LAST": edit.ModeLast}
 
 func editorErrors(replaceMode, match *string) []client.ValidationError {
@@ -145,7 +150,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		}
 		strict := p.Match != "tolerant"
 		res, err := eng.Edit(ctx, ops.EditRequest{Path: p.Path, Old: *p.OldStr, New: newStr,
-			Mode: replaceModes[strings.ToUpper(p.ReplaceMode)], Strict: strict, ExpectedVersion: p.ExpectedVersion})
+			Mode: replaceModes[strings.ToUpper(p.ReplaceMode)], Strict: strict, Names: editNames, ExpectedVersion: p.ExpectedVersion})
 		if err != nil {
 			return nil, "", aioEditError(err, strict)
 		}

@@ -311,3 +311,75 @@ func TestHostEditHintsNameTheHost(t *testing.T) {
 		}
 	}
 }
+
+// TestEditNoMatchHints: a str_replace that exact matching (the default)
+// refuses for a difference tolerant matching accepts says what differs
+// and names this front's match field; a difference no matching accepts
+// (tabs for spaces) is named too. No hint shows an empty diff.
+func TestEditNoMatchHints(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"crlf.txt": "x\r\ny\r\n", "ws.txt": "foo  \nbar\n", "tabs.go": "if a {\n\tb()\n}\n"}
+	tests := []struct {
+		name     string
+		path     string
+		old      string
+		match    string
+		v1       bool // POST /v1/file/replace instead of /v2/fs/edit
+		hint     []string
+		tolerant string // the match tier "match": "tolerant" then uses; "" when it fails too
+	}{
+		{name: "line endings", path: "crlf.txt", old: "x\ny",
+			hint:     []string{"old_str uses LF line endings, the file uses CRLF", `send "match": "tolerant" to accept it`},
+			tolerant: "line_ending"},
+		{name: "line endings v1", path: "crlf.txt", old: "x\ny", v1: true,
+			hint:     []string{"old_str uses LF line endings, the file uses CRLF", `send "match": "tolerant"`},
+			tolerant: "line_ending"},
+		{name: "trailing whitespace", path: "ws.txt", old: "foo\nbar",
+			hint:     []string{"differ only in spaces or tabs at the ends of lines", `send "match": "tolerant"`},
+			tolerant: "trailing_whitespace"},
+		{name: "spaces for tabs", path: "tabs.go", old: "if a {\n    b()\n}", match: "tolerant",
+			hint: []string{"old_str indents with spaces where the file has tabs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, files, httpapi.Options{})
+			replace := func(match string) (string, error) {
+				if tt.v1 {
+					_, err := e.c.V1Replace(bg, client.V1ReplaceRequest{File: tt.path, OldStr: tt.old, NewStr: "z", Match: match})
+					return "", err
+				}
+				req := client.EditRequest{Command: "str_replace", Path: tt.path, OldStr: client.String(tt.old), NewStr: client.String("z")}
+				if match != "" {
+					req.Match = client.String(match)
+				}
+				res, err := e.c.Edit(bg, req)
+				if err != nil {
+					return "", err
+				}
+				return res.MatchTier, nil
+			}
+			_, err := replace(tt.match)
+			status := 400
+			if tt.v1 {
+				status = 200
+			}
+			ce := wantErr(t, err, status, "no_match")
+			for _, h := range tt.hint {
+				if !strings.Contains(ce.Hint, h) {
+					t.Errorf("hint %q does not contain %q", ce.Hint, h)
+				}
+			}
+			if strings.Contains(ce.Hint, "{--}{++}") {
+				t.Errorf("hint shows an empty diff: %q", ce.Hint)
+			}
+			if tt.tolerant == "" {
+				return
+			}
+			tier, err := replace("tolerant")
+			if err != nil || (!tt.v1 && tier != tt.tolerant) {
+				t.Errorf("tolerant: tier %q, %v; want %q", tier, err, tt.tolerant)
+			}
+		})
+	}
+}

@@ -118,6 +118,11 @@ func TestEdit(t *testing.T) {
 			t.Fatal(r.meta)
 		}
 	})
+	t.Run("no match names tabs for spaces", func(t *testing.T) {
+		e := e.on(t)
+		r := e.fail("edit", args("path", "a.go", "old_text", "func A() {\n    return // done\n}", "new_text", "func A() {}"), "no_match")
+		wantContains(t, r.text, "old_text indents with spaces where the file has tabs")
+	})
 	t.Run("delete text", func(t *testing.T) {
 		e := e.on(t)
 		e.ok("edit", args("path", "a.go", "old_text", " // done", "new_text", ""))

@@ -13,8 +13,9 @@ import (
 type EditRequest struct {
 	Path            string
 	Old, New        string
-	Mode            edit.Mode // unique (default), all, first, last
-	Strict          bool      // exact tier only
+	Mode            edit.Mode  // unique (default), all, first, last
+	Strict          bool       // exact tier only
+	Names           edit.Names // the front's names for what a no_match hint mentions
 	ExpectedVersion string
 	Diff            bool // include a unified diff
 	DryRun          bool // compute everything, write nothing
@@ -55,7 +56,7 @@ func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
 	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
 		return nil, err
 	}
-	r, err := edit.Replace(tf.Content, req.Old, req.New, edit.ReplaceOptions{Mode: req.Mode, Strict: req.Strict, Diff: req.Diff, Path: req.Path})
+	r, err := edit.Replace(tf.Content, req.Old, req.New, edit.ReplaceOptions{Mode: req.Mode, Strict: req.Strict, Diff: req.Diff, Path: req.Path, Names: req.Names})
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}

@@ -59,7 +59,9 @@
 // regexp is not run at all. Without a literal the regexp runs over the
 // whole buffer. A file with a NUL byte in its first 8 KiB is binary and
 // skipped; a NUL further on ends the search of that file (at the line
-// before it). Files up to 256 KiB are read whole into a reused buffer,
+// before it). A UTF-8 byte order mark at the start of a file is not part
+// of its first line, neither for matching nor in the text reported (as
+// ripgrep and fsplane's read see it). Files up to 256 KiB are read whole into a reused buffer,
 // larger ones in chunks with the unfinished line (and the context lines)
 // carried over; multiline search reads a file whole (up to 256 MiB).
 // Files over MaxFileSize are skipped and counted.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+
+	"github.com/fsplane/fsplane/edit"
 )
 
 // FileMatches is the matches of one file, handed to Stream's collect
@@ -243,6 +245,16 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 	if err != nil {
 		return statusFailed, err
 	}
+	bom := 0 // bytes dropped from the start of the file
+	if edit.HasBOM(s.buf[:n]) {
+		// A UTF-8 byte order mark is no part of line 1, as ripgrep and
+		// read see it: drop it here, once, so no line scan has to know.
+		// Every path below (whole, chunked, multiline) starts from this
+		// buffer, and whatever is read next is appended after n. The
+		// copy is at most one chunk, and only for files with a BOM.
+		bom = len(edit.BOM)
+		n = copy(s.buf, s.buf[bom:n])
+	}
 	if bytes.IndexByte(s.buf[:min(n, binaryProbe)], 0) >= 0 {
 		return statusBinary, nil
 	}
@@ -250,7 +262,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 	if s.m.multiline && !eof {
 		// Multiline matches may span any distance: read it all.
 		for !eof {
-			if int64(n) > multiMax || (maxSize > 0 && int64(n) > maxSize) {
+			if int64(n) > multiMax || (maxSize > 0 && int64(n+bom) > maxSize) {
 				return statusTooLarge, nil
 			}
 			nb := make([]byte, 2*len(s.buf))
@@ -261,7 +273,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 			}
 		}
 	}
-	if maxSize > 0 && int64(n) > maxSize {
+	if maxSize > 0 && int64(n+bom) > maxSize {
 		return statusTooLarge, nil
 	}
 	if !eof {
@@ -272,7 +284,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 				return statusTooLarge, nil
 			}
 		}
-		return s.searchChunked(fh, n, limit)
+		return s.searchChunked(fh, n, bom, limit)
 	}
 	buf := s.buf[:n]
 	liftCRs(buf, true)
@@ -344,16 +356,16 @@ func (s *searchState) grow(n int) {
 }
 
 // searchChunked searches a file larger than the buffer, which holds its
-// first n bytes, carrying the unfinished last line (and the context lines
-// the next chunk needs) from one chunk to the next. Hits are copied to the
-// arena.
-func (s *searchState) searchChunked(fh fileHandle, n int, limit int) (fileStatus, error) {
+// first n bytes (after the skipped bytes of a BOM), carrying the
+// unfinished last line (and the context lines the next chunk needs) from
+// one chunk to the next. Hits are copied to the arena.
+func (s *searchState) searchChunked(fh fileHandle, n, skipped, limit int) (fileStatus, error) {
 	s.copy = true
 	s.cntPos, s.cntLine = 0, 1
 	before, after := s.q.opts.ContextBefore, s.q.opts.ContextAfter
 	maxSize := s.q.opts.MaxFileSize
-	total := int64(n) // bytes read so far
-	from := 0         // where the unsearched part starts
+	total := int64(skipped + n) // bytes read so far
+	from := 0                   // where the unsearched part starts
 	eof := false
 	scanned := 0 // bytes of the buffer already checked for NUL
 	for {

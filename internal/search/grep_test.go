@@ -287,6 +287,79 @@ func TestGrepLateNUL(t *testing.T) {
 	}
 }
 
+// TestGrepBOM: a UTF-8 byte order mark at the start of a file is not
+// part of line 1, for matching (^, \A, a multiline match from line 1) or
+// in the text and context reported, as ripgrep reads it (and as read
+// strips it); in small, chunked and multiline searches alike. Only the
+// first mark is dropped, and the size limit counts it.
+func TestGrepBOM(t *testing.T) {
+	t.Parallel()
+	const bom = "\ufeff"
+	filler := strings.Repeat("filler line\n", 2*chunkSize/12)
+	dir := makeTree(t, map[string]string{
+		"small.txt":   bom + "top\nworld\n",
+		"big.txt":     bom + "top\n" + filler + "top again\n",
+		"crlf.txt":    bom + "top\r\nworld\r\n",
+		"only.txt":    bom,
+		"two.txt":     bom + bom + "top\n",
+		"binary.txt":  bom + "top\x00\n",
+		"context.txt": bom + "above\ntop\n",
+	})
+	tests := []struct {
+		name  string
+		start string
+		opts  Options
+		want  []Match
+	}{
+		{"anchored", "small.txt", Options{Pattern: "^top"}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"text", "small.txt", Options{Pattern: "top"}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"text anchor", "small.txt", Options{Pattern: `\Atop`}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"whole line", "small.txt", Options{Pattern: `^\w+$`}, []Match{{LineNumber: 1, LineContent: "top"}, {LineNumber: 2, LineContent: "world"}}},
+		{"fixed", "small.txt", Options{Pattern: "top", FixedStrings: true}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"no literal", "small.txt", Options{Pattern: `^.{3}$`}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"the mark matches nothing", "small.txt", Options{Pattern: "\ufeff"}, nil},
+		{"chunked", "big.txt", Options{Pattern: "^top"}, []Match{
+			{LineNumber: 1, LineContent: "top"}, {LineNumber: 2*chunkSize/12 + 2, LineContent: "top again"}}},
+		{"multiline", "small.txt", Options{Pattern: `^top\nworld$`, Multiline: true}, []Match{{LineNumber: 1, LineContent: "top\nworld"}}},
+		{"multiline text anchor", "small.txt", Options{Pattern: `\Atop\n`, Multiline: true}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"multiline chunked", "big.txt", Options{Pattern: `\Atop\nfiller`, Multiline: true}, []Match{{LineNumber: 1, LineContent: "top\nfiller line"}}},
+		{"crlf", "crlf.txt", Options{Pattern: `^top\r`}, []Match{{LineNumber: 1, LineContent: "top"}}},
+		{"context", "context.txt", Options{Pattern: "^top", ContextBefore: 1}, []Match{{LineNumber: 2, LineContent: "top", ContextBefore: []string{"above"}}}},
+		{"context after", "small.txt", Options{Pattern: "world", ContextBefore: 1}, []Match{{LineNumber: 2, LineContent: "world", ContextBefore: []string{"top"}}}},
+		{"only a mark has no lines", "only.txt", Options{Pattern: "^"}, nil},
+		{"a second mark is text", "two.txt", Options{Pattern: "^\ufefftop"}, []Match{{LineNumber: 1, LineContent: bom + "top"}}},
+		{"binary after the mark", "binary.txt", Options{Pattern: "top"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			q, err := Compile(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Grep(context.Background(), openRoot(t, dir), tt.start, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.Matches, cmpEmptyMatches); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The mark counts toward the size limit: the file is 13 bytes.
+	_, res := grepLines(t, dir, "small.txt", Options{Pattern: "top", MaxFileSize: 12})
+	if res.FilesSkippedSize != 1 {
+		t.Errorf("size limit: %+v", res.Stats)
+	}
+}
+
+var cmpEmptyMatches = cmp.Transformer("emptyMatches", func(s []Match) []Match {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
 func TestGrepSingleFile(t *testing.T) {
 	t.Parallel()
 	dir := makeTree(t, map[string]string{"d/.f.txt": "a\nneedle\n"})
