@@ -29,7 +29,13 @@ Every hunk of every file is resolved first; the files are then committed in
 one transaction, so either all of them change or none does. On success the
 output is Codex's: "Success. Updated the following files:" and A/M/D lines.
 On failure the error goes to standard error, the exit status is 1, and the
-tree is unchanged. Each change can be reverted with fsplane's undo.`,
+tree is unchanged.
+
+Each changed file is recorded in the undo journal of the state directory
+(--state-dir). This command has no undo of its own: revert a file with the
+"undo" tool of "fsplane mcp", or POST /v2/fs/undo (or the undo_edit command
+of POST /v1/file/str_replace_editor) on "fsplane serve", when they run with
+the same state directory and a root that holds the file.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := patchText(cmd.InOrStdin(), args)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/applytest"
@@ -93,5 +94,23 @@ func TestApplyRootFlagAndDryRun(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(root, "a.txt"))
 	if string(b) != "one\ntwo\n" {
 		t.Fatalf("dry run changed a.txt: %q", b)
+	}
+}
+
+// TestApplyHelpNamesUndo: the help used to promise "fsplane's undo",
+// which the CLI does not have; it must name where undo is reachable.
+func TestApplyHelpNamesUndo(t *testing.T) {
+	t.Parallel()
+	got := runBinary(t, t.TempDir(), "", "apply", "--help")
+	if got.Exit != 0 {
+		t.Fatalf("apply --help: %+v", got)
+	}
+	for _, want := range []string{`"undo" tool of "fsplane mcp"`, "POST /v2/fs/undo", "--state-dir"} {
+		if !strings.Contains(got.Stdout, want) {
+			t.Errorf("apply --help does not mention %q:\n%s", want, got.Stdout)
+		}
+	}
+	if strings.Contains(got.Stdout, "fsplane's undo") {
+		t.Errorf("apply --help promises an undo command the CLI lacks:\n%s", got.Stdout)
 	}
 }

@@ -169,9 +169,18 @@ func parseCodexHunk(lines []string, n int) (FileOp, int, error) {
 	op := FileOp{Kind: Update, Path: strings.TrimSpace(path), Line: n}
 	i := 1
 	if i < len(lines) {
-		if dest, ok := strings.CutPrefix(parseTrimRight(lines[i]), codexMoveMarker); ok {
+		move := parseTrimRight(lines[i])
+		if dest, ok := strings.CutPrefix(move, codexMoveMarker); ok {
 			op.MoveTo = strings.TrimSpace(dest)
 			i++
+		} else if move == strings.TrimSpace(codexMoveMarker) {
+			// "*** Move to: " with nothing after it (trimmed, it no
+			// longer has the marker's space). Codex would take it for
+			// the end of the section and call the update empty, or try
+			// to write a file named "": neither says what is wrong.
+			return FileOp{}, 0, parseInvalidHunk(n+i,
+				fmt.Sprintf("Move to path for '%s' is empty", op.Path),
+				fmt.Sprintf("write the new path after '*** Move to: ', or drop the line to update %s in place", op.Path))
 		}
 	}
 	for i < len(lines) {
@@ -249,7 +258,15 @@ scan:
 		case l[0] == '-':
 			c.Old = append(c.Old, l[1:])
 		case body == 0:
-			return Chunk{}, 0, parseInvalidHunk(n+i,
+			// Codex reports the line after the chunk's first, which is
+			// this line only when the chunk has an "@@" line; without one
+			// (a first chunk) its number is one more than the line's.
+			// `fsplane apply` prints Codex's number.
+			line := n + i
+			if i == 0 {
+				line++
+			}
+			return Chunk{}, 0, parseInvalidHunk(line,
 				fmt.Sprintf("Unexpected line found in update hunk: '%s'. Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)", l),
 				"prefix every chunk line with ' ' (unchanged), '-' (removed) or '+' (added)")
 		default:

@@ -277,9 +277,26 @@ var parseCodexCases = []parseCase{
 		err:  "Invalid patch hunk on line 5: Unexpected line found in update hunk: '\tbad'" + parseLineRule,
 	},
 	{
+		// Codex's number: one past the line (parse_update_file_chunk
+		// adds one whether or not the chunk has an @@ line).
 		name: "unexpected line in a first chunk without @@",
 		text: "*** Begin Patch\n*** Update File: a\n@@x\n*** End Patch",
-		err:  "Invalid patch hunk on line 3: Unexpected line found in update hunk: '@@x'" + parseLineRule,
+		err:  "Invalid patch hunk on line 4: Unexpected line found in update hunk: '@@x'" + parseLineRule,
+	},
+	{
+		name: "unexpected first line without @@",
+		text: "*** Begin Patch\n*** Update File: a\nbad\n-x\n*** End Patch",
+		err:  "Invalid patch hunk on line 4: Unexpected line found in update hunk: 'bad'" + parseLineRule,
+	},
+	{
+		name: "empty move to path",
+		text: "*** Begin Patch\n*** Update File: a\n*** Move to: \n@@\n-x\n+y\n*** End Patch",
+		err:  "Invalid patch hunk on line 3: Move to path for 'a' is empty",
+	},
+	{
+		name: "move to marker without path or space",
+		text: "*** Begin Patch\n*** Update File: a\n*** Move to:\n@@\n-x\n+y\n*** End Patch",
+		err:  "Invalid patch hunk on line 3: Move to path for 'a' is empty",
 	},
 	{
 		name: "file header right after @@",

@@ -16,8 +16,29 @@ type Source interface {
 	Canonical(path string) (string, error)
 	// Read returns the content of the file with that canonical identity,
 	// or exists == false when there is no such file. An error (a
-	// directory, a binary file, an I/O failure) fails the plan.
+	// directory, an I/O failure) fails the plan, with one exception: a
+	// file that is there but is not text (binary, not UTF-8, too large)
+	// is reported with exists == true and an error saying why. The plan
+	// then fails only if a section needs that content (an Update); a
+	// Delete, an Add over the file or a Move onto it replace it unread,
+	// as Codex does with any file.
 	Read(canonical string) (content []byte, exists bool, err error)
+}
+
+// LinkSource is a Source that knows symbolic links. Codex's apply_patch
+// writes through a link (Add, Update, a Move's destination) but removes
+// the path that a Delete or a Move's source names: the link itself, never
+// the file it leads to, which may be a file the patch does not name at
+// all. With a plain Source every path is taken for a file of its own.
+type LinkSource interface {
+	Source
+	// Link reports whether the last component of path is a symbolic
+	// link. key is then the identity of the link itself, distinct from
+	// every Canonical key (Canonical follows the link), and target what
+	// it points to. It must work for links that dangle or lead where
+	// Canonical refuses to go: removing them is fine. An error fails the
+	// plan.
+	Link(path string) (key, target string, isLink bool, err error)
 }
 
 // Plan is a fully resolved patch: what every touched file becomes.
@@ -38,9 +59,17 @@ type Change struct {
 	Path      string // the path as the patch wrote it (first mention)
 	Canonical string
 	Existed   bool
-	Old       []byte // content before; nil when it did not exist
+	Old       []byte // content before; nil when it did not exist or is Opaque; a Link's target
 	Delete    bool
 	New       []byte // content after, when !Delete
+	// Opaque: the file existed but is not text (see Source.Read); the
+	// change deletes or replaces it without having read it.
+	Opaque bool
+	// Link: Canonical is a symbolic link the patch removed (see
+	// LinkSource): Delete removes the link itself, else New replaces the
+	// link with a regular file. The file the link led to is no part of
+	// this change.
+	Link bool
 }
 
 // HunkResult says where a chunk of an Update was applied.
@@ -68,18 +97,52 @@ type fileState struct {
 	path    string
 	content []byte
 	exists  bool
+	// opaque is why content is unknown: the file is there but not text
+	// (see Source.Read). Replacing or deleting the file clears it.
+	opaque error
 	// original state
 	origContent []byte
 	origExists  bool
+	origOpaque  bool
+}
+
+// set gives f new content, or none (deleted).
+func (f *fileState) set(content []byte, exists bool) {
+	f.content, f.exists, f.opaque = content, exists, nil
+}
+
+// changed reports whether f's final state differs from its original one.
+func (f *fileState) changed() bool {
+	switch {
+	case f.opaque != nil:
+		return false // never replaced
+	case f.exists != f.origExists:
+		return true
+	case !f.exists:
+		return false
+	case f.origOpaque:
+		return true // replaced unread
+	}
+	return string(f.content) != string(f.origContent)
+}
+
+// linkEntry is a symbolic link a path of the patch names (see LinkSource).
+type linkEntry struct {
+	key, target string
+	path        string // as the patch first wrote it
+	removed     bool   // by a Delete or a Move away; files[key] then holds what the path names since
 }
 
 // Build resolves every hunk of every file section of p against the files
 // in src and returns the plan, or the first error; on error nothing should
 // be applied. Sections apply in order, each to the result of the ones
 // before, as if applied one by one; Add overwrites an existing file and a
-// Move overwrites its destination (Codex semantics).
+// Move overwrites its destination (Codex semantics), whether or not that
+// file is text.
 func Build(p *Patch, src Source) (*Plan, error) {
-	pl := &planner{src: src, files: map[string]*fileState{}, dialect: p.Dialect}
+	pl := &planner{src: src, files: map[string]*fileState{}, dialect: p.Dialect,
+		linkKeys: map[string]string{}, links: map[string]*linkEntry{}}
+	pl.linker, _ = src.(LinkSource)
 	plan := &Plan{}
 	for _, op := range p.Files {
 		if err := pl.apply(op, plan); err != nil {
@@ -88,25 +151,80 @@ func Build(p *Patch, src Source) (*Plan, error) {
 	}
 	for _, key := range pl.order {
 		f := pl.files[key]
-		if f.exists == f.origExists && (!f.exists || string(f.content) == string(f.origContent)) {
+		if l := pl.links[key]; l != nil {
+			c := Change{Path: l.path, Canonical: key, Existed: true, Old: []byte(l.target), Delete: true, Link: true}
+			if f != nil && f.exists {
+				c.Delete, c.New = false, f.content
+			}
+			plan.Changes = append(plan.Changes, c)
+			continue
+		}
+		if !f.changed() {
 			continue
 		}
 		plan.Changes = append(plan.Changes, Change{
 			Path: f.path, Canonical: key, Existed: f.origExists, Old: f.origContent,
-			Delete: !f.exists, New: f.content,
+			Delete: !f.exists, New: f.content, Opaque: f.origOpaque,
 		})
 	}
 	return plan, nil
 }
 
 type planner struct {
-	src     Source
-	files   map[string]*fileState
-	order   []string
-	dialect Dialect
+	src      Source
+	linker   LinkSource // src, when it knows links
+	files    map[string]*fileState
+	order    []string // keys of files and removed links, as first touched
+	dialect  Dialect
+	linkKeys map[string]string     // path as written → its link's key ("": not a link)
+	links    map[string]*linkEntry // by key: the links the patch named
 }
 
+// link returns the symbolic link path names, or nil.
+func (pl *planner) link(path string) (*linkEntry, error) {
+	if pl.linker == nil {
+		return nil, nil
+	}
+	key, ok := pl.linkKeys[path]
+	if !ok {
+		k, target, isLink, err := pl.linker.Link(path)
+		if err != nil {
+			return nil, err
+		}
+		if isLink {
+			key = k
+			if pl.links[key] == nil {
+				pl.links[key] = &linkEntry{key: key, target: target, path: path}
+			}
+		}
+		pl.linkKeys[path] = key
+	}
+	return pl.links[key], nil
+}
+
+// removeLink records that the patch removes the link l itself.
+func (pl *planner) removeLink(l *linkEntry) {
+	if !l.removed {
+		l.removed = true
+		pl.order = append(pl.order, l.key)
+	}
+}
+
+// state returns the state of the file path names now: through a link the
+// patch has not removed, at the link's own place once it has.
 func (pl *planner) state(path string) (*fileState, error) {
+	l, err := pl.link(path)
+	if err != nil {
+		return nil, err
+	}
+	if l != nil && l.removed {
+		f := pl.files[l.key]
+		if f == nil {
+			f = &fileState{path: path}
+			pl.files[l.key] = f
+		}
+		return f, nil
+	}
 	key, err := pl.src.Canonical(path)
 	if err != nil {
 		return nil, err
@@ -115,37 +233,68 @@ func (pl *planner) state(path string) (*fileState, error) {
 		return f, nil
 	}
 	content, exists, err := pl.src.Read(key)
+	var opaque error
 	if err != nil {
-		return nil, err
+		if !exists {
+			return nil, err
+		}
+		content, opaque = nil, err
 	}
-	f := &fileState{path: path, content: content, exists: exists, origContent: content, origExists: exists}
+	f := &fileState{path: path, content: content, exists: exists, opaque: opaque,
+		origContent: content, origExists: exists, origOpaque: opaque != nil}
 	pl.files[key] = f
 	pl.order = append(pl.order, key)
 	return f, nil
 }
 
 func (pl *planner) apply(op FileOp, plan *Plan) error {
-	f, err := pl.state(op.Path)
-	if err != nil {
-		return &SourceError{Kind: op.Kind, Path: op.Path, Err: err}
-	}
+	fail := func(kind Kind, path string, err error) error { return &SourceError{Kind: kind, Path: path, Err: err} }
 	switch op.Kind {
 	case Add:
+		if err := fileName(op.Path); err != nil {
+			return fail(Add, op.Path, err)
+		}
+		f, err := pl.state(op.Path)
+		if err != nil {
+			return fail(Add, op.Path, err)
+		}
 		var sb strings.Builder
 		for _, l := range op.Lines {
 			sb.WriteString(l)
 			sb.WriteByte('\n')
 		}
-		f.content, f.exists = []byte(sb.String()), true
+		f.set([]byte(sb.String()), true)
 		plan.Added = append(plan.Added, op.Path)
 	case Delete:
+		l, err := pl.link(op.Path)
+		if err != nil {
+			return fail(Delete, op.Path, err)
+		}
+		if l != nil && !l.removed {
+			// Codex's remove_file unlinks the path: the link.
+			pl.removeLink(l)
+			plan.Deleted = append(plan.Deleted, op.Path)
+			return nil
+		}
+		f, err := pl.state(op.Path)
+		if err != nil {
+			return fail(Delete, op.Path, err)
+		}
 		if !f.exists {
 			return &edit.Error{Code: "not_found", Message: "Failed to delete file " + op.Path,
 				Hint: "the file does not exist; check the path or drop this Delete section"}
 		}
-		f.content, f.exists = nil, false
+		f.set(nil, false)
 		plan.Deleted = append(plan.Deleted, op.Path)
 	case Update:
+		l, err := pl.link(op.Path)
+		if err != nil {
+			return fail(Update, op.Path, err)
+		}
+		f, err := pl.state(op.Path)
+		if err != nil {
+			return fail(Update, op.Path, err)
+		}
 		if !f.exists {
 			if pl.dialect == AgentZero {
 				return &edit.Error{Code: "not_found", Message: "File not found: " + op.Path}
@@ -153,29 +302,56 @@ func (pl *planner) apply(op FileOp, plan *Plan) error {
 			return &edit.Error{Code: "not_found", Message: fmt.Sprintf("Failed to read file to update %s: No such file or directory (os error 2)", op.Path),
 				Hint: "use '*** Add File:' to create a file"}
 		}
+		if f.opaque != nil {
+			return fail(Update, op.Path, f.opaque)
+		}
 		updated, hunks, err := pl.update(op, f.content)
 		if err != nil {
 			return err
 		}
 		plan.Hunks = append(plan.Hunks, hunks...)
-		if op.MoveTo != "" {
-			dst, err := pl.state(op.MoveTo)
-			if err != nil {
-				return &SourceError{Kind: Add, Path: op.MoveTo, Err: err}
-			}
-			if dst != f {
-				f.content, f.exists = nil, false
-			}
-			dst.content, dst.exists = updated, true
-			plan.Modified = append(plan.Modified, op.MoveTo)
-		} else {
-			f.content = updated
+		if op.MoveTo == "" {
+			f.set(updated, true)
 			plan.Modified = append(plan.Modified, op.Path)
+			return nil
 		}
+		if err := fileName(op.MoveTo); err != nil {
+			return fail(Add, op.MoveTo, err)
+		}
+		dl, err := pl.link(op.MoveTo)
+		if err != nil {
+			return fail(Add, op.MoveTo, err)
+		}
+		dst, err := pl.state(op.MoveTo)
+		if err != nil {
+			return fail(Add, op.MoveTo, err)
+		}
+		switch {
+		case l != nil && !l.removed && dl != l:
+			// The source path is a link: Codex removes the link and
+			// leaves the file it led to (dst may be that very file).
+			pl.removeLink(l)
+		case dst != f:
+			f.set(nil, false)
+		}
+		dst.set(updated, true)
+		plan.Modified = append(plan.Modified, op.MoveTo)
 	default:
 		return &edit.Error{Code: edit.CodeBadRequest, Message: fmt.Sprintf("unknown file operation %d for %s", op.Kind, op.Path)}
 	}
 	return nil
+}
+
+// fileName refuses to make a file at a path that ends with "/": it names
+// a directory (as in POSIX, and as the workspace treats every other
+// write), and Codex fails to write there too. Updates and Deletes need no
+// check: such a path names no file the Source could return.
+func fileName(path string) error {
+	if !strings.HasSuffix(path, "/") {
+		return nil
+	}
+	return &edit.Error{Code: "invalid_target", Message: path + " ends with /, which names a directory, not a file",
+		Hint: "drop the trailing / to make a file there"}
 }
 
 // update resolves op's chunks against content, in order from a cursor.
@@ -200,7 +376,10 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			}
 			edits = append(edits, doc.Insert(at, ch.New))
 			hunks = append(hunks, HunkResult{Path: op.Path, Line: at + 1, Tier: "insert", Patch: ch.Line})
-			cursor = at
+			// An append at the end does not move the cursor there: as in
+			// Codex (compute_replacements), only an anchor moves it, so
+			// the next chunk is still searched from here.
+			cursor = from
 			continue
 		}
 		// Behind an anchor the first block wins; without one, every block

@@ -136,6 +136,22 @@ func TestBuild(t *testing.T) {
 			sum:   [3][]string{nil, {"q.txt"}, nil},
 		},
 		{
+			// Codex appends without moving its cursor (it used to move to
+			// the end, and the second chunk was not found).
+			name:  "pure addition without anchor keeps the cursor",
+			files: memSource{"f.txt": "a\nb\nc\n"},
+			patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n+appended\n@@\n-b\n+B\n*** End Patch",
+			want:  map[string]string{"f.txt": "a\nB\nc\nappended\n"},
+			sum:   [3][]string{nil, {"f.txt"}, nil},
+		},
+		{
+			name:  "pure additions at the end keep their order",
+			files: memSource{"f.txt": "a\n"},
+			patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n+1\n@@\n+2\n*** End Patch",
+			want:  map[string]string{"f.txt": "a\n1\n2\n"},
+			sum:   [3][]string{nil, {"f.txt"}, nil},
+		},
+		{
 			name:  "BOM kept",
 			files: memSource{"b.txt": edit.BOM + "first\nsecond\n"},
 			patch: "*** Begin Patch\n*** Update File: b.txt\n@@\n-first\n+1st\n*** End Patch",
@@ -320,5 +336,201 @@ func TestBuildLargeHunkKeepsContextLines(t *testing.T) {
 	}
 	if got := string(plan.Changes[0].New); got != want.String() {
 		t.Errorf("context lines changed: starts %q, ends %q", got[:min(len(got), 20)], got[max(len(got)-20, 0):])
+	}
+}
+
+// linkSource is a memSource with symbolic links: links maps a path to its
+// target (a path of the source); a target that starts with "/" leads out,
+// where Canonical refuses to go.
+type linkSource struct {
+	memSource
+	links map[string]string
+}
+
+func (s linkSource) Canonical(p string) (string, error) {
+	if t, ok := s.links[path.Clean(p)]; ok {
+		return s.memSource.Canonical(t)
+	}
+	return s.memSource.Canonical(p)
+}
+
+func (s linkSource) Link(p string) (string, string, bool, error) {
+	t, ok := s.links[path.Clean(p)]
+	return "link:" + path.Clean(p), t, ok, nil
+}
+
+// TestBuildLinks: a Delete or a Move away of a path that is a symbolic
+// link removes the link (a Link change), never the file it points to;
+// everything else goes through the link. The file used to be deleted.
+func TestBuildLinks(t *testing.T) {
+	t.Parallel()
+	files := memSource{"real.txt": "one\ntwo\n", "other.txt": "x\n"}
+	links := map[string]string{"alias": "real.txt", "dangling": "nowhere.txt", "escape": "/etc/passwd", "alias2": "real.txt"}
+	type change struct {
+		Key     string
+		Link    bool
+		Delete  bool
+		Existed bool
+		New     string
+	}
+	tests := []struct {
+		name  string
+		patch string
+		want  []change
+		sum   [3][]string
+	}{
+		{name: "delete link", patch: "*** Delete File: alias",
+			want: []change{{Key: "link:alias", Link: true, Delete: true, Existed: true}},
+			sum:  [3][]string{nil, nil, {"alias"}}},
+		{name: "delete dangling link", patch: "*** Delete File: dangling",
+			want: []change{{Key: "link:dangling", Link: true, Delete: true, Existed: true}},
+			sum:  [3][]string{nil, nil, {"dangling"}}},
+		{name: "delete link leading out", patch: "*** Delete File: escape",
+			want: []change{{Key: "link:escape", Link: true, Delete: true, Existed: true}},
+			sum:  [3][]string{nil, nil, {"escape"}}},
+		{name: "update through link", patch: "*** Update File: alias\n@@\n-two\n+2",
+			want: []change{{Key: "real.txt", Existed: true, New: "one\n2\n"}},
+			sum:  [3][]string{nil, {"alias"}, nil}},
+		{name: "move link away", patch: "*** Update File: alias\n*** Move to: moved.txt\n@@\n-two\n+2",
+			want: []change{{Key: "moved.txt", New: "one\n2\n"}, {Key: "link:alias", Link: true, Delete: true, Existed: true}},
+			sum:  [3][]string{nil, {"moved.txt"}, nil}},
+		{name: "move link onto its target", patch: "*** Update File: alias\n*** Move to: real.txt\n@@\n-two\n+2",
+			want: []change{{Key: "real.txt", Existed: true, New: "one\n2\n"}, {Key: "link:alias", Link: true, Delete: true, Existed: true}},
+			sum:  [3][]string{nil, {"real.txt"}, nil}},
+		{name: "move link onto itself", patch: "*** Update File: alias\n*** Move to: ./alias\n@@\n-two\n+2",
+			want: []change{{Key: "real.txt", Existed: true, New: "one\n2\n"}},
+			sum:  [3][]string{nil, {"./alias"}, nil}},
+		{name: "move onto a link writes through it", patch: "*** Update File: other.txt\n*** Move to: alias2\n@@\n-x\n+y",
+			want: []change{{Key: "other.txt", Existed: true, Delete: true}, {Key: "real.txt", Existed: true, New: "y\n"}},
+			sum:  [3][]string{nil, {"alias2"}, nil}},
+		{name: "add through link", patch: "*** Add File: alias\n+new",
+			want: []change{{Key: "real.txt", Existed: true, New: "new\n"}},
+			sum:  [3][]string{{"alias"}, nil, nil}},
+		{name: "delete link then add a file there", patch: "*** Delete File: alias\n*** Add File: alias\n+new",
+			want: []change{{Key: "link:alias", Link: true, Existed: true, New: "new\n"}},
+			sum:  [3][]string{{"alias"}, nil, {"alias"}}},
+		{name: "delete link and its target", patch: "*** Delete File: alias\n*** Delete File: real.txt",
+			want: []change{{Key: "link:alias", Link: true, Delete: true, Existed: true}, {Key: "real.txt", Existed: true, Delete: true}},
+			sum:  [3][]string{nil, nil, {"alias", "real.txt"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Parse("*** Begin Patch\n" + tt.patch + "\n*** End Patch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Build(p, linkSource{files, links})
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			var got []change
+			for _, c := range plan.Changes {
+				got = append(got, change{Key: c.Canonical, Link: c.Link, Delete: c.Delete, Existed: c.Existed, New: string(c.New)})
+				if c.Link && string(c.Old) != links[strings.TrimPrefix(c.Canonical, "link:")] {
+					t.Errorf("%s: Old = %q, want the link's target", c.Canonical, c.Old)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.sum, [3][]string{plan.Added, plan.Modified, plan.Deleted}); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, patch := range []string{
+		"*** Delete File: alias\n*** Update File: alias\n@@\n-one\n+1",
+		"*** Delete File: alias\n*** Delete File: alias",
+	} {
+		p, err := Parse("*** Begin Patch\n" + patch + "\n*** End Patch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e *edit.Error
+		if _, err := Build(p, linkSource{files, links}); !errors.As(err, &e) || e.Code != "not_found" {
+			t.Errorf("%q: err = %v, want not_found: the link is gone", patch, err)
+		}
+	}
+}
+
+// opaqueSource is a memSource whose "<binary>" files exist but are not
+// text.
+type opaqueSource struct{ memSource }
+
+var errNotText = errors.New("appears to be binary")
+
+func (s opaqueSource) Read(key string) ([]byte, bool, error) {
+	if s.memSource[key] == "<binary>" {
+		return nil, true, errNotText
+	}
+	return s.memSource.Read(key)
+}
+
+// TestBuildOpaqueFiles: a file that is not text can be deleted, replaced
+// by an Add or by a Move onto it, without being read; only an Update
+// needs its content. All of these used to fail on reading it.
+func TestBuildOpaqueFiles(t *testing.T) {
+	t.Parallel()
+	src := opaqueSource{memSource{"bin": "<binary>", "f.txt": "one\n"}}
+	for _, tt := range []struct {
+		name  string
+		patch string
+		want  map[string]string
+	}{
+		{"delete", "*** Delete File: bin", map[string]string{"f.txt": "one\n"}},
+		{"add over", "*** Add File: bin\n+text", map[string]string{"bin": "text\n", "f.txt": "one\n"}},
+		{"move onto", "*** Update File: f.txt\n*** Move to: bin\n@@\n-one\n+1", map[string]string{"bin": "1\n"}},
+		{"add over, then update", "*** Add File: bin\n+text\n*** Update File: bin\n@@\n-text\n+TEXT", map[string]string{"bin": "TEXT\n", "f.txt": "one\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Parse("*** Begin Patch\n" + tt.patch + "\n*** End Patch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Build(p, src)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			for _, c := range plan.Changes {
+				if c.Canonical == "bin" && (!c.Opaque || c.Old != nil || !c.Existed) {
+					t.Errorf("change of bin = %+v, want an opaque change of an existing file", c)
+				}
+			}
+			if diff := cmp.Diff(tt.want, applyPlan(src.memSource, plan)); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
+			}
+		})
+	}
+	p, err := Parse("*** Begin Patch\n*** Update File: bin\n@@\n-x\n+y\n*** End Patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *SourceError
+	if _, err := Build(p, src); !errors.As(err, &se) || se.Kind != Update || !errors.Is(err, errNotText) {
+		t.Fatalf("update of a binary file: err = %v, want the Source's error", err)
+	}
+}
+
+// TestBuildTrailingSlash: a file is never made at a path ending in "/"
+// (it names a directory); an Add or a Move there used to make a file
+// without the slash.
+func TestBuildTrailingSlash(t *testing.T) {
+	t.Parallel()
+	for _, patch := range []string{
+		"*** Add File: sub/\n+x",
+		"*** Update File: f.txt\n*** Move to: newdir/\n@@\n-one\n+1",
+	} {
+		p, err := Parse("*** Begin Patch\n" + patch + "\n*** End Patch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(p, memSource{"f.txt": "one\n"})
+		var se *SourceError
+		var e *edit.Error
+		if !errors.As(err, &se) || se.Kind != Add || !errors.As(err, &e) || e.Code != "invalid_target" || !strings.Contains(e.Message, "ends with /") {
+			t.Errorf("%q: err = %v, want invalid_target for a path ending in /", patch, err)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 // standard output, stderr text the standard error must contain (empty:
 // must be empty), exit the status, and args optional extra arguments. A
 // file name ending in " [noeol]" stands for its content without the final
-// newline, and a name ending in "/" for an empty directory.
+// newline, a name ending in "/" for an empty directory, and a name ending
+// in " [symlink]" for a symbolic link whose target is the content's first
+// line (the link is never followed when trees are compared).
 package applytest
 
 import (
@@ -27,6 +29,9 @@ import (
 
 // Dir is the scenario directory, relative to the repository root.
 const Dir = "internal/ops/testdata/apply"
+
+// symlinkSuffix marks a symbolic link in a scenario's file names.
+const symlinkSuffix = " [symlink]"
 
 // Outcome is what one run of an apply implementation produced.
 type Outcome struct {
@@ -144,6 +149,17 @@ func stringMap(m map[string][]byte) map[string]string {
 func write(t *testing.T, root string, files map[string][]byte) {
 	t.Helper()
 	for name, data := range files {
+		if link, ok := strings.CutSuffix(name, symlinkSuffix); ok {
+			p := filepath.Join(root, filepath.FromSlash(link))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			target, _, _ := strings.Cut(string(data), "\n")
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if strings.HasSuffix(name, "/") {
 			if err := os.MkdirAll(p, 0o755); err != nil {
@@ -161,8 +177,10 @@ func write(t *testing.T, root string, files map[string][]byte) {
 }
 
 // Tree returns every file under root (slash paths → content); an empty
-// directory appears as "dir/" with no content. Temp and backup files would
-// show up here too, so comparing trees also proves none were left behind.
+// directory appears as "dir/" with no content, a symbolic link as
+// "name [symlink]" with its target and a newline. Temp and backup files
+// would show up here too, so comparing trees also proves none were left
+// behind.
 func Tree(t *testing.T, root string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
@@ -183,6 +201,14 @@ func Tree(t *testing.T, root string) map[string][]byte {
 			if len(entries) == 0 {
 				out[rel+"/"] = nil
 			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel+symlinkSuffix] = []byte(target + "\n")
 			return nil
 		}
 		b, err := os.ReadFile(p)

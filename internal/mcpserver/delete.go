@@ -18,7 +18,7 @@ type deleteArgs struct {
 type deleteResult struct {
 	Path     string `json:"path" jsonschema:"absolute path of what was deleted"`
 	IsDir    bool   `json:"is_dir,omitempty"`
-	Undoable bool   `json:"undoable" jsonschema:"undo can bring it back (only regular files within the undo journal's size limit)"`
+	Undoable bool   `json:"undoable" jsonschema:"undo can bring it back (regular files within the undo journal's size limit, and links)"`
 }
 
 func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResult, error) {
@@ -38,5 +38,5 @@ func deleteFile(ctx context.Context, c *Call, in deleteArgs) (string, deleteResu
 	case r.UndoRecorded:
 		return fmt.Sprintf("Deleted %s; undo %s restores it", name, name), out, nil
 	}
-	return fmt.Sprintf("Deleted %s (undo cannot restore it: links, special files and files over the undo journal's size limit are not kept)", name), out, nil
+	return fmt.Sprintf("Deleted %s (undo cannot restore it: special files and files over the undo journal's size limit are not kept)", name), out, nil
 }

@@ -133,15 +133,19 @@ func TestMoveDeleteUndo(t *testing.T) {
 		if r.out["undoable"] != false {
 			t.Errorf("a deleted directory reported undoable: %v", r.out)
 		}
-		// A link is not kept for undo: the result must not promise it.
+		// A link is kept for undo as a link: undo makes it again, and the
+		// file it points to is never touched.
 		if err := os.Symlink("c.txt", e.path("link")); err != nil {
 			t.Fatal(err)
 		}
 		r = e.ok("delete", args("path", "link"))
-		wantContains(t, r.text, "Deleted link (undo cannot restore it")
-		if r.out["undoable"] != false {
-			t.Errorf("a deleted link reported undoable: %v", r.out)
+		wantContains(t, r.text, "Deleted link; undo link restores it")
+		if r.out["undoable"] != true {
+			t.Errorf("a deleted link not reported undoable: %v", r.out)
 		}
-		e.fail("undo", args("path", "link"), "bad_request")
+		e.ok("undo", args("path", "link"))
+		if target, err := os.Readlink(e.path("link")); err != nil || target != "c.txt" {
+			t.Errorf("after undo, link -> %q (%v), want c.txt", target, err)
+		}
 	})
 }

@@ -547,8 +547,8 @@ func TestDelete(t *testing.T) {
 	}{
 		{name: "file", req: DeleteRequest{Path: "a.txt"}, want: DeleteResult{Path: "a.txt", UndoRecorded: true}, removed: []string{"a.txt"}},
 		{name: "file with version", req: DeleteRequest{Path: "a.txt", ExpectedVersion: version("alpha\n")}, want: DeleteResult{Path: "a.txt", UndoRecorded: true}, removed: []string{"a.txt"}},
-		{name: "link itself", req: DeleteRequest{Path: "dirlink"}, want: DeleteResult{Path: "dirlink"}, removed: []string{"dirlink"}},
-		{name: "escaping link", req: DeleteRequest{Path: "escape"}, want: DeleteResult{Path: "escape"}, removed: []string{"escape"}},
+		{name: "link itself", req: DeleteRequest{Path: "dirlink"}, want: DeleteResult{Path: "dirlink", UndoRecorded: true}, removed: []string{"dirlink"}},
+		{name: "escaping link", req: DeleteRequest{Path: "escape"}, want: DeleteResult{Path: "escape", UndoRecorded: true}, removed: []string{"escape"}},
 		{name: "empty directory", req: DeleteRequest{Path: "empty"}, want: DeleteResult{Path: "empty", IsDirectory: true}, removed: []string{"empty"}},
 		{name: "tree", req: DeleteRequest{Path: "src", Recursive: true}, want: DeleteResult{Path: "src", IsDirectory: true},
 			removed: []string{"src", "src/deep", "src/deep/z.py", "src/main.go", "src/util.py"}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/fsplane/fsplane/edit"
@@ -105,29 +106,34 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
 	}
 	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{},
-		links: map[string]namedLink{}}
+		links: map[string]namedLink{}, symlinks: map[string]string{}}
 	for _, f := range p.Files {
 		for _, name := range []string{f.Path, f.MoveTo} {
 			if name == "" {
 				continue
 			}
 			if err := src.remember(name); err != nil {
-				return nil, patchError(op, p.Dialect, &patch.SourceError{Kind: f.Kind, Path: name, Err: err})
+				return nil, patchError(op, p.Dialect, src, &patch.SourceError{Kind: f.Kind, Path: name, Err: err})
 			}
 		}
 	}
 	plan, err := patch.Build(p, src)
 	if err != nil {
-		return nil, patchError(op, p.Dialect, err)
+		return nil, patchError(op, p.Dialect, src, err)
 	}
 	res := &PatchResult{Added: plan.Added, Modified: plan.Modified, Deleted: plan.Deleted, Hunks: plan.Hunks, DryRun: req.DryRun}
 	changes := make([]workspace.Change, len(plan.Changes))
 	groups := moveGroups(p, src)
 	for i, c := range plan.Changes {
 		ch := workspace.Change{Path: c.Canonical, Delete: c.Delete, Content: c.New, Owner: owner, Group: groups[c.Canonical]}
-		if c.Existed {
+		switch {
+		case c.Link:
+			// The link itself goes (or makes way for a file); the file
+			// it led to stays.
+			ch.Entry, ch.ExpectLink = true, string(c.Old)
+		case c.Existed:
 			ch.ExpectedVersion = src.versions[c.Canonical]
-		} else {
+		default:
 			ch.ExpectAbsent = true
 		}
 		changes[i] = ch
@@ -139,7 +145,7 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 			action = "A"
 		}
 		res.Files = append(res.Files, PatchFile{Path: c.Path, Abs: c.Canonical, Action: action, PrevVersion: ch.ExpectedVersion})
-		if seen, ok := e.fresh.Seen(req.Caller, c.Canonical); ok && c.Existed && seen != ch.ExpectedVersion {
+		if seen, ok := e.fresh.Seen(req.Caller, c.Canonical); ok && c.Existed && !c.Link && seen != ch.ExpectedVersion {
 			res.Notices = append(res.Notices, fmt.Sprintf("%s changed since you last read it; the patch applied to its current content", c.Path))
 		}
 	}
@@ -155,7 +161,7 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 		known := e.knownAfter(req.Caller, p, src)
 		done, err := e.ws.Commit(changes, workspace.CommitOptions{Op: op})
 		if err != nil {
-			return nil, fserr.From(op, req.Path, err)
+			return nil, commitError(op, p.Dialect, plan, err)
 		}
 		for i, d := range done {
 			res.Files[i].Version, res.Files[i].UndoRecorded = d.Version, d.UndoRecorded
@@ -195,11 +201,16 @@ func (e *Engine) knownAfter(caller string, p *patch.Patch, src *patchSource) map
 	for _, f := range p.Files {
 		key := src.keys[f.Path]
 		switch {
-		case f.Kind == patch.Add || f.Kind == patch.Delete:
+		case f.Kind == patch.Add:
 			known[key] = true
+			if l, ok := src.symlinks[f.Path]; ok {
+				known[l] = true // the Add replaced the link the patch had removed
+			}
+		case f.Kind == patch.Delete:
+			known[src.removed(f.Path)] = true
 		case f.MoveTo != "":
 			k, dst := state(key), src.keys[f.MoveTo]
-			known[key] = true // moved away: nothing left to know
+			known[src.removed(f.Path)] = true // moved away: nothing left to know
 			known[dst] = k
 		default:
 			state(key)
@@ -224,7 +235,7 @@ func moveGroups(p *patch.Patch, src *patchSource) map[string]string {
 		if f.MoveTo == "" {
 			continue
 		}
-		a, b := find(src.keys[f.Path]), find(src.keys[f.MoveTo])
+		a, b := find(src.removed(f.Path)), find(src.keys[f.MoveTo])
 		parent[a], parent[b] = a, a
 	}
 	out := map[string]string{}
@@ -250,6 +261,9 @@ func sections(p *patch.Patch, src *patchSource, versions, diffs map[string]strin
 			s.Action = "update"
 		}
 		key := src.keys[s.Path]
+		if s.Action == "delete" {
+			key = src.removed(s.Path)
+		}
 		s.Version, s.Diff = versions[key], diffs[key]
 		out = append(out, s)
 	}
@@ -298,48 +312,120 @@ func planDiff(plan *patch.Plan, byFile map[string]string) string {
 		if c.Delete {
 			newName = "/dev/null"
 		}
-		d := edit.DiffText(oldName, newName, c.Old, c.New)
+		var d string
+		if c.Opaque {
+			// Not text: no lines to show, as diff(1) and git say.
+			d = fmt.Sprintf("Binary files %s and %s differ\n", oldName, newName)
+		} else {
+			d = edit.DiffText(oldName, newName, c.Old, c.New)
+		}
 		byFile[c.Canonical] = d
 		b.WriteString(d)
 	}
 	return b.String()
 }
 
-// patchError words planner failures for the patch's dialect.
-func patchError(op string, d patch.Dialect, err error) error {
+// patchError words planner failures for the patch's dialect, naming the
+// file as the patch wrote it (the Source reads files by canonical path).
+func patchError(op string, d patch.Dialect, src *patchSource, err error) error {
 	var se *patch.SourceError
 	if !errors.As(err, &se) {
 		return fserr.From(op, "", err)
 	}
 	cause := fserr.From(op, se.Path, se.Err)
-	msg := cause.Message
-	if cause.Code == fserr.NotFound {
-		msg = "No such file or directory (os error 2)"
-	}
 	out := *cause
 	out.Path = se.Path
+	named := func(s string) string {
+		if k := src.keys[se.Path]; k != "" {
+			return strings.ReplaceAll(s, k, se.Path)
+		}
+		return s
+	}
+	text := named(causeText(cause))
 	switch {
 	case d == patch.AgentZero:
-		out.Message = fmt.Sprintf("%s: %s", se.Path, cause.Message)
+		out.Message = fmt.Sprintf("%s: %s", se.Path, named(cause.Message))
 	case se.Kind == patch.Delete:
 		out.Message = "Failed to delete file " + se.Path
-		out.Hint = strings.TrimSpace(cause.Message + "; " + cause.Hint)
+		out.Hint = joinHint(text, cause.Hint)
 	case se.Kind == patch.Update:
-		out.Message = fmt.Sprintf("Failed to read file to update %s: %s", se.Path, msg)
+		out.Message = fmt.Sprintf("Failed to read file to update %s: %s", se.Path, text)
 	default:
-		out.Message = fmt.Sprintf("Failed to write file %s: %s", se.Path, msg)
+		out.Message = fmt.Sprintf("Failed to write file %s: %s", se.Path, text)
 	}
 	return &out
 }
 
+// commitError words a failure of the commit like the planner's failures:
+// Codex frames every file error ("Failed to write file p: …", "Failed to
+// delete file p"), and the workspace names the file by the canonical path
+// it was given, which the patch may have spelled otherwise. An error of no
+// one file (the state directory, say) is left as it is.
+func commitError(op string, d patch.Dialect, plan *patch.Plan, err error) error {
+	cause := fserr.From(op, "", err)
+	// Longest first: one file's canonical path may begin another's.
+	var pairs []string
+	for _, c := range slices.SortedFunc(slices.Values(plan.Changes), func(a, b patch.Change) int {
+		return len(b.Canonical) - len(a.Canonical)
+	}) {
+		pairs = append(pairs, c.Canonical, c.Path)
+	}
+	named := strings.NewReplacer(pairs...)
+	for _, c := range plan.Changes {
+		if cause.Path != c.Canonical {
+			continue
+		}
+		out := *cause
+		out.Path = c.Path
+		msg := named.Replace(causeText(cause))
+		switch {
+		case d == patch.AgentZero:
+			out.Message = fmt.Sprintf("%s: %s", c.Path, named.Replace(cause.Message))
+		case c.Delete:
+			out.Message = "Failed to delete file " + c.Path
+			out.Hint = joinHint(msg, cause.Hint)
+		default:
+			out.Message = fmt.Sprintf("Failed to write file %s: %s", c.Path, msg)
+		}
+		return &out
+	}
+	return cause
+}
+
+// causeText is the cause of a file error as Codex words it after the
+// file's name: a missing file, or a bare OS error (the workspace's
+// "<path>: permission denied"), in Rust's style, "Permission denied (os
+// error 13)"; anything else as the workspace words it.
+func causeText(cause *fserr.Error) string {
+	if cause.Code == fserr.NotFound {
+		return "No such file or directory (os error 2)"
+	}
+	if bare := cause.Errno.Error(); cause.Errno != 0 && (cause.Message == bare || strings.HasSuffix(cause.Message, ": "+bare)) {
+		return strings.ToUpper(bare[:1]) + bare[1:] + fmt.Sprintf(" (os error %d)", int(cause.Errno))
+	}
+	return cause.Message
+}
+
+// joinHint puts a cause before a hint, for messages that have no room for
+// the cause ("Failed to delete file p" is Codex's whole message).
+func joinHint(cause, hint string) string {
+	if hint == "" {
+		return cause
+	}
+	return cause + "; " + hint
+}
+
 // patchSource reads the files a patch names through the workspace and
-// remembers the version each was planned against.
+// remembers the version each was planned against. It is a
+// patch.LinkSource: a Delete (or a Move away) of a path that is a
+// symbolic link removes the link, never the file it points to.
 type patchSource struct {
 	ws       *workspace.Workspace
 	versions map[string]string    // canonical → version planned against
-	keys     map[string]string    // path as written → canonical
+	keys     map[string]string    // path as written → canonical (through links)
 	keysRev  map[string]struct{}  // canonical paths the patch named
 	links    map[string]namedLink // canonical → the named files with several hard links
+	symlinks map[string]string    // path as written → the symbolic link it names (its own Abs)
 }
 
 // namedLink is a file with several hard links that a patch names.
@@ -359,12 +445,45 @@ func (s *patchSource) Canonical(p string) (string, error) {
 	return r.Abs, nil
 }
 
+// Link implements patch.LinkSource. A path with a trailing slash names the
+// directory a link leads to, never the link.
+func (s *patchSource) Link(p string) (key, target string, isLink bool, err error) {
+	if strings.HasSuffix(p, "/") {
+		return "", "", false, nil
+	}
+	info, err := s.ws.Lstat(p)
+	if err != nil || !info.IsSymlink {
+		return "", "", false, err
+	}
+	s.symlinks[p] = info.Path.Abs
+	return info.Path.Abs, info.LinkTarget, true, nil
+}
+
+// removed is the key of what a Delete of p, or a Move away from p,
+// removes: the link p names, or else the file.
+func (s *patchSource) removed(p string) string {
+	if k, ok := s.symlinks[p]; ok {
+		return k
+	}
+	return s.keys[p]
+}
+
 // remember records that the patch named p. Two paths that are hard links
 // to one file are refused: the planner would take them for two files, and
 // the commit would write the second's content over the first's changes.
+// A symbolic link that cannot be followed (dangling, or leading out of
+// the workspace) is fine here: removing it needs no target, and anything
+// else the planner refuses with the reason.
 func (s *patchSource) remember(p string) error {
+	_, _, isLink, err := s.Link(p)
+	if err != nil {
+		return err
+	}
 	k, err := s.Canonical(p)
 	if err != nil {
+		if isLink {
+			return nil
+		}
 		return err
 	}
 	if other := s.linkedTo(k, p); other != "" {
@@ -403,14 +522,40 @@ func (s *patchSource) linkedTo(abs, p string) string {
 	return ""
 }
 
+// Read implements patch.Source. A file that is not text (binary, not
+// UTF-8, above EditLimit) is reported as existing, with the read's error:
+// the planner refuses to update it but may delete or replace it, and its
+// version, hashed without buffering it, guards that change like any
+// other's (undo keeps its bytes within the journal's limits).
 func (s *patchSource) Read(abs string) ([]byte, bool, error) {
 	tf, err := s.ws.ReadTextLimit(abs, EditLimit)
-	if fserr.Is(err, fserr.NotFound) {
+	switch {
+	case fserr.Is(err, fserr.NotFound):
 		return nil, false, nil
-	}
-	if err != nil {
+	case fserr.Is(err, fserr.DecodeError) || fserr.Is(err, fserr.TooLarge):
+		v, verr := s.version(abs)
+		if verr != nil {
+			return nil, false, verr
+		}
+		s.versions[abs] = v
+		return nil, true, err
+	case err != nil:
 		return nil, false, err
 	}
 	s.versions[abs] = tf.Version
 	return tf.Content, true, nil
+}
+
+// version hashes the file at abs as it is now.
+func (s *patchSource) version(abs string) (string, error) {
+	f, _, err := s.ws.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	v, _, err := workspace.VersionOf(f)
+	if err != nil {
+		return "", fserr.FromOS("patch", abs, err)
+	}
+	return v, nil
 }

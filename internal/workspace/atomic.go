@@ -86,6 +86,53 @@ func writeTemp(r *os.Root, rel string, content []byte, meta fileMeta) (string, e
 	return name, nil
 }
 
+// linkTemp creates a symbolic link to target beside rel, under a temp
+// name, for a rename over rel (an undo putting a removed link back). It
+// gets the owner uid:gid when permitted (-1: as created); a link has no
+// mode of its own, and symlink(2) never opens or follows anything.
+func linkTemp(r *os.Root, rel, target string, uid, gid int) (string, error) {
+	for range 4 {
+		name := siblingName(rel, randomTag(), "tmp")
+		err := r.Symlink(target, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		noteTemp(r, name)
+		if err := lchownLike(r, name, uid, gid); err != nil {
+			_ = r.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+	return "", &os.PathError{Op: "symlink", Path: rel, Err: syscall.EEXIST}
+}
+
+// lchownLike is chownLike for the symbolic link name itself.
+func lchownLike(r *os.Root, name string, uid, gid int) error {
+	if uid < 0 {
+		return nil
+	}
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return err
+	}
+	cu, cg, _ := fileOwner(fi)
+	if cu == uid && cg == gid {
+		return nil
+	}
+	err = r.Lchown(name, uid, gid)
+	if errors.Is(err, syscall.EPERM) && cg != gid {
+		err = r.Lchown(name, -1, gid)
+	}
+	if errors.Is(err, syscall.EPERM) {
+		return nil
+	}
+	return err
+}
+
 // fillFile writes content and metadata into a fresh file and fsyncs it.
 // The owner is set before the mode because chown clears setuid bits.
 func fillFile(f *os.File, content []byte, meta fileMeta) error {

@@ -36,6 +36,19 @@ type Change struct {
 	// move a patch makes, so undoing the destination brings the source
 	// back), and refuses when one of them was not recorded.
 	Group string
+	// Entry makes the change act on the directory entry at Path itself
+	// when that is a symbolic link, rather than on the file the link
+	// leads to (which is what every change without Entry edits): a Delete
+	// removes the link, new content replaces the link with a regular file
+	// (Mode, or 0644; the link's owner). The file the link pointed to, if
+	// any, is left alone, wherever it is: the link may dangle or lead out
+	// of the root. This is how Codex's apply_patch deletes or moves away a
+	// path that is a link. Undo puts the link back. On anything but a
+	// link, Entry changes nothing.
+	Entry bool
+	// ExpectLink, with Entry, requires that Path is now a symbolic link
+	// to exactly this target: the caller planned against that link.
+	ExpectLink string
 }
 
 // CommitOptions qualifies a Commit.
@@ -69,7 +82,15 @@ type request struct {
 	Change
 	forceMode bool   // Undo: give an existing file Mode, even 0
 	fileOwner *Owner // Undo: the re-created file's owner (not its parents')
+	// link, when set, makes Path a symbolic link to this target instead
+	// of a file with Content (Undo of a change that removed a link). It
+	// implies Entry.
+	link string
 }
+
+// entry reports whether rq acts on a link at its path rather than
+// through it.
+func (rq *request) entry() bool { return rq.Entry || rq.link != "" }
 
 // planned is a validated change and what applying it needs.
 type planned struct {
@@ -89,6 +110,8 @@ type planned struct {
 	owner       *Owner   // of created files and directories; nil: the process's
 	temp        string
 	backup      string
+	prevLink    string // the entry is a symbolic link to this target (req.entry())
+	newLink     string // the change puts a symbolic link to this target in place (req.link)
 }
 
 type plan []*planned
@@ -199,6 +222,8 @@ func checkChange(op string, c Change) error {
 		return badVersion(op, c.Path, c.ExpectedVersion)
 	case c.Mode&^permBits != 0:
 		return fserr.New(fserr.BadRequest, op, c.Path, "mode %v is not a file permission", c.Mode)
+	case c.ExpectLink != "" && !c.Entry:
+		return fserr.New(fserr.BadRequest, op, c.Path, "a change of %s can expect a link only when it acts on the link (Entry)", c.Path)
 	}
 	return checkOwner(op, c.Path, c.Owner)
 }
@@ -209,7 +234,11 @@ func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error
 	pl := make(plan, 0, len(reqs))
 	seen := make(map[string]string, len(reqs))
 	for _, rq := range reqs {
-		res, err := w.resolve(op, rq.Path)
+		resolve := w.resolve
+		if rq.entry() {
+			resolve = w.resolveEntry
+		}
+		res, err := resolve(op, rq.Path)
 		if err == nil && !rq.Delete {
 			err = refuseDirOnly(op, res)
 		}
@@ -253,10 +282,17 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 		return osErr(op, given, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
+		if rq.entry() {
+			return planLink(op, p, fi)
+		}
 		// resolve left no link here; one was swapped in since.
 		e := fserr.New(fserr.IOError, op, given, "%s changed while it was being resolved", given)
 		e.Retryable = true
 		return e
+	}
+	if rq.ExpectLink != "" {
+		return fserr.New(fserr.StaleVersion, op, given, "%s is no longer a symbolic link to %s", given, rq.ExpectLink).
+			WithHint("look at the path again (stat) and rebuild the change")
 	}
 	if fi.IsDir() {
 		if rq.Delete {
@@ -310,7 +346,7 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 	switch {
 	case rq.Delete:
 		p.kind = kindDelete
-	case nlink > 1:
+	case nlink > 1 && rq.link == "":
 		p.kind = kindInPlace
 	default:
 		p.kind = kindReplace
@@ -319,8 +355,56 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 	if rq.forceMode {
 		p.mode = rq.Mode
 	}
-	if !rq.Delete {
+	switch {
+	case rq.link != "":
+		p.newLink = rq.link
+	case !rq.Delete:
 		p.newVersion = Version(rq.Content)
+	}
+	return nil
+}
+
+// planLink plans a change of the symbolic link at p's path itself (see
+// Change.Entry). The link's target is its previous state, kept for undo
+// like a file's content; its owner is what a file written in its place
+// gets. A link has no version: ExpectedVersion cannot hold.
+func planLink(op string, p *planned, fi fs.FileInfo) error {
+	rq, given := p.req, p.req.Path
+	target, err := p.res.r.root.Readlink(p.res.Rel)
+	if err != nil {
+		return osErr(op, given, err)
+	}
+	switch {
+	case rq.ExpectAbsent:
+		return fserr.New(fserr.StaleVersion, op, given, "%s exists now (a symbolic link) but was absent when the change was planned", given).
+			WithHint("look at the path again (stat) and rebuild the change")
+	case rq.ExpectedVersion != "":
+		return fserr.New(fserr.StaleVersion, op, given, "%s is now a symbolic link, not the file of version %s", given, rq.ExpectedVersion).
+			WithHint("look at the path again (stat) and rebuild the change")
+	case rq.ExpectLink != "" && rq.ExpectLink != target:
+		return fserr.New(fserr.StaleVersion, op, given, "%s now points to %s, not to %s", given, target, rq.ExpectLink).
+			WithHint("look at the path again (stat) and rebuild the change")
+	}
+	p.existed = true
+	p.prevLink = target
+	p.prev, p.kept = []byte(target), true
+	p.uid, p.gid, _ = fileOwner(fi)
+	if rq.fileOwner != nil {
+		p.uid, p.gid = rq.fileOwner.UID, rq.fileOwner.GID
+	}
+	switch {
+	case rq.Delete:
+		p.kind = kindDelete
+		return nil
+	case rq.link != "":
+		p.newLink = rq.link
+	default:
+		p.newVersion = Version(rq.Content)
+	}
+	p.kind = kindReplace
+	p.mode = rq.Mode
+	if p.mode == 0 && !rq.forceMode {
+		p.mode = 0o644
 	}
 	return nil
 }
@@ -360,7 +444,11 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 	if p.mode == 0 && !rq.forceMode {
 		p.mode = 0o644
 	}
-	p.newVersion = Version(rq.Content)
+	if rq.link != "" {
+		p.newLink = rq.link
+	} else {
+		p.newVersion = Version(rq.Content)
+	}
 	return nil
 }
 
@@ -399,7 +487,13 @@ func (w *Workspace) executeOne(op string, p *planned) error {
 		if err := makeDirs(root, p.dirs, p.owner); err != nil {
 			return fail(err)
 		}
-		tmp, err := writeTemp(root, rel, p.req.Content, p.meta())
+		var tmp string
+		var err error
+		if p.newLink != "" {
+			tmp, err = linkTemp(root, rel, p.newLink, p.uid, p.gid)
+		} else {
+			tmp, err = writeTemp(root, rel, p.req.Content, p.meta())
+		}
 		if err != nil {
 			return fail(err)
 		}

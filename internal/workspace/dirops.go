@@ -97,11 +97,12 @@ func mkdirLocked(op, p string, r *resolved, parents bool, owner *Owner) (created
 // points to), a special file, or an empty directory; with recursive, a
 // directory and everything in it.
 //
-// A regular file is deleted through Commit, so it is atomic, journaled in
-// undo (Undo brings it back) and guarded by expectedVersion (stale_version
-// when the file changed). expectedVersion on anything else is bad_request.
-// Directory removals are not recorded in undo. A non-empty directory
-// without recursive is already_exists; a workspace root, or a directory
+// A regular file or a link is deleted through Commit, so it is atomic and
+// journaled in undo (Undo brings it back, a link as a link); a regular
+// file's deletion is guarded by expectedVersion (stale_version when the
+// file changed), which on anything else is bad_request. Directory
+// removals are not recorded in undo. A non-empty directory
+// without recursive is invalid_target; a workspace root, or a directory
 // holding one or the state directory, is invalid_target; a missing path is
 // not_found.
 func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (res RemoveResult, err error) {
@@ -139,6 +140,14 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 			return err
 		case expectedVersion != "":
 			return versionOnNonFile(op, p, fi)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			// Through Commit as a patch's Delete of a link is, so Undo
+			// brings the link back here too.
+			done, err := w.commitLocked(op, []*request{{Change: Change{Path: p, Delete: true, Entry: true}}}, CommitOptions{Op: op})
+			if err == nil {
+				res.UndoRecorded = done[0].UndoRecorded
+			}
+			return err
 		case fi.IsDir():
 			res.IsDir = true
 			if err := w.checkHolds(op, "delete", r); err != nil {
@@ -172,8 +181,8 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 type RemoveResult struct {
 	IsDir bool
 	// UndoRecorded: Undo can bring the entry back (a regular file within
-	// the undo journal's size limit; never a link, a directory or a
-	// special file).
+	// the undo journal's size limit, or a symbolic link; never a
+	// directory or a special file).
 	UndoRecorded bool
 }
 

@@ -81,11 +81,13 @@
 // Commit records the previous state of each changed file in a bounded,
 // persistent journal in the state directory; Undo restores it, and refuses
 // when the file changed since the recorded edit; UndoHistory lists it.
-// Remove of a regular file goes through Commit and is recorded like any
-// delete. Copy records the file it creates or the content it overwrites.
-// Move of a regular file records both paths as one change, which Undo of
-// either path reverts as a whole. Changes of directories (mkdir, removing
-// or moving a tree) and of links are not recorded.
+// Remove of a regular file or of a symbolic link goes through Commit and
+// is recorded like any delete (Change.Entry: Undo makes the link again,
+// pointing where it pointed). Copy records the file it creates or the
+// content it overwrites. Move of a regular file records both paths as one
+// change, which Undo of either path reverts as a whole. Changes of
+// directories (mkdir, removing or moving a tree) and Move of a link are
+// not recorded.
 //
 // Paths are those of a POSIX system; the package is written for Linux and
 // builds on other Unix systems.

@@ -348,7 +348,8 @@ func makeParents(op string, d *resolved, owner *Owner) ([]string, error) {
 
 // Lstat describes p like Stat, except that when p's last component is a
 // symbolic link it describes the link itself (Mode has fs.ModeSymlink,
-// Size is the length of its target), wherever the link points. A missing
+// Size is the length of its target, LinkTarget the target), wherever the
+// link points. A missing
 // file is not an error: Exists is false.
 func (w *Workspace) Lstat(p string) (Info, error) {
 	const op = "stat"
@@ -366,6 +367,11 @@ func (w *Workspace) Lstat(p string) (Info, error) {
 	}
 	if fi != nil {
 		fillInfo(&info, fi)
+	}
+	if info.IsSymlink {
+		if info.LinkTarget, err = r.r.root.Readlink(r.Rel); err != nil {
+			return Info{}, osErr(op, p, err)
+		}
 	}
 	return info, nil
 }

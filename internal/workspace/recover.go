@@ -222,7 +222,8 @@ func (w *Workspace) rootAt(p string) *os.Root {
 //   - inplace: if the backup is complete (its version is PrevVersion) and
 //     the target differs from it, rewrite the target in place from it. An
 //     incomplete backup means apply never started: the target is intact.
-//   - create: remove the target if it holds this transaction's content.
+//   - create: remove the target if it holds this transaction's content
+//     (or is the link it made, pointing where it made it point).
 //
 // Then the temp goes, and the directories the file's creation made, when
 // empty.
@@ -299,11 +300,23 @@ func restoreInPlace(root *os.Root, f txFile) error {
 
 func removeCreated(root *os.Root, f txFile) error {
 	fi, err := root.Lstat(f.Rel)
-	if gone(err) || (err == nil && !fi.Mode().IsRegular()) {
+	if gone(err) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if f.Link != "" {
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		if target, err := root.Readlink(f.Rel); err != nil || target != f.Link {
+			return err // not ours, or unreadable
+		}
+		return removeIfExists(root, f.Rel)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
 	}
 	v, err := fileVersion(root, f.Rel)
 	if err != nil {

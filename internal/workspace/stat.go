@@ -20,6 +20,9 @@ type Info struct {
 	ModTime   time.Time
 	Nlink     uint64
 	UID, GID  int
+	// LinkTarget is the target of the link Lstat describes (Lstat only;
+	// Stat follows the link).
+	LinkTarget string
 }
 
 // Stat describes p. A missing file is not an error: Exists is false.

@@ -234,6 +234,7 @@ func openConfiguredState(t *testing.T) stateAlias {
 // no part of it. Describing, moving and deleting the link itself work, as
 // does deleting a tree that holds such a link (the link goes, not what it
 // points to); going through the link is refused as the state directory is.
+// The state directory changes only by the undo record of the removed link.
 func TestLinkToStateDirIsAnEntry(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -244,7 +245,10 @@ func TestLinkToStateDirIsAnEntry(t *testing.T) {
 			t.Parallel()
 			s := tc.open(t)
 			makeTree(t, s.root, map[string]string{"ln": "-> " + s.alias, "tree/ln": "-> ../" + s.alias, "tree/f": "f"})
-			stateBefore := stateNames(t, s.state)
+			withoutUndo := func() []string {
+				return slices.DeleteFunc(stateNames(t, s.state), func(n string) bool { return strings.HasPrefix(n, "undo/") })
+			}
+			stateBefore := withoutUndo()
 
 			info, err := s.w.Lstat("ln")
 			if err != nil {
@@ -277,7 +281,7 @@ func TestLinkToStateDirIsAnEntry(t *testing.T) {
 					t.Errorf("%s is still there (%v)", p, err)
 				}
 			}
-			if diff := cmp.Diff(stateBefore, stateNames(t, s.state)); diff != "" {
+			if diff := cmp.Diff(stateBefore, withoutUndo()); diff != "" {
 				t.Errorf("state directory changed (-before +after):\n%s", diff)
 			}
 		})

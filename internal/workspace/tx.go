@@ -36,6 +36,10 @@ type txFile struct {
 	PrevVersion string   `json:"prev_version,omitempty"`
 	NewVersion  string   `json:"new_version,omitempty"`
 	Dirs        []string `json:"dirs,omitempty"` // created parents, outermost first
+	// Link is the target of the symbolic link the change puts at Rel
+	// (an undo bringing a removed link back): recovery removes a link
+	// there only when it still points to Link.
+	Link string `json:"link,omitempty"`
 }
 
 func manifestName(id string) string { return path.Join(txDir, id+".json") }
@@ -55,7 +59,7 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		}
 		m.Files = append(m.Files, txFile{
 			Root: p.res.r.path, Rel: rel, Kind: p.kind, Temp: p.temp, Backup: p.backup,
-			Existed: p.existed, PrevVersion: p.prevVersion, NewVersion: p.newVersion, Dirs: p.dirs,
+			Existed: p.existed, PrevVersion: p.prevVersion, NewVersion: p.newVersion, Dirs: p.dirs, Link: p.newLink,
 		})
 	}
 	crash := func(step string, i int) bool {
@@ -151,7 +155,14 @@ func prepareTx(p *planned) error {
 	if err := makeDirs(root, p.dirs, p.owner); err != nil {
 		return err
 	}
-	if p.temp != "" {
+	if p.temp != "" && p.newLink != "" {
+		if err := root.Symlink(p.newLink, p.temp); err != nil {
+			return err
+		}
+		if err := lchownLike(root, p.temp, p.uid, p.gid); err != nil {
+			return err
+		}
+	} else if p.temp != "" {
 		f, err := root.OpenFile(p.temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
@@ -167,11 +178,20 @@ func prepareTx(p *planned) error {
 	switch p.kind {
 	case kindReplace, kindDelete:
 		// A hard link costs no space and keeps the very inode (mode, owner,
-		// xattrs, other links). File systems without links get a copy.
+		// xattrs, other links); linkat(2) links a symbolic link itself.
+		// File systems without links get a copy.
 		if err := linkBackup(root, rel, p.backup); err == nil {
 			return nil
 		} else if isNoSpace(err) {
 			return err
+		}
+		if p.prevLink != "" {
+			// A new link to the same target is a complete copy the
+			// moment it exists.
+			if err := root.Symlink(p.prevLink, p.backup); err != nil {
+				return err
+			}
+			return lchownLike(root, p.backup, p.uid, p.gid)
 		}
 		// The copy gets the backup's name only once complete: recovery
 		// renames a backup over the target, and a copy cut short by a

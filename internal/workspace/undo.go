@@ -66,6 +66,10 @@ type undoEntry struct {
 	// Change.Group); GroupSize is how many changes it had.
 	Group     string `json:"group,omitempty"`
 	GroupSize int    `json:"group_size,omitempty"`
+	// Link: the path was a symbolic link (removed, or replaced by a file,
+	// through Change.Entry); the blob holds its target, and undo makes
+	// the link again.
+	Link bool `json:"link,omitempty"`
 }
 
 type entryOwner struct {
@@ -236,6 +240,9 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*req
 		return nil, fserr.New(fserr.IOError, op, p, "the undo record of %s is damaged and was discarded", p)
 	}
 	rq := &request{Change: Change{Path: p, Content: content, Mode: e.Mode, ExpectedVersion: curVersion, ExpectAbsent: !curExists}, forceMode: true}
+	if e.Link {
+		rq.Content, rq.link = nil, string(content)
+	}
 	if e.Owner != nil {
 		// The file only: parent directories the undo re-creates stay
 		// the daemon's, as any it creates. Over an existing file too: a
@@ -294,6 +301,10 @@ func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
 			Key: p.res.canonKey, Op: op, Tx: txID, Time: now,
 			Existed: p.existed, Mode: p.prevMode, Size: int64(len(p.prev)), PrevVersion: p.prevVersion,
 			AfterExists: p.kind != kindDelete, AfterVersion: p.newVersion,
+		}
+		if p.prevLink != "" {
+			// A link has no version; its blob, the target, has one.
+			e.Link, e.Mode, e.PrevVersion = true, 0, Version(p.prev)
 		}
 		if p.existed {
 			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
