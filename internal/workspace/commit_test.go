@@ -649,3 +649,42 @@ func TestConcurrentCommits(t *testing.T) {
 	}
 	assertNoStrays(t, root)
 }
+
+// TestRecoveryKeepsLaterWrites: a transaction killed before its commit
+// point is rolled back when the workspace next opens, but a file someone
+// else wrote in between (another process on the same root, a person's
+// editor) is newer than the original and the rolled-back change both: it
+// is kept, not overwritten by the original.
+func TestRecoveryKeepsLaterWrites(t *testing.T) {
+	t.Parallel()
+	for _, step := range []string{"apply/0", "apply/1", "synced"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			root, state := t.TempDir(), t.TempDir()
+			writeFile(t, filepath.Join(root, "a.txt"), "a1", 0o644)
+			writeFile(t, filepath.Join(root, "b.txt"), "b1", 0o644)
+			writeFile(t, filepath.Join(root, "c.txt"), "c1", 0o644)
+			w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+			w.hooks.crashAt = func(s string) bool { return s == step }
+			changes := []Change{{Path: "a.txt", Content: []byte("a2")}, {Path: "b.txt", Delete: true}, {Path: "c.txt", Content: []byte("c2")}}
+			if _, err := w.Commit(changes, CommitOptions{}); !errors.Is(err, errCrashed) {
+				t.Fatalf("Commit = %v, want the simulated crash", err)
+			}
+			// Another writer, after the crash: a.txt replaced, b.txt made
+			// anew; c.txt left as the crash left it.
+			writeFile(t, filepath.Join(root, "a.txt.later"), "a from someone else", 0o644)
+			if err := os.Rename(filepath.Join(root, "a.txt.later"), filepath.Join(root, "a.txt")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(root, "b.txt"), "b from someone else", 0o644)
+			w2 := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+			want := map[string]string{".": snapshot(t, root)["."],
+				"a.txt": "-rw-r--r-- a from someone else", "b.txt": "-rw-r--r-- b from someone else", "c.txt": "-rw-r--r-- c1"}
+			if diff := cmp.Diff(want, snapshot(t, root)); diff != "" {
+				t.Errorf("after recovery (-want +got):\n%s", diff)
+			}
+			assertNoStrays(t, root)
+			assertNoManifests(t, w2)
+		})
+	}
+}

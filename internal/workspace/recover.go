@@ -219,6 +219,8 @@ func (w *Workspace) rootAt(p string) *os.Root {
 //   - replace, delete: if the backup (a link to the original) exists,
 //     rename it over the target. When the target still is the original the
 //     rename is a no-op by POSIX rules, and the backup is then removed.
+//     When the target was written by someone else since the crash, it is
+//     kept (writtenSince).
 //   - inplace: if the backup is complete (its version is PrevVersion) and
 //     the target differs from it, rewrite the target in place from it. An
 //     incomplete backup means apply never started: the target is intact.
@@ -252,15 +254,71 @@ func rollbackFile(root *os.Root, f txFile) error {
 	return nil
 }
 
+// restoreByRename puts the original (the backup) back at f.Rel, unless
+// what is there was written after the crash, by someone else: it is then
+// newer than the original and this transaction both, and is kept (the
+// backup, superseded, goes). See writtenSince.
 func restoreByRename(root *os.Root, f txFile) error {
 	ok, err := exists(root, f.Backup)
 	if err != nil || !ok {
 		return err
 	}
-	if err := root.Rename(f.Backup, f.Rel); err != nil {
+	later, err := writtenSince(root, f)
+	if err != nil {
 		return err
 	}
+	if !later {
+		if err := root.Rename(f.Backup, f.Rel); err != nil {
+			return err
+		}
+	}
 	return removeIfExists(root, f.Backup)
+}
+
+// writtenSince reports whether f.Rel holds something neither the
+// original (the backup's inode, or its content) nor this transaction's
+// new content (its version, or the link it made): a write by another
+// process on the same root, or a person's editor, between the crash and
+// this recovery. Rolling back over it would silently lose that later,
+// acknowledged write. Nothing at f.Rel is not later: a delete's target is
+// meant to be gone, and a replaced file someone removed is brought back.
+func writtenSince(root *os.Root, f txFile) (bool, error) {
+	fi, err := root.Lstat(f.Rel)
+	if gone(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	bi, err := root.Lstat(f.Backup)
+	if err != nil {
+		return false, err
+	}
+	if os.SameFile(fi, bi) {
+		return false, nil // the original itself
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := root.Readlink(f.Rel)
+		if err != nil {
+			return false, err
+		}
+		if f.Link != "" && target == f.Link {
+			return false, nil // the link this transaction made
+		}
+		if bi.Mode()&fs.ModeSymlink != 0 {
+			orig, err := root.Readlink(f.Backup)
+			return err != nil || target != orig, err
+		}
+		return true, nil
+	case !fi.Mode().IsRegular():
+		return true, nil
+	}
+	v, err := fileVersion(root, f.Rel)
+	if err != nil {
+		return false, err
+	}
+	return v != f.NewVersion && v != f.PrevVersion, nil
 }
 
 func restoreInPlace(root *os.Root, f txFile) error {

@@ -373,21 +373,24 @@ func TestUndoOfAMoveOverAFileRestoresItsOwner(t *testing.T) {
 }
 
 // TestUnrecoverableTransactionBlocksOnlyItsFiles: when an interrupted
-// transaction cannot be rolled back (here something else took the place
-// of one of its files), Open used to fail, and with it every operation on
-// the workspace. Now its files are refused, with the cause, and the rest
-// of the workspace works.
+// transaction cannot be rolled back (here a directory took the place of
+// one of its backups, which cannot be renamed over the file), Open used
+// to fail, and with it every operation on the workspace. Now its files
+// are refused, with the cause, and the rest of the workspace works.
 func TestUnrecoverableTransactionBlocksOnlyItsFiles(t *testing.T) {
 	t.Parallel()
 	root, state := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(root, "a.txt"), "old-a\n", 0o644)
 	writeFile(t, filepath.Join(root, "b.txt"), "old-b\n", 0o644)
 	crashMidPatch(t, []string{root}, "a.txt", "b.txt", state)
-	// A directory now stands where a.txt's backup must go back.
-	if err := os.Remove(filepath.Join(root, "a.txt")); err != nil {
+	baks, _ := filepath.Glob(filepath.Join(root, ".a.txt.*.bak"))
+	if len(baks) != 1 {
+		t.Fatalf("backups of a.txt: %v", baks)
+	}
+	if err := os.Remove(baks[0]); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(root, "a.txt", "x"), "x\n", 0o644)
+	writeFile(t, filepath.Join(baks[0], "x"), "x\n", 0o644)
 
 	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
 	if _, err := w.Commit([]Change{{Path: "c.txt", Content: []byte("c\n")}}, CommitOptions{Op: "write"}); err != nil {
