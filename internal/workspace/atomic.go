@@ -56,12 +56,10 @@ const permBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 func createTemp(r *os.Root, rel string) (*os.File, string, error) {
 	for range 4 {
 		name := siblingName(rel, randomTag(), "tmp")
+		noteTemp(r, name) // first: a crash right after the create leaves no unlogged temp
 		f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
-		}
-		if err == nil {
-			noteTemp(r, name)
 		}
 		return f, name, err
 	}
@@ -93,6 +91,7 @@ func writeTemp(r *os.Root, rel string, content []byte, meta fileMeta) (string, e
 func linkTemp(r *os.Root, rel, target string, uid, gid int) (string, error) {
 	for range 4 {
 		name := siblingName(rel, randomTag(), "tmp")
+		noteTemp(r, name)
 		err := r.Symlink(target, name)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -100,7 +99,6 @@ func linkTemp(r *os.Root, rel, target string, uid, gid int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		noteTemp(r, name)
 		if err := lchownLike(r, name, uid, gid); err != nil {
 			_ = r.Remove(name)
 			return "", err

@@ -635,10 +635,10 @@ func (tc *treeCopy) link(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 		return nil
 	}
 	tmp := siblingName(dstRel, randomTag(), "tmp")
+	noteTemp(dr, tmp)
 	if err := dr.Symlink(target, tmp); err != nil {
 		return tc.fail(dstRel, err)
 	}
-	noteTemp(dr, tmp)
 	err = tc.finish(tmp, fi, false)
 	if err == nil {
 		err = tc.w.locked(tc.op, tc.given(dstRel), func() error {

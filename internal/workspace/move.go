@@ -303,10 +303,10 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 			return err
 		}
 		tmp = siblingName(d.Rel, randomTag(), "tmp")
+		noteTemp(droot, tmp)
 		if err := droot.Symlink(target, tmp); err != nil {
 			return err
 		}
-		noteTemp(droot, tmp)
 		uid, gid, _ := fileOwner(sfi)
 		if err := droot.Lchown(tmp, uid, gid); err != nil && !errors.Is(err, syscall.EPERM) {
 			_ = droot.Remove(tmp)

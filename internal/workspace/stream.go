@@ -183,6 +183,7 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 	var f *os.File
 	for range 4 {
 		name = path.Join(dir, UploadPartPrefix+randomTag()+".part")
+		noteTemp(root, name) // first: a crash right after the create leaves no unlogged temp
 		f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			break
@@ -191,7 +192,6 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 	if err != nil {
 		return "", 0, "", err
 	}
-	noteTemp(root, name)
 	h := NewVersionHash()
 	size, err = copyStream(ctx, f, src, h)
 	if err == nil {

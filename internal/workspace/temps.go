@@ -44,10 +44,11 @@ var tempName = regexp.MustCompile(`^(\..*\.fsplane-[0-9a-f]{16}\.tmp|\.fsplane-u
 // without threading the workspace through every call.
 var tempLogs sync.Map // *os.Root → *tempLog
 
-// noteTemp records that rel, inside r, is a temp this process created (or
-// is about to create: entries younger than tempGrace survive compaction
-// even when the path does not exist yet). A root without a log (a test's
-// bare *os.Root) records nothing.
+// noteTemp records that rel, inside r, is a temp this process is about
+// to create, or created. Callers note a name before they create it, so a
+// crash between the two leaves nothing unrecorded; entries younger than
+// tempGrace survive compaction even when the path does not exist yet. A
+// root without a log (a test's bare *os.Root) records nothing.
 func noteTemp(r *os.Root, rel string) {
 	if l, ok := tempLogs.Load(r); ok {
 		l.(*tempLog).note(r, rel)

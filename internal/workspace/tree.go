@@ -183,10 +183,10 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 		return nil, fserr.New(fserr.InvalidTarget, op, p, "%s exists and is not a directory", p).WithErrno(syscall.ENOTDIR).
 			WithHint("name a new path or an existing directory")
 	}
+	noteTemp(t.root, t.stage) // first: a crash right after the mkdir leaves no unlogged stage
 	if err := t.root.Mkdir(t.stage, 0o700); err != nil {
 		return nil, osErr(op, p, err)
 	}
-	noteTemp(t.root, t.stage)
 	return t, nil
 }
 
