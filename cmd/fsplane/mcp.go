@@ -39,6 +39,12 @@ roots narrows this further: the session may use only where its roots and the
 --root directories overlap. With --read-only the writing tools are not
 offered at all, and the engine refuses writes anyway.
 
+Messages are JSON-RPC, one per line, each at most 16 MiB. A line that is not
+a valid message (not JSON, not JSON-RPC 2.0, not UTF-8, or too long) is
+answered with a JSON-RPC error and the session goes on. When standard input
+closes, the requests already received are answered first (for up to a
+minute), then the server exits.
+
 Example client configuration:
 
   {"mcpServers": {"fsplane": {"command": "fsplane", "args": ["mcp", "--root", "/path/to/project"]}}}`,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/fsplane/fsplane/internal/mcpserver"
 )
 
 // mcpSession starts `fsplane mcp` (the real binary) in dir and connects a
@@ -120,5 +125,57 @@ func TestMCPExitsWhenStdinCloses(t *testing.T) {
 	got := runBinary(t, t.TempDir(), "", "mcp", "--state-dir", t.TempDir())
 	if got.Exit != 0 || got.Stdout != "" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestMCPStdioBadInput pipes a whole session into `fsplane mcp` and closes
+// its input: a line that is not JSON, one with invalid UTF-8 and one over
+// the 16 MiB line limit are each answered with a JSON-RPC error, the calls
+// around them are answered and take effect, and the server exits 0.
+func TestMCPStdioBadInput(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	call := func(id int, path, content string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"path":%q,"content":"%s"}}}`, id, path, content)
+	}
+	input := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`this is not json`,
+		call(1, "bad.txt", "a\xff\xfeb"),
+		call(2, "big.txt", strings.Repeat("x", mcpserver.StdioMaxLine)),
+		call(3, "piped.txt", `hi\n`),
+	}, "\n") + "\n"
+	got := runBinary(t, root, input, "mcp", "--root", root, "--state-dir", t.TempDir())
+	if got.Exit != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", got.Exit, got.Stderr)
+	}
+	codes := map[any]any{} // id → error code, or "ok"
+	for line := range strings.Lines(got.Stdout) {
+		var m struct {
+			ID    any `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line %.200q: %v", line, err)
+		}
+		codes[m.ID] = "ok"
+		if m.Error != nil {
+			codes[m.ID] = m.Error.Code
+		}
+	}
+	want := map[any]any{0.0: "ok", nil: -32700, 1.0: -32602, 2.0: -32600, 3.0: "ok"}
+	if d := cmp.Diff(want, codes); d != "" {
+		t.Errorf("answers by id (-want +got):\n%s\nstderr:\n%s", d, got.Stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "piped.txt")); string(b) != "hi\n" {
+		t.Errorf("piped.txt = %q, %v", b, err)
+	}
+	for _, name := range []string{"bad.txt", "big.txt"} {
+		if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+			t.Errorf("%s was written", name)
+		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	fastjson "github.com/segmentio/encoding/json"
 
@@ -259,7 +257,7 @@ func belowMinimum(t reflect.Type, fields map[string]json.RawMessage) []client.Va
 // refused; the error names the field (when the offset is in a value) and
 // the byte offset. Binary content goes base64-encoded.
 func invalidText(raw []byte) (client.ValidationError, bool) {
-	off, what := badUTF8(raw)
+	off, what := jsonx.InvalidText(raw)
 	if off < 0 {
 		return client.ValidationError{}, false
 	}
@@ -271,50 +269,6 @@ func invalidText(raw []byte) (client.ValidationError, bool) {
 	}
 	return client.ValidationError{Location: loc, Type: "value_error.jsondecode",
 		Message: fmt.Sprintf("%s at byte offset %d of the body%s: JSON text must be valid UTF-8; send binary content base64-encoded (\"encoding\":\"base64\") or use upload", what, off, where)}, true
-}
-
-// badUTF8 returns the byte offset of the first invalid UTF-8 sequence or
-// unpaired surrogate escape in raw (syntactically valid JSON), and what it
-// is; -1 when there is none.
-func badUTF8(raw []byte) (int, string) {
-	if !utf8.Valid(raw) {
-		for i := 0; i < len(raw); {
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				return i, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", raw[i])
-			}
-			i += size
-		}
-	}
-	// Surrogates escape as \uD800 to \uDFFF; most bodies have none.
-	if !bytes.Contains(raw, []byte(`\ud`)) && !bytes.Contains(raw, []byte(`\uD`)) {
-		return -1, ""
-	}
-	// In valid JSON a backslash only occurs inside a string, always
-	// starting an escape: jumping from one to the next is enough.
-	for i := 0; ; {
-		k := bytes.IndexByte(raw[i:], '\\')
-		if k < 0 {
-			return -1, ""
-		}
-		i += k
-		if raw[i+1] != 'u' {
-			i += 2 // a one-character escape, \\ included
-			continue
-		}
-		r, _ := jsonx.Hex4(raw[i+2:]) // valid JSON: four hex digits
-		if !utf16.IsSurrogate(r) {
-			i += 6
-			continue
-		}
-		if r < 0xdc00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			if lo, _ := jsonx.Hex4(raw[i+8:]); lo >= 0xdc00 && lo <= 0xdfff {
-				i += 12
-				continue
-			}
-		}
-		return i, fmt.Sprintf("unpaired UTF-16 surrogate escape %s", raw[i:i+6])
-	}
 }
 
 // fieldAt names the top-level field whose value spans byte offset off of

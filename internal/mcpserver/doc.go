@@ -15,8 +15,10 @@
 // isError set: the text is "Error (code): message" plus the hint, and
 // _meta["fsplane/error"] carries {code, hint, lines}, so a model can fix
 // its call. Protocol errors (an unknown tool, a malformed request) are
-// JSON-RPC errors, answered by the SDK. errors.go holds the one mapping
-// table.
+// JSON-RPC errors, answered by the SDK — or, over stdio, for input lines
+// the SDK's transport would end the session on (not JSON, not JSON-RPC,
+// not UTF-8, too long), by StdioTransport. errors.go holds the one
+// mapping table.
 //
 // Sessions. Each MCP session is one ops Caller, so freshness is per
 // session (DESIGN.md §5): a read lets the same session edit by line

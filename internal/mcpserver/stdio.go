@@ -1,66 +1,145 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/fsplane/fsplane/edit"
 )
 
+// StdioMaxLine is the longest input line StdioTransport accepts: 16 MiB,
+// the SDK's own bound (mcp.DefaultMaxLineLength), line break excluded.
+// It bounds what one request may hold in memory while it is read and
+// decoded; files bigger than that go through the HTTP API's upload.
+const StdioMaxLine = mcp.DefaultMaxLineLength
+
+// stdioDrainTimeout bounds how long a session whose input has ended waits
+// for the calls it already received to be answered.
+const stdioDrainTimeout = time.Minute
+
 // StdioTransport is the transport of `fsplane mcp`: newline-delimited
-// JSON-RPC over r and w, read by the SDK's own transport. It writes
-// successful responses itself. The SDK re-encodes every outgoing message
-// with encoding/json, which re-scans an already encoded result byte by
-// byte — about 1 ms for a 2,000-line read; here a response is its result
-// with the envelope around it, one write. Everything else (requests and
-// notifications to the client, error responses) is written by the SDK.
+// JSON-RPC over r and w, on top of the SDK's own transport
+// (mcp.IOTransport).
+//
+// Input. The transport reads r itself, one line at a time, and hands the
+// SDK only lines that hold one well-formed JSON-RPC message (or batch), so
+// that no input can end the session. A line that is not answered by the
+// SDK is answered here, through the same writer, and the session goes on:
+//   - not one JSON value: -32700 (parse error), id null;
+//   - JSON but not a JSON-RPC 2.0 message (no or another "jsonrpc", an
+//     object or boolean id, an empty batch, a batch with a bad member,
+//     nesting deeper than the SDK's 1000 levels): -32600 (invalid
+//     request), with the request's id when it can be read;
+//   - a call whose id is that of a call still in flight (or repeated
+//     within its batch): -32600, id null, so that the error is not taken
+//     for the answer to the first call;
+//   - text that is not valid UTF-8 (raw bytes, or a \u escape of half a
+//     surrogate pair), which decoding would silently turn into U+FFFD:
+//     -32602 (invalid params) with the id of a call, -32700 with id null
+//     otherwise; the request is not run;
+//   - longer than StdioMaxLine bytes: -32600 naming the limit, with the
+//     id when the line's first 4 KiB or its end show it (clients put it
+//     at either end), else null. The line is discarded as it is read,
+//     never held whole.
+//
+// Blank lines are skipped. A message must not span lines (as MCP's stdio
+// transport specifies): a pretty-printed one is a parse error per line.
+//
+// End of input. When r reaches EOF, the calls already received are still
+// answered (and take effect) before the SDK is told the input ended and
+// the session closes: the transport waits until every call it handed on
+// has been answered, the session is closed, or a minute has passed,
+// whichever is first. A call still running then is cancelled; its answer
+// may be lost.
+//
+// Output. Successful responses are written here: the SDK re-encodes every
+// outgoing message with encoding/json, which re-scans an already encoded
+// result byte by byte — about 1 ms for a 2,000-line read; here a response
+// is its result with the envelope around it, one write. Everything else
+// (requests and notifications to the client, error responses) is written
+// by the SDK. Whole messages are written one at a time, so lines never
+// interleave.
 //
 // JSON-RPC batches (protocol versions before 2025-06-18) must be answered
 // with one array, which only the SDK's transport assembles: once a batch
-// is seen on r, every message is left to it. Unlike the SDK's transport on
-// its own, this one does not refuse batches on 2025-06-18 and later (the
-// SDK tells the negotiated version only to its own connections).
+// has been read, every message is left to it. Unlike the SDK's transport
+// on its own, this one does not refuse batches on 2025-06-18 and later
+// (the SDK tells the negotiated version only to its own connections).
 //
 // r and w are not closed. Each Connect reads r and writes w; use a
-// transport for one session.
+// transport for one session. A read of r that is under way when the
+// session ends is left to return (stdin cannot be interrupted portably);
+// what it read is dropped.
 func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	return &stdioTransport{r: r, w: w}
+	return &stdioTransport{r: r, w: w, maxLine: StdioMaxLine, drain: stdioDrainTimeout}
 }
 
 type stdioTransport struct {
-	r io.Reader
-	w io.Writer
+	r       io.Reader
+	w       io.Writer
+	maxLine int           // longest line passed on, line break excluded; tests lower it
+	drain   time.Duration // how long EOF waits for outstanding calls; tests lower it
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c := &stdioConn{w: &lockedWriter{w: t.w}}
-	tap := &batchTap{r: t.r, lineStart: true, seen: &c.batched}
-	inner, err := (&mcp.IOTransport{Reader: io.NopCloser(tap), Writer: c.w}).Connect(ctx)
+	c := &stdioConn{
+		w:        &lockedWriter{w: t.w},
+		inFlight: map[jsonrpc.ID]struct{}{},
+		idle:     make(chan struct{}, 1),
+		closed:   make(chan struct{}),
+	}
+	pr, pw := io.Pipe()
+	// The SDK's own line cap is off: it reads only lines the reader below
+	// has bounded and checked.
+	inner, err := (&mcp.IOTransport{Reader: pr, Writer: c.w, MaxLineLength: -1}).Connect(ctx)
 	if err != nil {
+		pr.Close()
 		return nil, err
 	}
 	c.Connection = inner
+	in := &lineReader{br: bufio.NewReaderSize(t.r, 64<<10), maxLine: t.maxLine}
+	go c.feed(in, pw, t.drain)
 	return c, nil
 }
 
 // stdioConn is the SDK's connection with Write taken over for successful
-// responses.
+// responses, fed by feed.
 type stdioConn struct {
 	mcp.Connection
 	w       *lockedWriter
 	batched atomic.Bool // a batch was read: leave every write to the SDK
+
+	// inFlight holds the ids of the calls handed to the SDK and not yet
+	// answered; an id leaves it just before its response is written (the
+	// client may reuse it as soon as it reads the response). writing
+	// counts responses being written. The input has been answered when
+	// both are empty, which idle signals.
+	mu       sync.Mutex
+	inFlight map[jsonrpc.ID]struct{}
+	writing  int
+	idle     chan struct{}
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed by Close
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
-	if !ok || resp.Error != nil || !resp.ID.IsValid() || len(resp.Result) == 0 ||
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	if resp.ID.IsValid() {
+		c.answering(resp.ID)
+		defer c.answered()
+	}
+	if resp.Error != nil || !resp.ID.IsValid() || len(resp.Result) == 0 ||
 		c.batched.Load() || bytes.IndexByte(resp.Result, '\n') >= 0 {
 		return c.Connection.Write(ctx, msg)
 	}
@@ -82,8 +161,120 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// lockedWriter serialises whole-message writes from the SDK's transport
-// and from stdioConn, so lines never interleave.
+// Close closes the SDK's connection (and with it the pipe feed writes
+// to) and ends feed's wait for outstanding calls.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// answering records that the response to call id is about to be written.
+func (c *stdioConn) answering(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.inFlight, id)
+	c.writing++
+	c.mu.Unlock()
+}
+
+// answered records that a response has been written (or failed to be).
+func (c *stdioConn) answered() {
+	c.mu.Lock()
+	c.writing--
+	idle := c.writing <= 0 && len(c.inFlight) == 0
+	c.mu.Unlock()
+	if idle {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// register adds the ids of calls about to be handed to the SDK to
+// inFlight. It fails, adding none, when one of them is in flight already
+// or repeated among ids.
+func (c *stdioConn) register(ids []jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, id := range ids {
+		if _, dup := c.inFlight[id]; dup {
+			for _, added := range ids[:i] {
+				delete(c.inFlight, added)
+			}
+			return false
+		}
+		c.inFlight[id] = struct{}{}
+	}
+	return true
+}
+
+// busy reports whether a call handed on is unanswered.
+func (c *stdioConn) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inFlight) > 0 || c.writing > 0
+}
+
+// feed reads the input line by line, answers the lines the SDK must not
+// see and writes the others to pw, which the SDK's transport reads. At
+// EOF it waits (see StdioTransport) before closing pw; another read
+// error is passed on at once, and the line it cut short dropped. It returns when the input ends or the
+// connection is closed.
+func (c *stdioConn) feed(in *lineReader, pw *io.PipeWriter, drain time.Duration) {
+	for {
+		line, err := in.next()
+		if err != nil && err != io.EOF {
+			pw.CloseWithError(err)
+			return
+		}
+		select {
+		case <-c.closed:
+			return // the session ended while the line was read
+		default:
+		}
+		var reply []byte
+		switch {
+		case line.size > in.maxLine:
+			reply = tooLong(line.id, line.size, in.maxLine)
+		case len(line.text) > 0:
+			reply = c.admit(line.text)
+			if reply == nil {
+				if _, werr := pw.Write(append(line.text, '\n')); werr != nil {
+					return // the connection is closed
+				}
+			}
+		}
+		if reply != nil {
+			// A failed write means the client is gone; the SDK's next
+			// write fails too and ends the session.
+			c.w.Write(reply)
+		}
+		if err == io.EOF {
+			c.wait(drain)
+			pw.Close()
+			return
+		}
+	}
+}
+
+// wait returns once no call handed on is unanswered, the connection is
+// closed, or timeout has passed.
+func (c *stdioConn) wait(timeout time.Duration) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for c.busy() {
+		select {
+		case <-c.idle:
+		case <-c.closed:
+			return
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// lockedWriter serialises whole-message writes from the SDK's transport,
+// stdioConn and feed, so lines never interleave.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -96,49 +287,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (l *lockedWriter) Close() error { return nil }
-
-// batchTap passes r through and sets seen when a JSON-RPC batch may
-// start: a '[' as the first byte that is not white space at the start of
-// the stream or after a line break. Messages are one per line, and a raw
-// line break cannot occur inside a JSON string, so every batch is seen
-// (the SDK requires a line break right after each message). A
-// pretty-printed message whose line starts with '[' is seen too, which
-// only costs the fast path.
-type batchTap struct {
-	r         io.Reader
-	lineStart bool // no byte but white space since a line break
-	seen      *atomic.Bool
-}
-
-func (t *batchTap) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if !t.seen.Load() && t.scan(p[:n]) {
-		t.seen.Store(true)
-	}
-	return n, err
-}
-
-// scan reports whether b, read after the bytes already scanned, holds a
-// batch start.
-func (t *batchTap) scan(b []byte) bool {
-	for len(b) > 0 {
-		if t.lineStart {
-			switch b[0] {
-			case '[':
-				return true
-			case ' ', '\t', '\r', '\n':
-			default:
-				t.lineStart = false
-			}
-			b = b[1:]
-			continue
-		}
-		i := edit.IndexLineBreak(b)
-		if i < 0 {
-			return false
-		}
-		t.lineStart = true
-		b = b[i+1:]
-	}
-	return false
-}
