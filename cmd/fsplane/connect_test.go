@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,7 +315,9 @@ func footer(lines []string) string {
 
 // TestConnectTUIUnderTmux runs the real binary's terminal interface in
 // tmux: F3 flips the footer and the hub receives the new mode within a
-// second; q quits.
+// second; a long path's log line keeps its result; a pane shrunk to a
+// few rows and columns still shows the state and the mode, and grown
+// again the whole screen; q quits.
 func TestConnectTUIUnderTmux(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -376,6 +379,62 @@ func TestConnectTUIUnderTmux(t *testing.T) {
 			strings.Contains(s, "Local access: Read&Write.") && strings.Contains(s, "Local access: Read only.")
 	})
 	t.Logf("screen:\n%s", screen)
+
+	// The host is Read-only again: the write is refused, and its line says
+	// so whatever the length of its path.
+	long := strings.Repeat("very/long/directory/", 8) + "final_file_with_a_long_name.txt"
+	if r := hubDo(t, hub, &proto.Op{Op: "write", Path: long, Args: jsonArgs(t, ops.WriteRequest{Content: []byte("x")})}); r.OK {
+		t.Fatalf("write in read_only: %+v", r)
+	}
+	x.waitScreen("the long write's result", func(l []string) bool {
+		for _, line := range l {
+			if strings.Contains(line, "write      very/") && strings.Contains(line, "…") && strings.Contains(line, "_name.txt  read_only  ") {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Shrunk, the pane keeps the state and the mode (tui.Model.layout).
+	cut := func(s string, w int) string {
+		if r := []rune(s); len(r) > w {
+			return string(r[:w-1]) + "…"
+		}
+		return s
+	}
+	hubWS := strings.Replace(hub.URL, "http://", "ws://", 1) + "/v2/connector"
+	for _, size := range []struct{ w, h int }{{15, 6}, {10, 4}} {
+		if out, err := x.run("resize-window", "-t", "connect", "-x", fmt.Sprint(size.w), "-y", fmt.Sprint(size.h)); err != nil {
+			t.Fatalf("resize-window: %v: %s", err, out)
+		}
+		want := []string{cut(hubWS, size.w), cut("connected as h-1", size.w), cut("tmux-host", size.w)}
+		screen := x.waitScreen(fmt.Sprintf("at %dx%d the hub, the state, the host and the mode", size.w, size.h), func(l []string) bool {
+			if len(l) > size.h || !strings.HasPrefix(strings.TrimSpace(footer(l)), "Read-only") {
+				return false
+			}
+			for _, w := range want {
+				if !slices.Contains(l, w) {
+					return false
+				}
+			}
+			return true
+		})
+		t.Logf("at %dx%d:\n%s", size.w, size.h, screen)
+		for _, line := range strings.Split(strings.TrimRight(screen, "\n"), "\n") {
+			if n := len([]rune(line)); n > size.w {
+				t.Errorf("at %dx%d the row %q has %d characters", size.w, size.h, line, n)
+			}
+		}
+	}
+	if out, err := x.run("resize-window", "-t", "connect", "-x", "100", "-y", "30"); err != nil {
+		t.Fatalf("resize-window: %v: %s", err, out)
+	}
+	x.waitScreen("the whole screen again", func(l []string) bool {
+		s := strings.Join(l, "\n")
+		return len(l) > 10 && strings.HasPrefix(l[0], " fsplane connect") && strings.Contains(s, " Hub    "+hubWS) &&
+			strings.Contains(s, " State  connected as h-1") && strings.Contains(s, " Host   tmux-host") &&
+			strings.Contains(s, "_name.txt  read_only  ") && strings.HasPrefix(footer(l), " Read-only   F3 toggle")
+	})
 
 	if out, err := x.run("send-keys", "-t", "connect", "q"); err != nil {
 		t.Fatalf("send-keys q: %v: %s", err, out)

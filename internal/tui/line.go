@@ -8,6 +8,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rivo/uniseg"
+
 	"github.com/fsplane/fsplane/internal/connector/host"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
@@ -26,43 +29,125 @@ func ModeLabel(m proto.Mode) string {
 // messages, ids) is made safe for a terminal: control characters cannot
 // reach it.
 func Line(ev host.Event) (line string, ok bool) {
-	var s string
+	l, ok := lineOf(ev)
+	return l.String(), ok
+}
+
+// logLine is a log line in three parts, so that a window too narrow for
+// it can give up what matters least: head (the time and the op, or a
+// message's fixed words) and tail (the result and duration, or the
+// retry) always show; mid (a path, or a message from the hub or the
+// network, of any length) loses its middle. The parts are printable text:
+// no control characters.
+type logLine struct{ head, mid, tail string }
+
+func (l logLine) String() string { return l.head + l.mid + l.tail }
+
+// fit returns the line in at most w cells. A line that fits is returned
+// whole; otherwise mid is shortened in its middle (ellipsize) to the room
+// head and tail leave, and only when they alone do not fit is the line
+// cut at the right edge.
+func (l logLine) fit(w int) string {
+	s := l.String()
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	if room := w - ansi.StringWidth(l.head) - ansi.StringWidth(l.tail); l.mid != "" && room >= 1 {
+		return l.head + ellipsize(l.mid, room) + l.tail
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// ellipsize shortens s to at most w cells by putting "…" in place of its
+// middle. It measures display width by grapheme cluster, so a wide
+// (East Asian) character counts two cells, an emoji sequence or a letter
+// with combining marks stays whole, and no cluster is cut in two. The end
+// gets the larger share, and all of it when the last path element fits:
+// the file's name tells more than the directories above it.
+func ellipsize(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	if w < 1 {
+		return ""
+	}
+	type cluster struct {
+		text  string
+		width int
+	}
+	var cs []cluster
+	for rest := s; rest != ""; {
+		var c string
+		var cw int
+		c, rest, cw, _ = uniseg.FirstGraphemeClusterInString(rest, -1)
+		cs = append(cs, cluster{c, cw})
+	}
+	room := w - 1 // for the ellipsis
+	right := room - room/2
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		right = max(right, min(ansi.StringWidth(s[i:]), room))
+	}
+	// The end first, then the start gets what the end left over (a wide
+	// character may not fill its share exactly).
+	j, used := len(cs), 0
+	for j > 0 && used+cs[j-1].width <= right {
+		j--
+		used += cs[j].width
+	}
+	var b strings.Builder
+	left := room - used
+	for i := 0; i < j && cs[i].width <= left; i++ {
+		left -= cs[i].width
+		b.WriteString(cs[i].text)
+	}
+	b.WriteString("…")
+	for _, c := range cs[j:] {
+		b.WriteString(c.text)
+	}
+	return b.String()
+}
+
+// lineOf splits the line of an event into its parts (see logLine).
+func lineOf(ev host.Event) (l logLine, ok bool) {
 	switch ev.Kind {
 	case host.EventState:
 		switch ev.State {
 		case host.Connecting:
-			s = "connecting to the hub"
+			l.head = "connecting to the hub"
 		case host.Connected:
-			s = "connected as " + host.Printable(ev.HostID, 100)
+			l.head, l.mid = "connected as ", host.Printable(ev.HostID, 100)
 		case host.Reconnecting:
-			s = fmt.Sprintf("disconnected (%s); reconnecting in %s", host.Printable(ev.Err, 300), Duration(ev.Retry))
+			l.head, l.mid, l.tail = "disconnected (", host.Printable(ev.Err, 300), "); reconnecting in "+Duration(ev.Retry)
 		case host.Failed:
-			s = "failed: " + host.Printable(ev.Err, 300)
+			l.head, l.mid = "failed: ", host.Printable(ev.Err, 300)
 		case host.Stopped:
-			s = "stopped"
+			l.head = "stopped"
 		default:
-			return "", false
+			return logLine{}, false
 		}
 	case host.EventMode:
-		s = "Local access: Read only."
+		l.head = "Local access: Read only."
 		if ev.Mode == proto.ReadWrite {
-			s = "Local access: Read&Write."
+			l.head = "Local access: Read&Write."
 		}
 	case host.EventNotice:
-		s = host.Printable(ev.Message, 300)
+		l.mid = host.Printable(ev.Message, 300)
 	case host.EventOp:
 		if ev.Op == nil {
-			return "", false
+			return logLine{}, false
 		}
 		r := ev.Op
-		s = fmt.Sprintf("%-10s %s  %s  %s", host.Printable(r.Op, 20), PathText(r.Path), host.Printable(r.Result, 40), Duration(r.Duration))
+		l.head = fmt.Sprintf("%-10s ", host.Printable(r.Op, 20))
+		l.mid = PathText(r.Path)
+		l.tail = fmt.Sprintf("  %s  %s", host.Printable(r.Result, 40), Duration(r.Duration))
 		if !r.Delivered && r.Result != host.ResultCancelled && r.Result != host.ResultTimeout && r.Result != host.ResultDropped {
-			s += "  (not delivered)"
+			l.tail += "  (not delivered)"
 		}
 	default:
-		return "", false
+		return logLine{}, false
 	}
-	return ev.Time.Format("15:04:05") + "  " + s, true
+	l.head = ev.Time.Format("15:04:05") + "  " + l.head
+	return l, true
 }
 
 // PathText shows a path the hub named: "-" for none, quoted (with

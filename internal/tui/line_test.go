@@ -2,10 +2,13 @@ package tui
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
+	"github.com/rivo/uniseg"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -91,5 +94,77 @@ func TestBanner(t *testing.T) {
 	got := Banner("ws://h/v2/connector", "lap", []string{"/a", "/b"}, proto.ReadOnly)
 	if want := "fsplane connect: hub ws://h/v2/connector, host lap, roots /a, /b, mode Read-only"; got != want {
 		t.Errorf("Banner = %q, want %q", got, want)
+	}
+}
+
+// TestEllipsize shortens paths and messages of every kind to every width:
+// never wider than asked, made of a start and an end of the text cut
+// between grapheme clusters, and keeping the last path element whole
+// when it fits.
+func TestEllipsize(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"a/very/long/path/that/does/not/fit/in/forty/columns.txt",
+		"connection lost: read tcp 127.0.0.1:50312->127.0.0.1:18091: connection reset by peer",
+		"長いディレクトリ/もっと長いディレクトリ/最後のファイル.txt",            // two cells a character
+		"👩‍👩‍👧‍👦/🇯🇵/e\u0301e\u0301e\u0301/café/x.txt", // one cluster of many runes
+		"nodirectory_just_a_very_long_file_name_without_any_slash.txt",
+		`"dir with spaces/and \"quotes\"/and\ttab.txt"`,
+		"x",
+	} {
+		total := ansi.StringWidth(s)
+		clusters := uniseg.GraphemeClusterCount(s)
+		for w := 0; w <= total+1; w++ {
+			got := ellipsize(s, w)
+			if gw := ansi.StringWidth(got); gw > w {
+				t.Fatalf("ellipsize(%q, %d) = %q, %d wide", s, w, got, gw)
+			}
+			if w >= total {
+				if got != s {
+					t.Errorf("ellipsize(%q, %d) = %q; it fits", s, w, got)
+				}
+				continue
+			}
+			if w == 0 {
+				continue
+			}
+			pre, suf, ok := strings.Cut(got, "…")
+			if !ok || !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, suf) || len(pre)+len(suf) >= len(s) {
+				t.Fatalf("ellipsize(%q, %d) = %q: not a start, an ellipsis and an end of it", s, w, got)
+			}
+			if uniseg.GraphemeClusterCount(pre)+uniseg.GraphemeClusterCount(s[len(pre):]) != clusters ||
+				uniseg.GraphemeClusterCount(s[:len(s)-len(suf)])+uniseg.GraphemeClusterCount(suf) != clusters {
+				t.Errorf("ellipsize(%q, %d) = %q cuts a grapheme cluster", s, w, got)
+			}
+			if gw := ansi.StringWidth(got); gw < w-1 {
+				t.Errorf("ellipsize(%q, %d) = %q is only %d wide", s, w, got, gw)
+			}
+			if i := strings.LastIndexByte(s, '/'); i >= 0 && ansi.StringWidth(s[i:]) <= w-1 && !strings.HasSuffix(got, s[i:]) {
+				t.Errorf("ellipsize(%q, %d) = %q loses the file name %q", s, w, got, s[i:])
+			}
+		}
+	}
+}
+
+// TestLineFit: a log line keeps its head and tail whole as long as they
+// fit with a cell to spare, and is cut at the right edge when they do not.
+func TestLineFit(t *testing.T) {
+	t.Parallel()
+	l := logLine{head: "15:04:05  write      ", mid: "some/dir/file.txt", tail: "  ok  16ms"}
+	for w, want := range map[int]string{
+		100: "15:04:05  write      some/dir/file.txt  ok  16ms",
+		48:  "15:04:05  write      some/dir/file.txt  ok  16ms",
+		47:  "15:04:05  write      some/d…/file.txt  ok  16ms",
+		41:  "15:04:05  write      …/file.txt  ok  16ms",
+		40:  "15:04:05  write      …file.txt  ok  16ms",
+		32:  "15:04:05  write      …  ok  16ms",
+		31:  "15:04:05  write      some/dir/…",
+		10:  "15:04:05 …",
+		1:   "…",
+		0:   "",
+	} {
+		if got := l.fit(w); got != want {
+			t.Errorf("fit(%d) = %q, want %q", w, got, want)
+		}
 	}
 }

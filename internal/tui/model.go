@@ -10,6 +10,11 @@
 // changes only when the host reports it (EventMode, or the mode carried by
 // a state event).
 //
+// The view fits any window, down to one cell: it never has more rows or
+// columns than the window, and leaves out what matters least first (see
+// Model.layout). A log line too long for the window keeps its time, op,
+// result and duration and loses the middle of its path (logLine.fit).
+//
 // # Concurrency
 //
 // Model is a value, as bubbletea wants: Update returns the next model and
@@ -78,7 +83,7 @@ type Model struct {
 	mode   proto.Mode // as the host reported it
 	// pending is the mode a SetMode in flight asks for; "" when none is.
 	pending proto.Mode
-	log     []string
+	log     []logLine
 	width   int
 	height  int
 	scroll  int // lines scrolled back from the newest
@@ -124,7 +129,13 @@ func New(o Options) Model {
 func (m Model) Mode() proto.Mode { return m.mode }
 
 // Log returns the log lines kept.
-func (m Model) Log() []string { return append([]string(nil), m.log...) }
+func (m Model) Log() []string {
+	ls := make([]string, len(m.log))
+	for i, l := range m.log {
+		ls[i] = l.String()
+	}
+	return ls
+}
 
 // Init implements tea.Model.
 func (m Model) Init() tea.Cmd { return nil }
@@ -133,7 +144,10 @@ func (m Model) Init() tea.Cmd { return nil }
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		// The window's size as it is: the view fits itself to it, as small
+		// as it may be (a view taller than the window would lose its top
+		// rows, the state among them, off the screen).
+		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		m.scroll = min(m.scroll, m.maxScroll())
 	case tea.KeyMsg:
 		return m.key(msg)
@@ -150,7 +164,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.mode = msg.mode
 		}
 		if msg.err != nil {
-			m.add(fmt.Sprintf("could not announce %s to the hub: %s", ModeLabel(msg.mode), host.Printable(msg.err.Error(), 300)))
+			m.add(logLine{head: "could not announce " + ModeLabel(msg.mode) + " to the hub: ", mid: host.Printable(msg.err.Error(), 300)})
 		}
 	case DoneMsg:
 		m.done = true
@@ -214,13 +228,13 @@ func (m *Model) event(ev host.Event) {
 	case host.EventMode:
 		m.mode = ev.Mode
 	}
-	if l, ok := Line(ev); ok {
+	if l, ok := lineOf(ev); ok {
 		m.add(l)
 	}
 }
 
 // add appends a log line, keeping a scrolled-back view where it is.
-func (m *Model) add(l string) {
+func (m *Model) add(l logLine) {
 	m.log = append(m.log, l)
 	if m.scroll > 0 {
 		m.scroll++
@@ -231,26 +245,109 @@ func (m *Model) add(l string) {
 	m.scroll = min(m.scroll, m.maxScroll())
 }
 
-// header returns the lines above the log.
-func (m Model) header() []string {
+// layout is what the view shows in the window: which rows, and how many
+// of them for the roots and the log.
+type layout struct {
+	single                  bool // one row: the mode and the state share it
+	title, hub, host, rules bool
+	state, footer           bool
+	roots, log              int
+	labels                  bool // "Hub", "State"… before the values
+}
+
+// The most roots shown; more are summed up as "… and N more".
+const maxRootRows = 4
+
+// layout decides what the view shows in a window of m.height rows and
+// m.width columns. When rows are short they go, one after the other, to
+//
+//  1. the mode (the footer row) and the connection state; in a window one
+//     row high they share it, the mode first;
+//  2. the hub;
+//  3. the host's name;
+//  4. the roots, one a row (when not all fit, the last row shown says how
+//     many more there are);
+//  5. the newest log line;
+//  6. the two rules around the log;
+//  7. the title;
+//  8. the rest of the log,
+//
+// and what finds no row is left out. Across, every row is cut at the
+// window's right edge: the footer's keys, at its end, are the first thing
+// to go, and log lines shorten their path in the middle instead
+// (logLine.fit). Under labelWidth columns the rows drop their labels
+// ("Hub", "State"…) and indent, which would take most of the row.
+// Nothing is lost by shrinking: a larger window shows it all again.
+func (m Model) layout() layout {
+	h := m.height
+	l := layout{labels: m.width >= labelWidth}
+	switch {
+	case h <= 0:
+		return l
+	case h == 1:
+		l.single = true
+		return l
+	}
+	l.state, l.footer = true, true
+	h -= 2
+	take := func(n int) int {
+		n = min(n, h)
+		h -= n
+		return n
+	}
+	l.hub = take(1) == 1
+	l.host = take(1) == 1
+	l.roots = take(min(len(m.opts.Roots), maxRootRows))
+	l.log = take(1)
+	if h >= 2 {
+		l.rules = take(2) == 2
+	}
+	l.title = take(1) == 1
+	l.log += take(h)
+	return l
+}
+
+// labelWidth is the narrowest window whose rows have labels.
+const labelWidth = 30
+
+// header returns the rows above the log that l shows.
+func (m Model) header(l layout) []string {
 	s := m.st
 	row := func(label, value string) string {
+		if !l.labels {
+			return value
+		}
 		return s.label.Render(fmt.Sprintf(" %-6s", label)) + " " + value
 	}
-	lines := []string{s.title.Render(" fsplane connect"), row("Hub", s.value.Render(m.opts.HubURL)), row("State", m.stateText())}
-	lines = append(lines, row("Host", s.value.Render(m.opts.Name)))
+	var lines []string
+	if l.title {
+		lines = append(lines, s.title.Render(" fsplane connect"))
+	}
+	if l.hub {
+		lines = append(lines, row("Hub", s.value.Render(m.opts.HubURL)))
+	}
+	if l.state {
+		lines = append(lines, row("State", m.stateText()))
+	}
+	if l.host {
+		lines = append(lines, row("Host", s.value.Render(m.opts.Name)))
+	}
 	roots := m.opts.Roots
-	const shown = 3
-	for i, r := range roots {
+	for i := range l.roots {
 		label := ""
 		if i == 0 {
 			label = "Roots"
 		}
-		if i == shown && len(roots) > shown+1 {
-			lines = append(lines, row(label, s.dim.Render(fmt.Sprintf("… and %d more", len(roots)-shown))))
-			break
+		more := len(roots) - i - 1 // after this one
+		switch {
+		case i < l.roots-1 || more == 0:
+			lines = append(lines, row(label, s.value.Render(roots[i])))
+		case i == 0:
+			// A single row for many roots: the first, and the count.
+			lines = append(lines, row(label, s.value.Render(roots[0])+s.dim.Render(fmt.Sprintf("  … and %d more", more))))
+		default:
+			lines = append(lines, row(label, s.dim.Render(fmt.Sprintf("… and %d more", more+1))))
 		}
-		lines = append(lines, row(label, s.value.Render(r)))
 	}
 	return lines
 }
@@ -274,50 +371,84 @@ func (m Model) stateText() string {
 	return s.warn.Render("connecting…")
 }
 
-func (m Model) footer() string {
-	s := m.st
-	mode := s.ro.Render(" " + ModeLabel(m.mode) + " ")
+// modeBadge shows the mode the host is in, padded when the window has
+// room for it.
+func (m Model) modeBadge() string {
+	st := m.st.ro
 	if m.mode == proto.ReadWrite {
-		mode = s.rw.Render(" " + ModeLabel(m.mode) + " ")
+		st = m.st.rw
 	}
+	label := ModeLabel(m.mode)
+	if ansi.StringWidth(label)+2 <= m.width {
+		label = " " + label + " "
+	}
+	return st.Render(label)
+}
+
+// footer returns the last row: the mode, and after it a pending change,
+// the keys and the scroll position.
+func (m Model) footer() (mode, rest string) {
+	s := m.st
 	if m.pending != "" {
-		mode += s.warn.Render("  switching to " + ModeLabel(m.pending) + "…")
+		rest = s.warn.Render("  switching to " + ModeLabel(m.pending) + "…")
 	}
 	help := "  " + s.key.Render("F3") + s.dim.Render(" toggle") + "  " + s.key.Render("↑↓") + s.dim.Render(" scroll") + "  " + s.key.Render("q") + s.dim.Render(" quit")
 	if m.scroll > 0 {
 		help += s.warn.Render(fmt.Sprintf("  (%d newer below; End follows)", m.scroll))
 	}
-	return mode + help
+	return m.modeBadge(), rest + help
 }
 
-// logHeight is the number of log rows that fit between header and footer.
-func (m Model) logHeight() int {
-	return max(m.height-len(m.header())-3, 1) // two rules and the footer
+// fitAfter fits first and then rest into w cells, cutting rest before
+// first: the mode before the keys.
+func fitAfter(first, rest string, w int) string {
+	if fw := ansi.StringWidth(first); fw < w {
+		return first + ansi.Truncate(rest, w-fw, "…")
+	}
+	return ansi.Truncate(first, w, "…")
 }
 
-func (m Model) maxScroll() int { return max(len(m.log)-m.logHeight(), 0) }
+// logHeight is the number of log rows the window shows.
+func (m Model) logHeight() int { return m.layout().log }
 
-// View implements tea.Model.
+// maxScroll is how far back the log scrolls: to its first line at the top
+// of the rows shown (or, with no row, the first line).
+func (m Model) maxScroll() int { return max(len(m.log)-max(m.logHeight(), 1), 0) }
+
+// View implements tea.Model. It has exactly m.height rows, none wider
+// than m.width cells: what it shows is Model.layout's choice.
 func (m Model) View() string {
 	w := m.width
-	var b strings.Builder
-	for _, l := range m.header() {
-		b.WriteString(ansi.Truncate(l, w, "…") + "\n")
+	if w <= 0 || m.height <= 0 {
+		return ""
+	}
+	l := m.layout()
+	fit := func(s string) string { return ansi.Truncate(s, w, "…") }
+	if l.single {
+		return fitAfter(m.modeBadge(), " "+m.stateText(), w)
+	}
+	var rows []string
+	for _, r := range m.header(l) {
+		rows = append(rows, fit(r))
 	}
 	rule := m.st.rule.Render(strings.Repeat("─", w))
-	b.WriteString(rule + "\n")
-	h := m.logHeight()
+	if l.rules {
+		rows = append(rows, rule)
+	}
 	end := len(m.log) - m.scroll
-	start := max(end-h, 0)
-	rows := 0
-	for _, l := range m.log[start:end] {
-		b.WriteString(ansi.Truncate(l, w, "…") + "\n")
-		rows++
+	start := max(end-l.log, 0)
+	for _, line := range m.log[start:end] {
+		rows = append(rows, line.fit(w))
 	}
-	for ; rows < h; rows++ {
-		b.WriteString("\n")
+	for range l.log - (end - start) {
+		rows = append(rows, "")
 	}
-	b.WriteString(rule + "\n")
-	b.WriteString(ansi.Truncate(m.footer(), w, "…"))
-	return b.String()
+	if l.rules {
+		rows = append(rows, rule)
+	}
+	if l.footer {
+		mode, rest := m.footer()
+		rows = append(rows, fitAfter(mode, rest, w))
+	}
+	return strings.Join(rows, "\n")
 }

@@ -165,6 +165,38 @@ func TestViewGolden(t *testing.T) {
 			m = send(m, tea.WindowSizeMsg{Width: 40, Height: 16})
 			return send(m, op(time.Second, "read", "a/very/long/path/that/does/not/fit/in/forty/columns.txt", "ok", time.Millisecond))
 		}},
+		{"long-path-120x30", func() Model {
+			m := send(newModel(calls), tea.WindowSizeMsg{Width: 120, Height: 30})
+			return send(m, append(session()[:2], op(3*time.Second, "write", longPath, "ok", 16*time.Millisecond))...)
+		}},
+		// Small windows keep the mode and state, then the hub, the host
+		// and the roots, then the log (Model.layout).
+		{"small-20x6", func() Model {
+			return send(newModel(calls), append(session(), tea.WindowSizeMsg{Width: 20, Height: 6})...)
+		}},
+		{"small-40x9", func() Model {
+			return send(newModel(calls), append(session(), tea.WindowSizeMsg{Width: 40, Height: 9})...)
+		}},
+		{"tiny-10x4", func() Model {
+			m := send(newModel(calls), session()[:2]...)
+			return send(m, EventMsg{Time: t0.Add(3 * time.Second), Kind: host.EventMode, Mode: proto.ReadWrite},
+				tea.WindowSizeMsg{Width: 10, Height: 4})
+		}},
+		{"tiny-switching-10x4", func() Model {
+			m := send(newModel(calls), session()[:2]...)
+			return send(m, key("f3"), tea.WindowSizeMsg{Width: 10, Height: 4})
+		}},
+		{"one-row-40x1", func() Model {
+			return send(newModel(calls), append(session()[:2], tea.WindowSizeMsg{Width: 40, Height: 1})...)
+		}},
+		{"many-roots-40x6", func() Model {
+			m := newModel(calls, "/r/one", "/r/two", "/r/three", "/r/four", "/r/five")
+			return send(m, tea.WindowSizeMsg{Width: 40, Height: 6})
+		}},
+		{"many-roots-40x5", func() Model {
+			m := newModel(calls, "/r/one", "/r/two", "/r/three", "/r/four", "/r/five")
+			return send(m, tea.WindowSizeMsg{Width: 40, Height: 5})
+		}},
 		{"hostile-path", func() Model {
 			// The notice is raw, as a careless host could pass it on:
 			// SGR, a C1 CSI clearing the screen, an OSC retitling the
@@ -417,7 +449,7 @@ func TestScrolling(t *testing.T) {
 		t.Errorf("the view moved on a new line: %q", got)
 	}
 	m = send(m, key("home"))
-	if got := strings.Split(m.View(), "\n")[len(m.header())+1]; !strings.HasPrefix(got, "15:04:05") {
+	if got := strings.Split(m.View(), "\n")[len(m.header(m.layout()))+1]; !strings.HasPrefix(got, "15:04:05") {
 		t.Errorf("home shows %q first", got)
 	}
 	m = send(m, key("end"))
