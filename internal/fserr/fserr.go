@@ -54,7 +54,8 @@ const (
 	StaleVersion Code = "stale_version"
 	// MustRead: a line-number edit needs a fresh read of the file first.
 	MustRead Code = "must_read"
-	// Conflict: the operation would discard a change made since (undo).
+	// Conflict: the operation would discard a change made since (undo),
+	// or the file kept changing under it until it gave up (Retryable).
 	Conflict Code = "conflict"
 	// IOError: any other I/O failure.
 	IOError Code = "io_error"

@@ -79,3 +79,47 @@ func isCode(err error, code string) bool {
 	ce, ok := err.(*client.Error)
 	return ok && ce.Code() == code && ce.Status == 409
 }
+
+// TestConcurrentChangesWithoutVersionsAllApply: clients that send no
+// expected_version change distinct parts of one file at the same time
+// (str_replace, insert, append). Nobody asked for a version check and
+// every anchor is unique, so every request succeeds and the file holds
+// every change.
+func TestConcurrentChangesWithoutVersionsAllApply(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	var initial strings.Builder
+	for i := range n {
+		fmt.Fprintf(&initial, "k%02d\n", i)
+	}
+	e := newEnv(t, map[string]string{"sr.txt": initial.String()}, httpapi.Options{})
+	var wg sync.WaitGroup
+	errs := make([]error, 3*n)
+	for i := range n {
+		wg.Go(func() {
+			old, repl := fmt.Sprintf("k%02d\n", i), fmt.Sprintf("K%02d\n", i)
+			_, errs[i] = e.c.Edit(bg, client.EditRequest{Command: "str_replace", Path: "sr.txt", OldStr: &old, NewStr: &repl})
+		})
+		wg.Go(func() {
+			text, top := fmt.Sprintf("i%02d", i), 0
+			_, errs[n+i] = e.c.Edit(bg, client.EditRequest{Command: "insert", Path: "sr.txt", InsertLine: &top, NewStr: &text})
+		})
+		wg.Go(func() {
+			_, errs[2*n+i] = e.c.Write(bg, client.WriteRequest{Path: "sr.txt", Content: fmt.Sprintf("a%02d\n", i), Append: true})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+	got := "\n" + e.file("sr.txt")
+	for i := range n {
+		for _, line := range []string{"K%02d", "i%02d", "a%02d"} {
+			if want := fmt.Sprintf("\n"+line+"\n", i); strings.Count(got, want) != 1 {
+				t.Errorf("%q occurs %d times in the result, want once", want[1:], strings.Count(got, want))
+			}
+		}
+	}
+}

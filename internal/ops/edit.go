@@ -46,9 +46,24 @@ type EditResult struct {
 
 // Edit replaces text using the matching ladder (edit.Replace) and commits
 // the result atomically. It needs no prior read; when the caller has read
-// the file before and it changed since, Notice says so.
-func (e *Engine) Edit(_ context.Context, req EditRequest) (*EditResult, error) {
+// the file before and it changed since, Notice says so. Concurrent edits
+// of one file apply one after another; one that finds the file changed at
+// its commit is planned again (see replan).
+func (e *Engine) Edit(ctx context.Context, req EditRequest) (*EditResult, error) {
 	const op = "edit"
+	var res *EditResult
+	err := e.replan(ctx, op, req.Path, e.lockKeys(!req.DryRun, req.Path), func() (err error) {
+		res, err = e.edit(op, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// edit is one attempt of Edit: read, check, plan, commit.
+func (e *Engine) edit(op string, req EditRequest) (*EditResult, error) {
 	tf, err := e.readForChange(op, req.Path, req.DryRun)
 	if err != nil {
 		return nil, err
@@ -99,11 +114,12 @@ func (e *Engine) readForChange(op, path string, dry bool) (*workspace.TextFile, 
 const EditLimit = 256 << 20
 
 // commitText writes content over path, guarded by the version it was
-// computed from, and returns the new version.
+// computed from, and returns the new version. A file changed since is a
+// changedError (see replan).
 func (e *Engine) commitText(op, path string, content []byte, from string) (string, bool, error) {
-	res, err := e.ws.Commit([]workspace.Change{{Path: path, Content: content, ExpectedVersion: from}}, workspace.CommitOptions{Op: op})
+	res, err := e.commit(op, path, []workspace.Change{{Path: path, Content: content, ExpectedVersion: from}})
 	if err != nil {
-		return "", false, fserr.From(op, path, err)
+		return "", false, err
 	}
 	return res[0].Version, res[0].UndoRecorded, nil
 }

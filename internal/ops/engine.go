@@ -35,6 +35,14 @@ type Engine struct {
 	user     string // Options.DefaultUser
 	watch    watchState
 	versions *transfer.VersionCache // download ETags
+	locks    fileLocks              // held from read to commit (see replan)
+	hooks    testHooks
+}
+
+// testHooks let tests act between the steps of an operation. They are nil
+// outside tests.
+type testHooks struct {
+	beforeCommit func() // planned, about to commit (Engine.commit)
 }
 
 // New returns an engine over ws. The engine does not own ws; the caller

@@ -38,21 +38,32 @@ type LinesResult struct {
 	After  []byte `json:"-"`
 }
 
-// EditLines applies line edits (edit.EditLines) to a freshly read file.
-func (e *Engine) EditLines(_ context.Context, req EditLinesRequest) (*LinesResult, error) {
+// EditLines applies line edits (edit.EditLines) to a freshly read file. A
+// commit that finds the file changed since the read starts again from the
+// read (see replan), whose freshness check then reports stale_version: the
+// caller's line numbers belong to the version it read.
+func (e *Engine) EditLines(ctx context.Context, req EditLinesRequest) (*LinesResult, error) {
 	const op = "edit_lines"
-	tf, err := e.readForChange(op, req.Path, req.DryRun)
+	var res *LinesResult
+	err := e.replan(ctx, op, req.Path, e.lockKeys(!req.DryRun, req.Path), func() error {
+		tf, err := e.readForChange(op, req.Path, req.DryRun)
+		if err != nil {
+			return err
+		}
+		if err := e.requireFresh(op, req.Path, req.Caller, req.ExpectedVersion, tf); err != nil {
+			return err
+		}
+		r, err := edit.EditLines(tf.Content, req.Edits, req.Diff, req.Path)
+		if err != nil {
+			return fserr.From(op, req.Path, err)
+		}
+		res, err = e.finishLines(op, req.Path, req.Caller, req.DryRun, true, tf, r)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.requireFresh(op, req.Path, req.Caller, req.ExpectedVersion, tf); err != nil {
-		return nil, err
-	}
-	r, err := edit.EditLines(tf.Content, req.Edits, req.Diff, req.Path)
-	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
-	}
-	return e.finishLines(op, req.Path, req.Caller, req.DryRun, true, tf, r)
+	return res, nil
 }
 
 // InsertRequest inserts text after a line (0 = top).
@@ -67,21 +78,31 @@ type InsertRequest struct {
 
 // Insert inserts text after line After, as Anthropic's and AIO's insert
 // command: it needs no prior read, so it does not vouch for the caller's
-// view of the rest of the file either (see Tracker.Advance).
-func (e *Engine) Insert(_ context.Context, req InsertRequest) (*LinesResult, error) {
+// view of the rest of the file either (see Tracker.Advance). Without
+// ExpectedVersion, an insert that finds the file changed at its commit is
+// planned again against the new content (see replan).
+func (e *Engine) Insert(ctx context.Context, req InsertRequest) (*LinesResult, error) {
 	const op = "insert"
-	tf, err := e.readForChange(op, req.Path, false)
+	var res *LinesResult
+	err := e.replan(ctx, op, req.Path, e.lockKeys(true, req.Path), func() error {
+		tf, err := e.readForChange(op, req.Path, false)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
+			return err
+		}
+		r, err := edit.Insert(tf.Content, req.After, req.Text, req.Diff, req.Path)
+		if err != nil {
+			return fserr.From(op, req.Path, err)
+		}
+		res, err = e.finishLines(op, req.Path, req.Caller, false, req.ExpectedVersion != "", tf, r)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVersion(op, req.Path, req.ExpectedVersion, tf.Version); err != nil {
-		return nil, err
-	}
-	r, err := edit.Insert(tf.Content, req.After, req.Text, req.Diff, req.Path)
-	if err != nil {
-		return nil, fserr.From(op, req.Path, err)
-	}
-	return e.finishLines(op, req.Path, req.Caller, false, req.ExpectedVersion != "", tf, r)
+	return res, nil
 }
 
 // finishLines commits a line edit or insert. knew says the caller proved

@@ -79,8 +79,11 @@ func (r *PatchResult) Summary() string {
 
 // Patch parses, plans and commits a patch: every hunk of every file is
 // resolved in memory first, then all files are committed in one
-// transaction (workspace.Commit), or nothing is.
-func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error) {
+// transaction (workspace.Commit), or nothing is. Concurrent patches of one
+// file apply one after another; a patch that finds a file changed at its
+// commit is planned again from the current files (see replan), and
+// ExpectedVersions are checked again.
+func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, error) {
 	const op = "patch"
 	if !req.DryRun {
 		if err := e.writable(op, req.Path); err != nil {
@@ -105,6 +108,26 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
 			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
 	}
+	var names []string
+	for _, f := range p.Files {
+		names = append(names, f.Path)
+		if f.MoveTo != "" {
+			names = append(names, f.MoveTo)
+		}
+	}
+	var res *PatchResult
+	err = e.replan(ctx, op, req.Path, e.lockKeys(!req.DryRun, names...), func() (err error) {
+		res, err = e.patch(op, req, p, owner)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// patch is one attempt of Patch: read every file, plan, check, commit.
+func (e *Engine) patch(op string, req PatchRequest, p *patch.Patch, owner *workspace.Owner) (*PatchResult, error) {
 	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{},
 		links: map[string]namedLink{}, symlinks: map[string]string{}}
 	for _, f := range p.Files {
@@ -159,8 +182,11 @@ func (e *Engine) Patch(_ context.Context, req PatchRequest) (*PatchResult, error
 	versions := map[string]string{}
 	if !req.DryRun && len(changes) > 0 {
 		known := e.knownAfter(req.Caller, p, src)
-		done, err := e.ws.Commit(changes, workspace.CommitOptions{Op: op})
+		done, err := e.commit(op, req.Path, changes)
 		if err != nil {
+			if _, changed := errors.AsType[*changedError](err); changed {
+				return nil, err // replan plans it again
+			}
 			return nil, commitError(op, p.Dialect, plan, err)
 		}
 		for i, d := range done {

@@ -40,8 +40,15 @@ type WriteResult struct {
 // the whole file atomically.
 const AppendLimit = 256 << 20
 
-// Write writes a file atomically (see workspace.Commit).
-func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error) {
+// Write writes a file atomically (see workspace.Commit). An append reads
+// the file, adds Content and commits the whole, guarded by the version it
+// read (or the file's absence): concurrent appends apply one after
+// another, and one that finds the file changed at its commit reads it
+// again (see replan); only a caller's own ExpectedVersion or CreateOnly
+// can make it fail for a change made in between. A whole-file write holds
+// the file's lock too, so that callers' views are recorded in the order
+// of the commits.
+func (e *Engine) Write(ctx context.Context, req WriteRequest) (*WriteResult, error) {
 	const op = "write"
 	if err := e.writable(op, req.Path); err != nil {
 		return nil, err
@@ -50,49 +57,88 @@ func (e *Engine) Write(_ context.Context, req WriteRequest) (*WriteResult, error
 	if err != nil {
 		return nil, err
 	}
-	content, expected := req.Content, req.ExpectedVersion
-	if req.Append {
-		old, v, err := e.ws.ReadBytes(req.Path, AppendLimit)
-		switch {
-		case fserr.Is(err, fserr.NotFound):
-		case err != nil:
-			return nil, fserr.From(op, req.Path, err)
-		default:
-			if req.CreateOnly {
-				return nil, alreadyExists(op, req.Path, nil)
-			}
-			if expected != "" && expected != v {
-				return nil, checkVersion(op, req.Path, expected, v)
-			}
-			content = append(old[:len(old):len(old)], content...)
-			expected = v
+	var r workspace.FileResult
+	err = e.replan(ctx, op, req.Path, e.lockKeys(true, req.Path), func() (err error) {
+		if req.Append {
+			r, err = e.appendOnce(op, req, owner)
+		} else {
+			r, err = e.writeOnce(op, req, owner)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
+	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
+		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
+}
+
+// writeOnce replaces the whole file. Its only expectations are the
+// caller's, so a refusal is the caller's to see: it is not planned again.
+func (e *Engine) writeOnce(op string, req WriteRequest, owner *workspace.Owner) (workspace.FileResult, error) {
 	// A create-only write is checked once, by the commit under the
 	// workspace lock (ExpectAbsent): a Stat before it could not see a file
 	// created in between.
 	res, err := e.ws.Commit([]workspace.Change{{
-		Path: req.Path, Content: content, ExpectedVersion: expected,
+		Path: req.Path, Content: req.Content, ExpectedVersion: req.ExpectedVersion,
 		ExpectAbsent: req.CreateOnly, Mode: req.Mode, Owner: owner,
 	}}, workspace.CommitOptions{Op: op})
 	if err != nil {
 		if req.CreateOnly && fserr.Is(err, fserr.StaleVersion) {
 			// The only version a create-only change states is "absent".
-			return nil, alreadyExists(op, req.Path, err)
+			return workspace.FileResult{}, alreadyExists(op, req.Path, err)
 		}
-		return nil, fserr.From(op, req.Path, err)
+		return workspace.FileResult{}, fserr.From(op, req.Path, err)
 	}
-	r := res[0]
-	if req.Append && r.PrevVersion != "" {
+	e.fresh.Saw(req.Caller, res[0].Path.Abs, res[0].Version)
+	return res[0], nil
+}
+
+// appendOnce is one attempt of an append: read, check, commit guarded by
+// the version read, or by the file's absence when it creates the file.
+func (e *Engine) appendOnce(op string, req WriteRequest, owner *workspace.Owner) (workspace.FileResult, error) {
+	ch := workspace.Change{Path: req.Path, Content: req.Content, Mode: req.Mode, Owner: owner}
+	old, v, err := e.ws.ReadBytes(req.Path, AppendLimit)
+	switch {
+	case fserr.Is(err, fserr.NotFound):
+		if req.ExpectedVersion != "" {
+			if err := workspace.CheckVersionFormat(op, req.Path, req.ExpectedVersion); err != nil {
+				return workspace.FileResult{}, err
+			}
+			return workspace.FileResult{}, fserr.New(fserr.StaleVersion, op, req.Path, "%s no longer exists: expected version %s", req.Path, req.ExpectedVersion).
+				WithHint("re-read the file")
+		}
+		// Created unless someone else creates it first; then this
+		// append is planned again, after their content.
+		ch.ExpectAbsent = true
+	case err != nil:
+		return workspace.FileResult{}, fserr.From(op, req.Path, err)
+	default:
+		if req.CreateOnly {
+			return workspace.FileResult{}, alreadyExists(op, req.Path, nil)
+		}
+		if err := checkVersion(op, req.Path, req.ExpectedVersion, v); err != nil {
+			return workspace.FileResult{}, err
+		}
+		ch.Content = append(old[:len(old):len(old)], req.Content...)
+		ch.ExpectedVersion = v
+	}
+	res, err := e.commit(op, req.Path, []workspace.Change{ch})
+	if err != nil {
+		if req.CreateOnly && fserr.Is(err, fserr.StaleVersion) {
+			return workspace.FileResult{}, alreadyExists(op, req.Path, err)
+		}
+		return workspace.FileResult{}, err
+	}
+	if r := res[0]; r.PrevVersion != "" {
 		// The caller wrote only the end: it knows the file if it knew
 		// what it appended to.
 		e.fresh.Advance(req.Caller, r.Path.Abs, r.PrevVersion, r.Version)
 	} else {
 		e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
 	}
-	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
-	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
-		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
+	return res[0], nil
 }
 
 // alreadyExists is a create-only write's refusal of an existing file.
