@@ -100,7 +100,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 	if opts.MCP != nil {
 		for _, m := range []string{"POST", "GET", "DELETE"} {
 			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: "application/json"},
-				opts.MCP.ServeHTTP)
+				mcpText(opts.MCP.ServeHTTP))
 		}
 	}
 	if opts.Surface != "v2" {
