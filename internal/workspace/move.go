@@ -133,6 +133,9 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 			return err
 		}
 	}
+	if err := refuseEscapingLinks(op, s, d, sfi); err != nil {
+		return err
+	}
 	dirs, err := missingParents(op, dst, d.r, d.Rel)
 	if err != nil {
 		return err
@@ -402,4 +405,66 @@ func (w *Workspace) removeSource(r *os.Root, name string) error {
 		return w.hooks.moveRemove(r, name)
 	}
 	return r.Remove(name)
+}
+
+// refuseEscapingLinks refuses a move that would make a symbolic link lead
+// out of the workspace: the source itself, or any link in a moved tree,
+// that leads inside its root from where it is but, read from where the
+// move puts it, would lead outside the destination's root (a relative
+// target reads from the link's place: "../../x" climbs out of a shallower
+// directory). fsplane never follows such a link, but other tools would,
+// and copy and tar extraction do not create them either. A move within
+// one directory of one root keeps every relative target reading as
+// before and is not checked; a tree moved elsewhere is walked for its
+// links first, which costs a directory walk.
+func refuseEscapingLinks(op string, s, d *resolved, sfi fs.FileInfo) error {
+	if s.r == d.r && path.Dir(s.Rel) == path.Dir(d.Rel) {
+		return nil
+	}
+	root := s.r.root
+	check := func(inner string) error {
+		from, to := path.Join(s.Rel, inner), path.Join(d.Rel, inner)
+		target, err := root.Readlink(from)
+		if err != nil {
+			return osErr(op, s.Given, err)
+		}
+		if linkStays(s.r, from, target) && !linkStays(d.r, to, target) {
+			return fserr.New(fserr.OutsideRoot, op, s.Given, "moving %s to %s would make the link %s -> %s lead outside the workspace",
+				s.Given, d.Given, path.Join(s.Given, inner), target).
+				WithHint("move it within its directory, or change the link's target first (a relative target is read from the link's new place)")
+		}
+		return nil
+	}
+	if sfi.Mode()&fs.ModeSymlink != 0 {
+		return check("")
+	}
+	if !sfi.IsDir() {
+		return nil
+	}
+	var walk func(inner string) error
+	walk = func(inner string) error {
+		names, err := readNames(root, path.Join(s.Rel, inner))
+		if err != nil {
+			return osErr(op, s.Given, err)
+		}
+		for _, n := range names {
+			child := path.Join(inner, n)
+			fi, err := root.Lstat(path.Join(s.Rel, child))
+			switch {
+			case gone(err):
+				continue
+			case err != nil:
+				return osErr(op, s.Given, err)
+			case fi.Mode()&fs.ModeSymlink != 0:
+				err = check(child)
+			case fi.IsDir():
+				err = walk(child)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk("")
 }
