@@ -36,13 +36,18 @@ Each changed file is recorded in the undo journal of the state directory
 "undo" tool of "fsplane mcp", or POST /v2/fs/undo (or the undo_edit command
 of POST /v1/file/str_replace_editor) on "fsplane serve", when they run with
 the same state directory and a root that holds the file.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError(cmd, fmt.Errorf("unexpected argument %q: apply takes one patch (quote it) or reads it from standard input", args[1]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := patchText(cmd.InOrStdin(), args)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			ws, err := openWorkspace([]string{root}, stateDir)
+			ws, err := openWorkspace([]string{root}, sameSource("--root"), stateDir)
 			if err != nil {
 				return err
 			}

@@ -62,14 +62,22 @@ FSPLANE_CONNECTOR_TOKEN to --token: other users of this computer can see
 command-line arguments.`,
 		Example: `  FSPLANE_CONNECTOR_TOKEN=… fsplane connect https://agent.example:18091
   fsplane connect http://127.0.0.1:18091 --root ~/project --allow ~/notes --mode read-write`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usageError(cmd, errors.New("the hub URL is required: the address of the agent's fsplane serve, e.g. https://agent.example:18091"))
+			case len(args) > 1:
+				return usageError(cmd, fmt.Errorf("unexpected argument %q: connect takes one hub URL", args[1]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return connect(cmd.Context(), args[0], c, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cwd, _ := os.Getwd()
 	f := cmd.Flags()
-	f.StringVar(&c.token, "token", "", "the hub's connector token (default $FSPLANE_CONNECTOR_TOKEN)")
+	f.StringVar(&c.token, "token", "", "the hub's connector token")
 	f.StringVar(&c.name, "name", "", "this host's name at the hub (default the hostname)")
 	f.StringVar(&c.root, "root", cwd, "the directory the agent may reach; relative paths resolve against it")
 	f.StringArrayVar(&c.allow, "allow", nil, "another directory the agent may reach (repeatable)")
@@ -77,6 +85,7 @@ command-line arguments.`,
 	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
 	stateDirFlag(f, &c.stateDir)
 	f.BoolVar(&c.noTUI, "no-tui", false, "print the log as lines instead of the terminal interface")
+	bindEnv(f, "token", "FSPLANE_CONNECTOR_TOKEN")
 	return cmd
 }
 
@@ -161,16 +170,19 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		return usage(err)
 	}
 	token := c.token
-	if token == "" {
-		token = os.Getenv("FSPLANE_CONNECTOR_TOKEN")
-	}
 	name := strings.TrimSpace(c.name)
 	if name == "" {
 		if name, err = os.Hostname(); err != nil || name == "" {
 			return usage(errors.New("cannot read the hostname; pass --name"))
 		}
 	}
-	ws, err := openWorkspace(append([]string{c.root}, c.allow...), c.stateDir)
+	source := func(i int) string {
+		if i == 0 {
+			return "--root"
+		}
+		return "--allow"
+	}
+	ws, err := openWorkspace(append([]string{c.root}, c.allow...), source, c.stateDir)
 	if err != nil {
 		return err
 	}

@@ -203,7 +203,8 @@ func TestConnectErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"no URL", []string{"--no-tui"}, 2, []string{"accepts 1 arg"}},
+		{"no URL", []string{"--no-tui"}, 2, []string{"the hub URL is required", "Usage: fsplane connect URL", "fsplane connect --help"}},
+		{"missing --allow directory", []string{hub.URL, "--allow", "/nonexistent/allowed", "--no-tui"}, 1, []string{"fsplane connect: cannot open the --allow directory /nonexistent/allowed"}},
 		{"bad scheme", []string{"ftp://x", "--no-tui"}, 2, []string{"use http://, https://, ws:// or wss://"}},
 		{"bad mode", []string{hub.URL, "--mode", "admin", "--no-tui"}, 2, []string{`--mode "admin": use read-only or read-write`}},
 		{"missing CA file", []string{hub.URL, "--ca-file", "/nonexistent.pem", "--no-tui"}, 2, []string{"--ca-file", "no such file"}},

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +40,9 @@ type grepFlags struct {
 	threads      int
 	maxDepth     int
 	multilineAll bool
+	word         bool
+	filesOnly    bool // -l
+	count        bool // -c
 }
 
 func newGrepCmd() *cobra.Command {
@@ -57,10 +59,13 @@ The flags and defaults are ripgrep's: ignore files (.gitignore, .ignore,
 --no-ignore / --hidden; binary files (a NUL byte in the first 8 KiB) are
 skipped; there is no file size limit unless --max-filesize. Output is in
 path order. The exit status is 0 when a line matched, 1 when none did and
-2 on an error (as with rg, an error makes it 2 even when lines matched).`,
+2 on an error (as with rg, an error makes it 2 even when lines matched).
+-l prints only the paths of the files with a match, -c path:count (the
+number of matching lines; with -U and a pattern that can match a line
+break, of matches, as rg counts; -c wins over -l, as in rg).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGrep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args)
+			return runGrep(cmd, &f, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -68,6 +73,9 @@ path order. The exit status is 0 when a line matched, 1 when none did and
 	fl.StringArrayVarP(&f.regexps, "regexp", "e", nil, "a pattern to search for (repeatable); the first argument is then a PATH")
 	fl.BoolVarP(&f.ignoreCase, "ignore-case", "i", false, "search case-insensitively")
 	fl.BoolVarP(&f.fixed, "fixed-strings", "F", false, "treat the patterns as literal text, not regular expressions")
+	fl.BoolVarP(&f.word, "word-regexp", "w", false, "only whole words: a match needs a line's start or a non-word character before it, and a line's end or a non-word character after")
+	fl.BoolVarP(&f.filesOnly, "files-with-matches", "l", false, "print only the paths of the files with a match")
+	fl.BoolVarP(&f.count, "count", "c", false, "print only path:count for each file with a match, the number of lines that match")
 	fl.IntVarP(&f.after, "after-context", "A", 0, "show NUM lines after each match")
 	fl.IntVarP(&f.before, "before-context", "B", 0, "show NUM lines before each match")
 	fl.IntVarP(&f.context, "context", "C", 0, "show NUM lines before and after each match")
@@ -96,6 +104,7 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 	o := search.Options{
 		CaseInsensitive: f.ignoreCase,
 		FixedStrings:    f.fixed,
+		WordRegexp:      f.word,
 		Multiline:       f.multiline,
 		ContextBefore:   f.before,
 		ContextAfter:    f.after,
@@ -106,6 +115,11 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		FollowLinks:     f.follow,
 		Workers:         f.threads,
 		MaxDepth:        f.maxDepth,
+	}
+	if f.count || f.filesOnly {
+		// Only paths and counts are printed: no context is looked for.
+		f.before, f.after, f.context = 0, 0, 0
+		o.ContextBefore, o.ContextAfter = 0, 0
 	}
 	if f.context > 0 {
 		if f.before == 0 {
@@ -125,7 +139,8 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 	return o, nil
 }
 
-func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args []string) error {
+func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
+	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	opts, err := f.searchOptions()
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -134,7 +149,7 @@ func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args [
 		opts.Patterns = f.regexps
 	} else {
 		if len(args) == 0 {
-			return &exitError{code: 2, err: errors.New("fsplane grep: no pattern given (usage: fsplane grep [flags] PATTERN [PATH...])")}
+			return usageError(cmd, errors.New("no pattern given"))
 		}
 		opts.Pattern, args = args[0], args[1:]
 	}
@@ -144,7 +159,7 @@ func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args [
 		return &exitError{code: 2, err: grepError(err)}
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0}
+	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
 	return searchPaths(w, stderr, args, f.noMessages, "no match", &matched, func(root *os.Root, start, prefix string) (search.Stats, error) {
 		return search.Stream(ctx, root, start, q, func(fm *search.FileMatches) []byte {
@@ -161,18 +176,27 @@ func runGrep(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args [
 	})
 }
 
+// grepError words a search error for the command line: a hint names the
+// command's flags, not the HTTP fields.
 func grepError(err error) error {
 	var ie *search.InvalidError
 	if errors.As(err, &ie) {
-		if ie.Hint != "" {
-			return fmt.Errorf("fsplane grep: %s\nHint: %s", ie.Message, ie.Hint)
+		hint := ie.Hint
+		if flag, ok := grepFlagNames[ie.Suggests]; ok {
+			hint = ie.HintFor(flag)
 		}
-		return fmt.Errorf("fsplane grep: %s", ie.Message)
+		if hint != "" {
+			return fmt.Errorf("%s\nHint: %s", ie.Message, hint)
+		}
+		return errors.New(ie.Message)
 	}
-	return fmt.Errorf("fsplane grep: %w", err)
+	return err
 }
 
-// errText is an error's text without Go's operation prefixes.
+// grepFlagNames spells the search options a hint may suggest (by their
+// AIO names) as fsplane grep's flags.
+var grepFlagNames = map[string]string{"fixed_strings": "-F (--fixed-strings)"}
+
 // searchPaths runs one search per PATH argument (the current directory
 // when there is none), as ripgrep does: a path that cannot be opened, or a
 // walk's errors, are printed (unless quiet) and make the exit status 2;
@@ -203,7 +227,7 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, args []string, quiet bool, n
 		root.Close()
 		if err != nil {
 			w.Flush()
-			return &exitError{code: 2, err: fmt.Errorf("fsplane: %s: %w", p, grepError(err))}
+			return &exitError{code: 2, err: fmt.Errorf("%s: %w", p, grepError(err))}
 		}
 		for _, e := range st.Errors {
 			report("fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
@@ -224,6 +248,7 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, args []string, quiet bool, n
 	return nil
 }
 
+// errText is an error's text without Go's operation prefixes.
 func errText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -288,14 +313,26 @@ func joinDisplay(prefix, rel string) string {
 // grepRenderer formats one file's matches as ripgrep does: path:line:text
 // for matching lines, path-line-text for context lines, "--" between
 // groups of lines that are not adjacent.
+// With count, a file is one line path:count instead (see
+// search.FileMatches.Count); with filesOnly, its path.
 type grepRenderer struct {
-	context bool
-	printed bool // something was written (for "--" between files); emitter goroutine only
+	context   bool
+	count     bool
+	filesOnly bool
+	printed   bool // something was written (for "--" between files); emitter goroutine only
 }
 
 // render is called concurrently for different files; it only reads r's
 // immutable fields.
 func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
+	switch {
+	case r.count:
+		out := append([]byte(path), ':')
+		out = strconv.AppendInt(out, int64(fm.Count()), 10)
+		return append(out, '\n')
+	case r.filesOnly:
+		return append([]byte(path), '\n')
+	}
 	nlines := fm.Len()
 	size := 0
 	for i := 0; i < nlines; i++ {

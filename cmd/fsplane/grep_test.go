@@ -71,6 +71,20 @@ func TestGrepCommand(t *testing.T) {
 		{"byte order mark", []string{"grep", "-e", "^top", "-e", "top$", "bom.txt"}, "bom.txt:1:top\n", 0},
 		{"byte order mark multiline", []string{"grep", "-U", `^top\nworld`, "bom.txt"}, "bom.txt:1:top\nbom.txt:2:world\n", 0},
 		{"max filesize", []string{"grep", "--max-filesize", "1K", "needle", "big.txt", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt:8:needle eight\n", 0},
+		{"whole words", []string{"grep", "-w", "Handler"}, "a.go:3:func Handler() {}\n", 0},
+		{"whole words, case folded", []string{"grep", "-w", "-i", "handler"}, "a.go:3:func Handler() {}\nb.py:1:def handler():\n", 0},
+		{"whole words, fixed", []string{"grep", "-w", "-F", "Handler()"}, "a.go:3:func Handler() {}\n", 0},
+		{"whole words, fixed, inside a word", []string{"grep", "-w", "-F", "andler()"}, "", 1},
+		{"part of a word", []string{"grep", "--word-regexp", "andle"}, "", 1},
+		{"files with matches", []string{"grep", "-l", "needle"}, "-dash/file.txt\nbig.txt\nnotes.txt\nspace dir/f.txt\n", 0},
+		{"files with matches, a file", []string{"grep", "--files-with-matches", "needle", "notes.txt"}, "notes.txt\n", 0},
+		{"count", []string{"grep", "-c", "needle"}, "-dash/file.txt:1\nbig.txt:1\nnotes.txt:2\nspace dir/f.txt:1\n", 0},
+		{"count ignores context", []string{"grep", "--count", "-C", "1", "needle", "notes.txt"}, "notes.txt:2\n", 0},
+		{"count wins over files", []string{"grep", "-l", "-c", "needle", "notes.txt"}, "notes.txt:2\n", 0},
+		{"count multiline", []string{"grep", "-c", "-U", `begin\nmid|end`}, "multi.txt:2\n", 0},
+		{"count multiline, matches", []string{"grep", "-c", "-U", `d|e\n`, "multi.txt"}, "multi.txt:4\n", 0},
+		{"count multiline, lines", []string{"grep", "-c", "-U", `d`, "multi.txt"}, "multi.txt:2\n", 0},
+		{"count none", []string{"grep", "-c", "zzzzqqq"}, "", 1},
 		{"no match", []string{"grep", "zzzzqqq"}, "", 1},
 		{"bad regex", []string{"grep", "(x"}, "", 2},
 		{"missing path", []string{"grep", "x", "nope"}, "", 2},
@@ -145,6 +159,27 @@ var rgPatterns = [][]string{
 	{"-U", `func \w+\(\)\s*\{\n\s*return`},
 	{"-U", `\*/\n\npackage`},
 	{"-U", `(?s)BEGIN.*?END`},
+	{"-w", "nil"},
+	{"-w", "-i", "err"},
+	{"-w", "-F", "os.File"},
+	{"-w", "-e", "goto", "-e", "fallthrough"},
+	{"-w", `\w+_test`},
+	{"-w", `\p{Greek}+`},
+	{"-w", "-U", `return nil\n\s*}`},
+}
+
+// rgSummaries are the differential cases of -l and -c: the sets of lines
+// printed must be the same.
+var rgSummaries = [][]string{
+	{"-l", "ErrNotExist"},
+	{"-l", "-w", "-i", "errnotexist"},
+	{"-c", `\bnil\b`},
+	{"-c", "-w", "nil"},
+	{"-c", "-F", "(*os.File)"},
+	{"-c", "-i", "γ"},
+	{"-c", "-U", `func \w+\(\)\s*\{\n\s*return`},
+	{"-c", "-U", `err\n|return`},
+	{"-l", "-c", "goto"},
 }
 
 // TestGrepMatchesRipgrep runs the built binary and rg over the Go source
@@ -203,6 +238,59 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGrepSummariesMatchRipgrep runs -l and -c as TestGrepMatchesRipgrep
+// runs searches (rg with -H: fsplane always prints the path) and compares
+// the lines printed.
+func TestGrepSummariesMatchRipgrep(t *testing.T) {
+	t.Parallel()
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("rg (ripgrep) not installed")
+	}
+	src := filepath.Join(testenv.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("GOROOT/src not found")
+	}
+	fsplane, err := nonRaceBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range rgSummaries {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			rgArgs := append([]string{"--no-config", "--hidden", "--no-ignore", "--no-messages", "-H"}, args...)
+			if slices.Contains(args, "-U") {
+				rgArgs = append(rgArgs, "--multiline-dotall")
+			}
+			want := outputLines(t, src, rg, rgArgs...)
+			got := outputLines(t, src, fsplane, append([]string{"grep", "--hidden", "--no-ignore", "--no-messages"}, args...)...)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-rg +fsplane):\n%s", diff)
+			}
+			if len(want) == 0 {
+				t.Errorf("rg found nothing: not a useful case")
+			}
+		})
+	}
+}
+
+// outputLines runs a search and returns the lines it printed, sorted.
+func outputLines(t *testing.T, dir, bin string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	slices.Sort(lines)
+	return lines
 }
 
 // lineSet runs a search and returns its "path:line" set and the number of

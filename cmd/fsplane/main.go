@@ -2,7 +2,8 @@
 // subcommands are fronts over one engine (see the README).
 //
 // main only wires: it builds the command tree, runs it with a context that
-// ends on SIGINT/SIGTERM, and turns the returned error into an exit code.
+// ends on SIGINT/SIGTERM (a second signal forces the stop, see
+// stopSignals), and turns the returned error into an exit code.
 package main
 
 import (
@@ -11,46 +12,79 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	sig := notifyStop()
+	err := run(sig.ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(sig.exitCode(exitCode(err, os.Stderr)))
 }
 
-// run executes one fsplane command line.
+// run executes one fsplane command line. The error it returns, if any, is
+// an *exitError that names the command that failed.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := newRootCmd(stdin, stdout, stderr)
-	cmd.SetArgs(args)
-	return cmd.ExecuteContext(ctx)
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	// Cobra refuses a command line (an unknown command, say) before the
+	// PersistentPreRunE hook runs; after it, an error is the command's.
+	started := false
+	pre := root.PersistentPreRunE
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		started = true
+		return pre(cmd, args)
+	}
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return nil
+	}
+	ee, ok := errors.AsType[*exitError](err)
+	if !ok {
+		if !started {
+			return usageError(cmd, err)
+		}
+		ee = &exitError{code: 1, err: err}
+	}
+	if ee.cmd == "" {
+		ee.cmd = cmd.CommandPath()
+	}
+	return ee
 }
 
-// exitError carries an exit code; its message has been printed already
-// when silent is set.
+// exitError carries an exit code: 2 for a command line that cannot run
+// (see usageError), 1 for a failure at run time, or a command's own
+// statuses (grep's 1 for no match). Its message has been printed already
+// when silent is set. cmd is the command that failed ("fsplane grep"),
+// which run fills in.
 type exitError struct {
 	code   int
 	silent bool
 	err    error
+	cmd    string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// exitCode prints err, in the one form every error of a command takes
+// ("fsplane grep: message", then any Usage and Hint lines), and returns
+// the exit status. An error that is not an *exitError is a failure at run
+// time: 1.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if !ee.silent {
-			fmt.Fprintln(stderr, ee.err)
-		}
-		return ee.code
+	ee, ok := errors.AsType[*exitError](err)
+	if !ok {
+		ee = &exitError{code: 1, err: err}
 	}
-	fmt.Fprintln(stderr, "fsplane:", err)
-	return 2
+	if !ee.silent {
+		cmd := ee.cmd
+		if cmd == "" {
+			cmd = "fsplane"
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, ee.err)
+	}
+	return ee.code
 }

@@ -22,6 +22,8 @@ type mcpConfig struct {
 	stateDir string
 	readOnly bool
 	logLevel string
+	// logLevelSource names where logLevel came from, for errors.
+	logLevelSource string
 }
 
 func newMCPCmd() *cobra.Command {
@@ -48,8 +50,9 @@ minute), then the server exits.
 Example client configuration:
 
   {"mcpServers": {"fsplane": {"command": "fsplane", "args": ["mcp", "--root", "/path/to/project"]}}}`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.logLevelSource = flagSource(cmd, "log-level")
 			return runMCP(cmd.Context(), c, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -58,14 +61,19 @@ Example client configuration:
 	f.StringArrayVar(&c.roots, "root", []string{cwd}, "directory the tools may use (repeatable; the first is the base for relative paths)")
 	stateDirFlag(f, &c.stateDir)
 	f.BoolVar(&c.readOnly, "read-only", false, "offer only read, grep, glob, list and stat, and refuse every write")
-	f.StringVar(&c.logLevel, "log-level", envOr("FSPLANE_LOG_LEVEL", "info"), "debug, info, warn or error (logs go to standard error, never file contents)")
+	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (logs go to standard error, never file contents)")
+	bindEnv(f, "log-level", "FSPLANE_LOG_LEVEL")
 	return cmd
 }
 
 func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("--log-level %q: use debug, info, warn or error", c.logLevel)}
+		src := c.logLevelSource
+		if src == "" {
+			src = "--log-level"
+		}
+		return &exitError{code: 2, err: fmt.Errorf("%s %q: use debug, info, warn or error", src, c.logLevel)}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if os.Getenv("GOGC") == "" {
@@ -75,7 +83,7 @@ func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io
 		// small machine costs more latency than the memory it saves.
 		debug.SetGCPercent(400)
 	}
-	ws, err := openWorkspace(c.roots, c.stateDir)
+	ws, err := openWorkspace(c.roots, sameSource("--root"), c.stateDir)
 	if err != nil {
 		return err
 	}
@@ -92,5 +100,5 @@ func runMCP(ctx context.Context, c mcpConfig, stdin io.Reader, stdout, stderr io
 		log.Info("MCP session ended")
 		return nil
 	}
-	return &exitError{code: 1, err: fmt.Errorf("mcp: %w", err)}
+	return &exitError{code: 1, err: err}
 }

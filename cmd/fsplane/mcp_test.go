@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -177,5 +181,55 @@ func TestMCPStdioBadInput(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, name)); err == nil {
 			t.Errorf("%s was written", name)
 		}
+	}
+}
+
+// TestMCPStopsOnSignal: SIGTERM ends a session whose client is still
+// there (stdin open), and the stop, asked for, is not a failure.
+func TestMCPStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "mcp", "--state-dir", t.TempDir())
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() {
+		b, _ := io.ReadAll(stderr)
+		logs.WriteString(string(b))
+		done <- cmd.Wait()
+	}()
+	// An answer shows the session running (and the signals handled).
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("ping: %q, %v", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("fsplane mcp did not stop on SIGTERM")
 	}
 }

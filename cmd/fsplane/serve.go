@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,8 +28,16 @@ type serveConfig struct {
 	allowOrigins, roots                            []string
 	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
-	opTimeout                                      time.Duration
+	opTimeout, grace                               time.Duration
+	// source names where a flag's value came from, for errors (see
+	// flagSource).
+	source func(flag string) string
 }
+
+// defaultGrace is how long in-flight requests may run once a stop was
+// asked for: enough for a write or an upload under way to finish, short
+// enough that a client that stalled does not hold the stop up.
+const defaultGrace = 10 * time.Second
 
 func newServeCmd() *cobra.Command {
 	var c serveConfig
@@ -35,10 +45,6 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the AIO-compatible file API (v1 and v2) over HTTP",
 		Long: `Serve AIO Sandbox's file API (v1 and v2) and fsplane's extensions over HTTP.
-
-Every flag can also be set with an environment variable: FSPLANE_LISTEN,
-FSPLANE_ROOT (colon-separated), FSPLANE_API_KEY (or AIO_API_KEY),
-FSPLANE_STATE_DIR, FSPLANE_DEFAULT_USER, FSPLANE_API_SURFACE.
 
 The server binds loopback by default. Binding another address requires an
 API key (or --insecure-no-auth). Paths are confined to the roots; use
@@ -50,38 +56,50 @@ server; --allow-origin lets one origin in, with CORS. Without an API key,
 requests must also be addressed to localhost or an IP address (a
 DNS-rebinding page sends its own name); --allow-host adds a name. An
 --api-key turns that check off; --insecure-no-auth keeps it only for
-requests a browser marks as coming from a page (Sec-Fetch-Site).`,
-		Args: cobra.NoArgs,
+requests a browser marks as coming from a page (Sec-Fetch-Site).
+
+SIGINT or SIGTERM stops the server: it stops accepting connections, lets
+the requests in flight finish for up to --shutdown-grace, then closes the
+connections still open (an upload cut short leaves nothing behind) and
+exits with status 0. A second SIGINT or SIGTERM cuts the grace short and
+exits with 128 plus the signal's number (130, 143).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.source = func(flag string) string { return flagSource(cmd, flag) }
 			return serve(cmd.Context(), c, cmd.ErrOrStderr())
 		},
 	}
 	cwd, _ := os.Getwd()
-	defRoots := []string{cwd}
-	if v := os.Getenv("FSPLANE_ROOT"); v != "" {
-		defRoots = strings.Split(v, string(os.PathListSeparator))
-	}
 	f := cmd.Flags()
-	f.StringVar(&c.listen, "listen", envOr("FSPLANE_LISTEN", "127.0.0.1:18091"), "address to listen on")
-	f.StringArrayVar(&c.roots, "root", defRoots, "workspace root (repeatable; the first is the base for relative paths)")
-	f.StringVar(&c.apiKey, "api-key", envOr("FSPLANE_API_KEY", os.Getenv("AIO_API_KEY")), "require this key (Bearer, x-api-key or ?api_key=)")
+	f.StringVar(&c.listen, "listen", "127.0.0.1:18091", "address to listen on")
+	f.StringArrayVar(&c.roots, "root", []string{cwd}, "workspace root (repeatable; the first is the base for relative paths)")
+	f.StringVar(&c.apiKey, "api-key", "", "require this key (Bearer, x-api-key or ?api_key=)")
 	stateDirFlag(f, &c.stateDir)
-	f.StringVar(&c.defaultUser, "default-user", envOr("FSPLANE_DEFAULT_USER", os.Getenv("AIO_DEFAULT_USER")), "account that owns new files when a request names none")
-	f.StringVar(&c.surface, "api-surface", envOr("FSPLANE_API_SURFACE", "full"), "full (v1 and v2) or v2")
+	f.StringVar(&c.defaultUser, "default-user", "", "account that owns new files when a request names none")
+	f.StringVar(&c.surface, "api-surface", "full", "full (v1 and v2) or v2")
 	f.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback address without an API key")
-	f.StringVar(&c.connectorToken, "connector-token", envOr("FSPLANE_CONNECTOR_TOKEN", ""), "token hosts (fsplane connect) authenticate with; default the API key; without either, no host can connect")
+	f.StringVar(&c.connectorToken, "connector-token", "", "token hosts (fsplane connect) authenticate with; default the API key; without either, no host can connect")
 	f.StringArrayVar(&c.allowOrigins, "connector-allow-origin", nil, "browser origin allowed to connect hosts (repeatable; none by default)")
 	f.StringArrayVar(&c.apiOrigins, "allow-origin", nil, "browser origin (scheme://host[:port], exact) allowed to call the API, with CORS (repeatable; by default web pages are refused)")
 	f.StringArrayVar(&c.apiHosts, "allow-host", nil, "host name requests may be addressed to without an API key, besides localhost and IP addresses (repeatable)")
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
+	f.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGINT or SIGTERM, how long requests in flight may run before their connections are closed")
+	bindEnv(f, "listen", "FSPLANE_LISTEN")
+	bindEnv(f, "root", "FSPLANE_ROOT")
+	bindEnv(f, "api-key", "FSPLANE_API_KEY", "AIO_API_KEY")
+	bindEnv(f, "default-user", "FSPLANE_DEFAULT_USER", "AIO_DEFAULT_USER")
+	bindEnv(f, "api-surface", "FSPLANE_API_SURFACE")
+	bindEnv(f, "connector-token", "FSPLANE_CONNECTOR_TOKEN")
+	cmd.Long += "\n\n" + envHelp(f)
 	return cmd
 }
 
 // checkListen refuses to expose an unauthenticated server beyond loopback.
-func checkListen(addr, key string, insecure bool) error {
+// source names where addr came from ("--listen").
+func checkListen(source, addr, key string, insecure bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %v (use host:port, e.g. 127.0.0.1:18091)", addr, err)
+		return fmt.Errorf("%s %q: %v (use host:port, e.g. 127.0.0.1:18091)", source, addr, err)
 	}
 	if key != "" || insecure {
 		return nil
@@ -101,10 +119,16 @@ func checkListen(addr, key string, insecure bool) error {
 
 func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (int, error) }) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if c.surface != "full" && c.surface != "v2" {
-		return &exitError{code: 2, err: fmt.Errorf("--api-surface %q: use full or v2", c.surface)}
+	if c.source == nil {
+		c.source = func(flag string) string { return "--" + flag }
 	}
-	if err := checkListen(c.listen, c.apiKey, c.insecureNoAuth); err != nil {
+	if c.surface != "full" && c.surface != "v2" {
+		return &exitError{code: 2, err: fmt.Errorf("%s %q: use full or v2", c.source("api-surface"), c.surface)}
+	}
+	if c.grace < 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--shutdown-grace %s: must not be negative", c.grace)}
+	}
+	if err := checkListen(c.source("listen"), c.listen, c.apiKey, c.insecureNoAuth); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	for _, o := range c.apiOrigins {
@@ -123,7 +147,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 			return &exitError{code: 1, err: describe(err)}
 		}
 	}
-	ws, err := openWorkspace(c.roots, c.stateDir)
+	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)
 	if err != nil {
 		return err
 	}
@@ -131,7 +155,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if c.defaultUser != "" {
 		// Fail at start, not on the first write, when the account is wrong.
 		if _, err := workspace.LookupOwner(c.defaultUser); err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("--default-user: %v", describe(err))}
+			return &exitError{code: 2, err: fmt.Errorf("%s: %v", c.source("default-user"), describe(err))}
 		}
 	}
 	eng := ops.New(ws, ops.Options{Logger: log, DefaultUser: c.defaultUser})
@@ -150,9 +174,14 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		AllowOrigins: c.apiOrigins, AllowHosts: c.apiHosts, InsecureNoAuth: c.insecureNoAuth})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", c.listen, err)}
+		err = fmt.Errorf("listen on %s: %w", c.listen, err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			err = fmt.Errorf("%w\nHint: another process listens there; stop it or choose another address with --listen", err)
+		}
+		return &exitError{code: 1, err: err}
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	conns := &connTracker{}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ConnState: conns.state}
 	// Open MCP event streams would hold Shutdown until its timeout.
 	srv.RegisterOnShutdown(func() { _ = mcpSrv.Close() })
 	// Watchers end with the server: their long polls and event streams
@@ -168,14 +197,111 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		return &exitError{code: 1, err: err}
 	case <-ctx.Done():
 	}
-	// In-flight requests (writes included) run to completion: Shutdown
-	// waits for them, and commits are atomic, so nothing is torn.
-	log.Info("Shutting down; finishing in-flight requests")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return &exitError{code: 1, err: fmt.Errorf("shutdown: %w", err)}
+	if err := shutdown(srv, conns, h, c.grace, forcedStop(ctx), log); err != nil {
+		return &exitError{code: 1, err: err}
 	}
 	log.Info("Stopped")
 	return nil
+}
+
+// handlerWait bounds the wait for handlers to return once their
+// connections are closed: they fail at their next read or write, so this
+// is only reached by one stuck elsewhere.
+const handlerWait = 5 * time.Second
+
+// shutdown stops srv, which must be serving. It stops accepting at once
+// and lets the requests in flight run for up to grace: writes complete,
+// and commits are atomic, so nothing is torn. Then it closes the
+// connections still open (and the hub's hosts), which fails the reads and
+// writes of their requests: a stalled upload removes its part file, as
+// for any client that goes away. Last it waits for their handlers to
+// return, so that the process does not exit under them. forced (the
+// user's second signal) ends the grace at once.
+//
+// Closing connections after the grace is part of an orderly stop, not a
+// failure: only handlers that do not return make it one.
+func shutdown(srv *http.Server, conns *connTracker, h *hub.Hub, grace time.Duration, forced <-chan struct{}, log *slog.Logger) error {
+	log.Info("Shutting down; finishing in-flight requests", "grace", grace)
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-forced:
+			cancel()
+		case <-gctx.Done():
+		}
+	}()
+	if err := srv.Shutdown(gctx); err == nil {
+		return nil
+	}
+	select {
+	case <-forced:
+		log.Warn("Stop forced; closing the connections of requests still running", "connections", conns.open())
+	default:
+		log.Warn("Grace period over; closing the connections of requests still running", "connections", conns.open())
+	}
+	_ = srv.Close()
+	h.Close()
+	if !conns.wait(handlerWait) {
+		return fmt.Errorf("%d requests did not end within %s of their connections being closed; exiting anyway", conns.open(), handlerWait)
+	}
+	return nil
+}
+
+// connTracker counts an http.Server's connections (its ConnState hook)
+// that are neither closed nor hijacked. The server reports a connection
+// closed only once its handler has returned, so a count of zero after
+// Server.Close means no handler is left running. Hijacked connections
+// (the hub's WebSockets) are the hub's to close.
+type connTracker struct {
+	mu      sync.Mutex
+	n       int
+	changed chan struct{} // closed and replaced at every change of n
+}
+
+func (t *connTracker) state(_ net.Conn, s http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch s {
+	case http.StateNew:
+		t.n++
+	case http.StateHijacked, http.StateClosed:
+		t.n--
+	default:
+		return
+	}
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+func (t *connTracker) open() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// wait waits up to d for the count to reach zero, and reports whether it
+// did.
+func (t *connTracker) wait(d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		t.mu.Lock()
+		if t.n == 0 {
+			t.mu.Unlock()
+			return true
+		}
+		if t.changed == nil {
+			t.changed = make(chan struct{})
+		}
+		ch := t.changed
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
 }

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 func TestServeRefusesOpenBindWithoutKey(t *testing.T) {
@@ -65,12 +70,30 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	return s
 }
 
+// startServerEnv is startServer with environment variables added.
+func startServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
+	s := tryStartServerEnv(t, dir, env, args...)
+	if s == nil {
+		t.Fatalf("server did not start")
+	}
+	return s
+}
+
 // tryStartServer is startServer returning nil when the server exits before
 // listening (its address is taken, say).
 func tryStartServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
+	return tryStartServerEnv(t, dir, nil, args...)
+}
+
+func tryStartServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", t.TempDir()}, args...)...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -181,5 +204,104 @@ func TestServeGracefulShutdown(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("leftovers in the root: %v", entries)
+	}
+}
+
+// stallUpload starts a multipart upload of path announcing size bytes,
+// sends sent of them and stalls, holding the connection open. It returns
+// once the server has created the upload's part file in dir.
+func stallUpload(t *testing.T, s *server, dir, path string, size, sent int) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	const boundary = "stallboundary"
+	head := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n" +
+		"Content-Type: application/octet-stream\r\n\r\n"
+	req := fmt.Sprintf("POST /v2/fs/upload?path=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
+		"Content-Type: multipart/form-data; boundary=%s\r\nContent-Length: %d\r\n\r\n%s",
+		path, boundary, len(head)+size, head)
+	if _, err := io.WriteString(conn, req+strings.Repeat("x", sent)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 20*time.Second, "the upload's part file", func() bool { return len(partFiles(t, dir)) > 0 })
+	return conn
+}
+
+// partFiles lists the upload part files in dir.
+func partFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".fsplane-upload-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// waitExit waits for the server to exit and returns its exit code. The
+// bound only keeps a hung server from hanging the test.
+func (s *server) waitExit(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		if err == nil {
+			return 0
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		t.Fatal(err)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the server did not exit; log:\n%s", s.logs.String())
+	}
+	return -1
+}
+
+// TestServeShutdownClosesStalledUploads: a client that stops sending its
+// upload must not hold the server past the grace period. SIGTERM ends
+// the server with exit status 0 (a shutdown that was asked for), and the
+// upload's part file is removed, not left in the root.
+func TestServeShutdownClosesStalledUploads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, dir, "--shutdown-grace", "500ms")
+	stallUpload(t, s, dir, "stall.bin", 10<<20, 100<<10)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t); code != 0 {
+		t.Errorf("exit %d, want 0; log:\n%s", code, s.logs.String())
+	}
+	if p := partFiles(t, dir); len(p) > 0 {
+		t.Errorf("part files left in the root: %v", p)
+	}
+	if logs := s.logs.String(); strings.Contains(logs, "deadline exceeded") {
+		t.Errorf("the shutdown reports a failure:\n%s", logs)
+	}
+}
+
+// TestServeSecondSignalForcesExit: a second SIGINT does not wait for the
+// grace period; the exit status is 130 (128+SIGINT), and the part file
+// is still removed.
+func TestServeSecondSignalForcesExit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, dir, "--shutdown-grace", "1h")
+	stallUpload(t, s, dir, "stall.bin", 10<<20, 100<<10)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 20*time.Second, "the shutdown to start", func() bool { return strings.Contains(s.logs.String(), "Shutting down") })
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.waitExit(t); code != 130 {
+		t.Errorf("exit %d, want 130; log:\n%s", code, s.logs.String())
+	}
+	if p := partFiles(t, dir); len(p) > 0 {
+		t.Errorf("part files left in the root: %v", p)
 	}
 }

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // openWorkspace opens a command's workspace over roots, with its undo
 // history and journals in stateDir (default workspace.DefaultStateDir).
-// Failures come back as exit-1 errors worded for a terminal.
-func openWorkspace(roots []string, stateDir string) (*workspace.Workspace, error) {
+// source(i) names where roots[i] came from ("--root", "--allow"), so a
+// root that cannot be opened is reported as the user gave it. Failures
+// come back as exit-1 errors worded for a terminal.
+func openWorkspace(roots []string, source func(i int) string, stateDir string) (*workspace.Workspace, error) {
 	if stateDir == "" {
 		var err error
 		if stateDir, err = workspace.DefaultStateDir(); err != nil {
@@ -16,7 +21,33 @@ func openWorkspace(roots []string, stateDir string) (*workspace.Workspace, error
 	}
 	ws, err := workspace.Open(workspace.Options{Roots: roots, StateDir: stateDir})
 	if err != nil {
+		if fe, ok := fserr.As(err); ok && fe.Op == "open" {
+			for i, r := range roots {
+				if fe.Path == r {
+					return nil, &exitError{code: 1, err: describe(rootError(source(i), r, fe))}
+				}
+			}
+		}
 		return nil, &exitError{code: 1, err: describe(err)}
 	}
 	return ws, nil
 }
+
+// rootError rewords the workspace's error about a root for the flag (or
+// variable) that named it.
+func rootError(source, root string, fe *fserr.Error) *fserr.Error {
+	e := *fe
+	switch {
+	case fe.Err != nil:
+		e.Message = fmt.Sprintf("cannot open the %s directory %s: %s", source, root, fserr.FromOS(fe.Op, root, fe.Err).Message)
+	case fe.Code == fserr.InvalidTarget:
+		e.Message = fmt.Sprintf("the %s directory %s is not a directory", source, root)
+	default:
+		e.Message = fmt.Sprintf("%s %q: %s", source, root, fe.Message)
+	}
+	return &e
+}
+
+// sameSource is a source for openWorkspace that names one flag for every
+// root.
+func sameSource(s string) func(int) string { return func(int) string { return s } }

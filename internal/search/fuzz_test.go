@@ -94,7 +94,7 @@ func FuzzPrefilter(f *testing.F) {
 		}
 		if multiline {
 			// The prefilter only decides whether to search the file.
-			m, err := compileMatcher([]string{pat}, false, fold, true)
+			m, err := compileMatcher([]string{pat}, false, fold, true, false)
 			if err != nil || m.lits == nil {
 				return
 			}
@@ -104,7 +104,7 @@ func FuzzPrefilter(f *testing.F) {
 			}
 			return
 		}
-		m, err := compileMatcher([]string{pat}, false, fold, false)
+		m, err := compileMatcher([]string{pat}, false, fold, false, false)
 		if err != nil {
 			return
 		}

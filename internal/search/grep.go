@@ -26,6 +26,17 @@ type FileMatches struct {
 // Len is the number of matches.
 func (fm *FileMatches) Len() int { return len(fm.s.hits) }
 
+// Count is what rg -c reports for the file: the number of lines that
+// match; but in multiline mode, when the pattern can match a line break,
+// the number of matches (several may share a line, which Len counts
+// once).
+func (fm *FileMatches) Count() int {
+	if fm.s.m.multiline && fm.s.m.breaks {
+		return fm.s.nmatch
+	}
+	return len(fm.s.hits)
+}
+
 // Line returns match i (0 <= i < Len()), in line order. Matches are not
 // materialised as a slice: a file can have millions.
 func (fm *FileMatches) Line(i int) LineMatch {
@@ -211,6 +222,7 @@ type searchState struct {
 	ctx       []span
 	starts    []int
 	truncated bool
+	nmatch    int // multiline mode: the matches taken, several per hit at times
 
 	// line counting: the line number of the line that starts at cntPos
 	cntPos, cntLine int
@@ -232,7 +244,7 @@ func newSearchState(q *Query) *searchState {
 // grows meanwhile is searched as it was). Files larger than the buffer
 // are searched in chunks; in multiline mode they are read whole.
 func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
-	s.hits, s.ctx, s.arena, s.truncated = s.hits[:0], s.ctx[:0], s.arena[:0], false
+	s.hits, s.ctx, s.arena, s.truncated, s.nmatch = s.hits[:0], s.ctx[:0], s.arena[:0], false, 0
 	// Do not keep the buffer of an unusually large file in the pool.
 	if cap(s.buf) > 4*chunkSize {
 		s.buf = nil
@@ -529,6 +541,7 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 				s.widen(buf, le)
 				lastEnd = le
 			}
+			s.nmatch++
 			return true
 		}
 		ls := bytes.LastIndexByte(buf[:st], '\n') + 1
@@ -536,6 +549,7 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 			return false
 		}
 		lastEnd = le
+		s.nmatch++
 		return true
 	}
 	// FindAllIndex, not FindIndex on a subslice: it keeps the context

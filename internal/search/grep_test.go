@@ -66,6 +66,12 @@ func TestGrep(t *testing.T) {
 		{"multiline overlapping matches", Options{Pattern: `rt\nm|ddle`, Multiline: true}, []string{"multi.txt:1:start\nmiddle"}},
 		{"multiline line anchors", Options{Pattern: `^middle\nend$`, Multiline: true}, []string{"multi.txt:2:middle\nend"}},
 		{"depth 1", Options{Pattern: "Handler", MaxDepth: 1}, nil},
+		{"whole words", Options{Pattern: "beta|word|indented", WordRegexp: true}, []string{"c.txt:1:alpha beta", "c.txt:4:\tindented"}},
+		{"whole words, Unicode", Options{Pattern: "δέλτα|γάμ", WordRegexp: true}, []string{"c.txt:2:γάμμα δέλτα"}},
+		{"whole words, fixed", Options{Patterns: []string{"int)", "Other"}, FixedStrings: true, WordRegexp: true}, []string{"sub/d.go:2:func OtherHandler(w int) {}"}},
+		{"whole words, several patterns", Options{Patterns: []string{"alph", "spaced"}, WordRegexp: true}, []string{"c.txt:3:word_1 spaced"}},
+		{"whole words, multiline", Options{Pattern: `middle
+end`, Multiline: true, WordRegexp: true}, []string{"multi.txt:2:middle\nend"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,7 +410,7 @@ func TestLineModeMatchesStayInLine(t *testing.T) {
 	for _, pat := range []string{`\D+`, `[^a]+`, `(?s:.)+`, `\s+`, `\W+`, `[\S\s]+`, `[^\S]+`, `(?s).+`, `[\n ]+`,
 		`(?-m)^\W+$`, `\A\W+\z`, `é\s+`, `(?i)[^k]+`} {
 		for _, fold := range []bool{false, true} {
-			m, err := compileMatcher([]string{pat}, false, fold, false)
+			m, err := compileMatcher([]string{pat}, false, fold, false, false)
 			if err != nil {
 				t.Fatalf("%s: %v", pat, err)
 			}
@@ -421,6 +427,28 @@ func TestLineModeMatchesStayInLine(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPatternHintNamesTheOption: the hint of a pattern that does not
+// compile names fixed_strings (the HTTP and MCP field); a front end that
+// spells the option otherwise words it with HintFor.
+func TestPatternHintNamesTheOption(t *testing.T) {
+	t.Parallel()
+	_, err := Compile(Options{Pattern: "("})
+	var ie *InvalidError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Compile = %v, want an InvalidError", err)
+	}
+	if ie.Suggests != "fixed_strings" || !strings.Contains(ie.Hint, "use fixed_strings to search") {
+		t.Errorf("Suggests %q, Hint %q: want fixed_strings", ie.Suggests, ie.Hint)
+	}
+	if h := ie.HintFor("-F"); !strings.Contains(h, "use -F to search") || strings.Contains(h, "fixed_strings") {
+		t.Errorf("HintFor(-F) = %q", h)
+	}
+	plain := &InvalidError{Field: "type", Message: "m", Hint: "h"}
+	if h := plain.HintFor("-F"); h != "h" {
+		t.Errorf("HintFor on a hint that suggests no option = %q, want the hint", h)
 	}
 }
 

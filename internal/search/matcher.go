@@ -24,6 +24,9 @@ type matcher struct {
 	exact     bool    // a literal hit is a match: the regexp is not run
 	win       *window // bytes around a literal hit a match needs; may be nil
 	multiline bool
+	// breaks: in multiline mode, the pattern can match a line break (see
+	// FileMatches.Count).
+	breaks bool
 	// In multiline mode, re and reUni anchored at the start of the text
 	// they run on, which is never the file's (\A never matches): whether
 	// a match starts at a given place (see scanMulti).
@@ -36,18 +39,39 @@ type InvalidError struct {
 	Field   string
 	Message string
 	Hint    string
+	// Suggests is the option Hint proposes, by its AIO name
+	// ("fixed_strings"), or "". A front end that spells the option
+	// otherwise (the command line's -F) words the hint with HintFor.
+	Suggests string
+	hintf    string // Hint with %s where the option's name goes
 }
 
 func (e *InvalidError) Error() string { return e.Message }
 
+// HintFor returns the hint with the option it suggests spelled name; Hint
+// when it suggests none.
+func (e *InvalidError) HintFor(name string) string {
+	if e.hintf == "" {
+		return e.Hint
+	}
+	return fmt.Sprintf(e.hintf, name)
+}
+
+// suggesting returns an InvalidError whose hint, hintf, names the option
+// opt (by its AIO name) where hintf has %s.
+func suggesting(field, message, hintf, opt string) *InvalidError {
+	return &InvalidError{Field: field, Message: message, Hint: fmt.Sprintf(hintf, opt), Suggests: opt, hintf: hintf}
+}
+
 // compileMatcher compiles the patterns (several are alternatives, like
 // repeated rg -e). fixed quotes them; fold makes the match
 // case-insensitive; multiline lets matches span lines with '.' matching
-// '\n' (rg -U --multiline-dotall). In line mode, as in ripgrep, a pattern
-// containing a literal "\n" is refused, since no line can match it.
-func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, error) {
+// '\n' (rg -U --multiline-dotall); word keeps whole words only (rg -w).
+// In line mode, as in ripgrep, a pattern containing a literal "\n" is
+// refused, since no line can match it.
+func compileMatcher(patterns []string, fixed, fold, multiline, word bool) (*matcher, error) {
 	if len(patterns) == 0 {
-		return nil, &InvalidError{Field: "pattern", Message: "no pattern given", Hint: "pass a regular expression (or a literal with fixed_strings)"}
+		return nil, suggesting("pattern", "no pattern given", "pass a regular expression (or a literal with %s)", "fixed_strings")
 	}
 	parts := make([]string, len(patterns))
 	for i, p := range patterns {
@@ -59,6 +83,12 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 	pat := parts[0]
 	if len(parts) > 1 {
 		pat = "(?:" + strings.Join(parts, ")|(?:") + ")"
+	}
+	if word {
+		// ripgrep's -w: (?:^|\W)(?:pat)(?:$|\W), with the \W not taking a
+		// '\n' (^ and $ stand for the line's ends), so that in multiline
+		// mode a match does not reach into the line before or after.
+		pat = `(?:^|[^\w\n])(?:` + pat + `)(?:$|[^\w\n])`
 	}
 	flags := "(?m"
 	if fold {
@@ -97,7 +127,7 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 			uni = litTree.String()
 		}
 	}
-	m := &matcher{multiline: multiline}
+	m := &matcher{multiline: multiline, breaks: multiline && canMatchNewline(tree)}
 	if m.re, err = regexp.Compile(ascii); err != nil {
 		return nil, patternError(parts, err)
 	}
@@ -139,6 +169,25 @@ func compileMatcher(patterns []string, fixed, fold, multiline bool) (*matcher, e
 	return m, nil
 }
 
+// canMatchNewline reports whether re can match a '\n' (ripgrep counts
+// matches rather than lines for such a pattern in multiline mode).
+func canMatchNewline(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpAnyChar:
+		return true
+	case syntax.OpLiteral:
+		return slices.Contains(re.Rune, '\n')
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	return slices.ContainsFunc(re.Sub, canMatchNewline)
+}
+
 // patternError reports a pattern that does not compile. err comes from
 // the pattern as rewritten (flags, alternatives joined, classes widened),
 // which the caller never wrote; so each pattern is parsed again as given
@@ -152,8 +201,8 @@ func patternError(patterns []string, err error) error {
 			break
 		}
 	}
-	return &InvalidError{Field: "pattern", Message: err.Error(),
-		Hint: "the pattern is an RE2 regular expression (Go syntax); escape metacharacters or use fixed_strings to search for text as is"}
+	return suggesting("pattern", err.Error(),
+		"the pattern is an RE2 regular expression (Go syntax); escape metacharacters or use %s to search for text as is", "fixed_strings")
 }
 
 // forLines rewrites re, in place, for line mode, and reports whether

@@ -18,6 +18,13 @@ type Options struct {
 	Patterns        []string
 	FixedStrings    bool
 	CaseInsensitive bool
+	// WordRegexp keeps only matches that are whole words (rg -w): with
+	// the start of a line or a non-word character (Unicode \W) before
+	// them, and the end of a line or a non-word character after. As in
+	// ripgrep, the match found then includes those characters. So in
+	// multiline mode a match of a pattern that ends with a line break
+	// also touches the next line (ripgrep reports the pattern's lines).
+	WordRegexp bool
 	// Multiline lets a match span lines and '.' match '\n' (rg -U
 	// --multiline-dotall). A match is reported once, at its first line,
 	// with the text of all the lines it touches.
@@ -95,7 +102,7 @@ func Compile(opts Options) (*Query, error) {
 	case opts.MaxDepth < 0:
 		return nil, &InvalidError{Field: "recursive", Message: "max depth must not be negative"}
 	}
-	m, err := compileMatcher(pats, opts.FixedStrings, opts.CaseInsensitive, opts.Multiline)
+	m, err := compileMatcher(pats, opts.FixedStrings, opts.CaseInsensitive, opts.Multiline, opts.WordRegexp)
 	if err != nil {
 		return nil, err
 	}
