@@ -94,7 +94,7 @@ func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
 	fl.StringArrayVarP(&f.types, "type", "t", nil, "only "+verb+" files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
 	fl.BoolVar(&f.hidden, "hidden", false, verb+" dot-prefixed files and directories too")
 	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
-	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to directories (inside PATH)")
+	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to files and directories inside PATH (without it, as with rg, links met below PATH are skipped)")
 	fl.IntVarP(&f.threads, "threads", "j", 0, "number of goroutines that "+verb+" (default: the number of CPUs)")
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
 }

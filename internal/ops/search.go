@@ -72,7 +72,11 @@ type GrepResult struct {
 
 // Grep searches file contents under a directory (or in one file) of the
 // workspace. It reads files only. Paths in the result are absolute.
-// Matches are in path order, then line order; see search.Grep.
+// Matches are in path order, then line order; see search.Grep. Symbolic
+// links met while walking are skipped, as ripgrep skips them: their
+// targets never went through the checks a named path does (the state
+// directory, a session's roots). Path itself may be a link: it is
+// resolved and checked like any path.
 func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error) {
 	const op = "grep"
 	maxRes := req.MaxResults
@@ -213,7 +217,7 @@ type FindResult struct {
 
 // Find lists the files and directories under a directory whose name (or
 // relative path) matches a glob, skipping dot-prefixed names unless
-// asked.
+// asked. A symbolic link is listed as itself and never followed.
 func (e *Engine) Find(ctx context.Context, req FindRequest) (*FindResult, error) {
 	const op = "find"
 	t, err := e.searchTarget(op, req.Path, true)
@@ -270,7 +274,8 @@ type GlobResult struct {
 }
 
 // Glob lists the entries under a directory whose relative path matches a
-// glob.
+// glob. A symbolic link is listed as itself (not a directory, with the
+// link's own size and time) and never followed.
 func (e *Engine) Glob(ctx context.Context, req GlobRequest) (*GlobResult, error) {
 	const op = "glob"
 	t, err := e.searchTarget(op, req.Path, true)

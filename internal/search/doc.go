@@ -9,13 +9,20 @@
 // Every search runs inside an *os.Root and a start path relative to it.
 // Directories are read and files opened one path component at a time,
 // relative to the directory's own descriptor and with O_NOFOLLOW (see
-// fs_linux.go), so no name can lead out of the tree. A symbolic link is
-// resolved through the os.Root: one that stays inside the root is
-// followed for a file (the file is searched under the link's name) and,
-// with FollowLinks, for a directory, with loop protection (a directory
-// that is its own ancestor is reported and skipped); one that leaves the
-// root, or dangles, is skipped silently. Nothing above the root is read,
-// not even ignore files.
+// fs_linux.go), so no name can lead out of the tree. As with ripgrep
+// (without -L), a symbolic link met while walking is not followed, to a
+// file no more than to a directory: grep and Files skip it, Glob and
+// Find report it as itself (not a directory, with the link's own size
+// and time) and never open it. Its target was never checked the way a
+// path the caller names is (fsplane's state directory, an MCP session's
+// roots), so following it would let a link reach what the caller may not.
+// The start itself may be a link (opened through the os.Root): a caller
+// names it, and the caller checks it. With FollowLinks (rg -L, the CLI
+// only) links whose target stays inside the root are followed, files
+// searched under the link's name and directories entered with loop
+// protection (a directory that is its own ancestor is reported and
+// skipped); links that leave the root, or dangle, are skipped silently.
+// Nothing above the root is read, not even ignore files.
 //
 // # Walking
 //

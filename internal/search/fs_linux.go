@@ -130,6 +130,16 @@ func (d *dirHandle) lstatType(name string) (entryType, error) {
 	return modeType(st.Mode), nil
 }
 
+// lstat returns the size and modification time (ns) of the entry name
+// itself, a symbolic link not followed.
+func (d *dirHandle) lstat(name string) (size, mtime int64, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, 0, err
+	}
+	return st.Size, st.Mtim.Nano(), nil
+}
+
 func modeType(m uint32) entryType {
 	switch m & unix.S_IFMT {
 	case unix.S_IFDIR:

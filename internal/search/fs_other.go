@@ -90,6 +90,16 @@ func (d *dirHandle) lstatType(name string) (entryType, error) {
 	return modeType(fi.Mode().Type()), nil
 }
 
+// lstat returns the size and modification time (ns) of the entry name
+// itself, a symbolic link not followed.
+func (d *dirHandle) lstat(name string) (size, mtime int64, err error) {
+	fi, err := d.root.Lstat(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), fi.ModTime().UnixNano(), nil
+}
+
 // openFile opens a regular file of the directory for reading; it must
 // still be one (not a link swapped in).
 func (d *dirHandle) openFile(name string) (fileHandle, error) {

@@ -23,6 +23,12 @@ import (
 // A pattern is relative to the start; dot-prefixed names are skipped
 // unless IncludeHidden is set, though a literal hidden directory at the
 // start of the pattern (".github/*.yml") is searched.
+//
+// A symbolic link met while walking (in the pattern's literal directories
+// too) is reported as itself: an entry that is not a directory, whatever
+// it points to, with the link's own size and time (as doublestar with
+// WithNoFollow). It is never followed: nothing below a link to a
+// directory is listed, and its target is not looked at.
 type GlobOptions struct {
 	Pattern string
 	// Exclude globs skip matching entries (and whole directories). One
@@ -44,7 +50,6 @@ type GlobOptions struct {
 	// were left out.
 	MaxResults    int
 	RespectIgnore bool
-	FollowLinks   bool
 	Workers       int
 	SkipDirs      []string // as in Options
 }
@@ -53,8 +58,8 @@ type GlobOptions struct {
 type GlobEntry struct {
 	Path    string // relative to the start, slash-separated
 	Name    string
-	IsDir   bool
-	Size    int64     // with Metadata; 0 for directories
+	IsDir   bool      // false for a symbolic link, whatever it points to
+	Size    int64     // with Metadata; 0 for directories; a link's own size
 	ModTime time.Time // with Metadata
 }
 
@@ -103,7 +108,7 @@ func Glob(ctx context.Context, root *os.Root, start string, opts GlobOptions) (*
 	wo := &walkOptions{
 		hidden:      opts.IncludeHidden,
 		ignoreFiles: opts.RespectIgnore,
-		followLinks: opts.FollowLinks,
+		links:       true,
 		workers:     opts.Workers,
 		wantDirs:    !opts.FilesOnly,
 		skipDirs:    skipSet(opts.SkipDirs),
@@ -114,6 +119,22 @@ func Glob(ctx context.Context, root *os.Root, start string, opts GlobOptions) (*
 			ok, _ := doublestar.Match(rest, rel)
 			return ok, isDir && pr.canDescend(rel)
 		},
+	}
+	if base != "." {
+		if blocked, link := checkBase(root, start, base, wo.skipDirs); blocked {
+			// The walk would stop at a link or a skipped directory among
+			// the pattern's literal directories: at most the link itself
+			// ("src/**" matches src) is found.
+			res := &GlobResult{Entries: []GlobEntry{}}
+			if ok, _ := doublestar.Match(pat, base); ok && link != nil && !excluded(excl, base, path.Base(base)) {
+				e := GlobEntry{Path: base, Name: path.Base(base)}
+				if opts.Metadata {
+					e.Size, e.ModTime = link.Size(), link.ModTime()
+				}
+				res.Entries = append(res.Entries, e)
+			}
+			return res, nil
+		}
 	}
 	res, err := collectEntries(ctx, root, path.Join(start, base), wo, opts.MaxResults, opts.Metadata, baseRel, base != ".")
 	if err != nil {
@@ -140,7 +161,8 @@ func Glob(ctx context.Context, root *os.Root, start string, opts GlobOptions) (*
 }
 
 // FindOptions describe a find by name (AIO's /v2/fs/search and
-// /v1/file/find).
+// /v1/file/find). Symbolic links are reported as themselves and never
+// followed, as in Glob.
 type FindOptions struct {
 	// Pattern is a doublestar glob. Without '/' it is matched against
 	// each entry's name at any depth (like find -name); with '/' against
@@ -172,6 +194,7 @@ func Find(ctx context.Context, root *os.Root, start string, opts FindOptions) (*
 	wo := &walkOptions{
 		hidden:      opts.Hidden,
 		ignoreFiles: opts.RespectIgnore,
+		links:       true,
 		workers:     opts.Workers,
 		wantDirs:    !opts.FilesOnly,
 		skipDirs:    skipSet(opts.SkipDirs),
@@ -181,6 +204,32 @@ func Find(ctx context.Context, root *os.Root, start string, opts FindOptions) (*
 		},
 	}
 	return collectEntries(ctx, root, start, wo, opts.MaxResults, false, func(rel string) string { return rel }, false)
+}
+
+// checkBase looks at the pattern's literal directories (base, below
+// start) one at a time, as the walk would meet them: blocked when one is
+// a symbolic link or a directory in skip, which the walk would neither
+// follow nor enter. link describes the link when it is base itself.
+func checkBase(root *os.Root, start, base string, skip map[string]bool) (blocked bool, link fs.FileInfo) {
+	comps := strings.Split(base, "/")
+	p := start
+	for i, c := range comps {
+		p = cleanRel(path.Join(p, c))
+		if skip[p] {
+			return true, nil
+		}
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return false, nil // missing or unreadable: the walk says so
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if i == len(comps)-1 {
+				return true, fi
+			}
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func checkGlob(field, p string) error {
@@ -224,6 +273,10 @@ func collectEntries(ctx context.Context, root *os.Root, start string, wo *walkOp
 	var process func(*fileRef, *any) fileMeta
 	if meta {
 		process = func(f *fileRef, _ *any) fileMeta {
+			if f.symlink {
+				size, mtime, err := f.dir.lstat(f.Name)
+				return fileMeta{size: size, mtime: mtime, ok: err == nil}
+			}
 			fh, err := f.open()
 			if err != nil {
 				return fileMeta{}
@@ -365,8 +418,12 @@ func (p pruner) canDescend(dir string) bool {
 
 // Files calls emit, in path order, with the path (relative to start) of
 // every file a search with opts would look at: ripgrep's --files. The
-// pattern is ignored.
+// pattern is ignored. As with rg, symbolic links met while walking are
+// left out unless opts.FollowLinks.
 func Files(ctx context.Context, root *os.Root, start string, opts Options, emit func(path string) error) (Stats, error) {
+	if err := checkFollow(&opts); err != nil {
+		return Stats{}, err
+	}
 	q := &Query{opts: opts}
 	if err := q.compileFilters(); err != nil {
 		return Stats{}, err

@@ -185,3 +185,69 @@ func TestSizeAndTypes(t *testing.T) {
 		t.Error("go matches x.py")
 	}
 }
+
+// TestGlobFindSymlinks: links are reported as themselves, not
+// directories, with their own size; nothing below a link to a directory
+// is listed, in the walk or in the pattern's literal directories; a
+// skipped directory is not entered through the pattern either.
+func TestGlobFindSymlinks(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{
+		"real/f.txt":     "ffff",
+		"real/sub/g.txt": "g",
+		"state/journal":  "j",
+		"lf":             "->real/f.txt",
+		"ld":             "->real",
+		"ls":             "->state",
+		"dangling":       "->nowhere",
+		"real/up":        "->..",
+	})
+	skip := []string{"state"}
+	tests := []struct {
+		name string
+		opts GlobOptions
+		want []string
+	}{
+		{"all", GlobOptions{Pattern: "**", SkipDirs: skip},
+			[]string{"dangling", "ld", "lf", "ls", "real/", "real/f.txt", "real/sub/", "real/sub/g.txt", "real/up"}},
+		{"files only keeps links", GlobOptions{Pattern: "**", FilesOnly: true, SkipDirs: skip},
+			[]string{"dangling", "ld", "lf", "ls", "real/f.txt", "real/sub/g.txt", "real/up"}},
+		{"through a link", GlobOptions{Pattern: "ld/*", SkipDirs: skip}, []string{}},
+		{"through a link, deeper", GlobOptions{Pattern: "ld/sub/*", SkipDirs: skip}, []string{}},
+		{"through a nested link", GlobOptions{Pattern: "real/up/real/*", SkipDirs: skip}, []string{}},
+		{"the link itself", GlobOptions{Pattern: "ld/**", SkipDirs: skip}, []string{"ld"}},
+		{"into a skipped dir", GlobOptions{Pattern: "state/*", SkipDirs: skip}, []string{}},
+		{"into a skipped dir, itself", GlobOptions{Pattern: "state/**", SkipDirs: skip}, []string{}},
+		{"through a link to it", GlobOptions{Pattern: "ls/*", SkipDirs: skip}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, globPaths(t, dir, tt.opts)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	res, err := Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: "l*", Metadata: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Entries {
+		fi, err := os.Lstat(filepath.Join(dir, e.Path))
+		if err != nil || e.IsDir || e.Size != fi.Size() || !e.ModTime.Equal(fi.ModTime()) {
+			t.Errorf("%s: dir %v size %d time %v, want the link's own (%v)", e.Path, e.IsDir, e.Size, e.ModTime, err)
+		}
+	}
+	fres, err := Find(context.Background(), openRoot(t, dir), ".", FindOptions{Pattern: "*", SkipDirs: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, e := range fres.Entries {
+		got = append(got, e.Path)
+	}
+	want := []string{"dangling", "ld", "lf", "ls", "real", "real/f.txt", "real/sub", "real/sub/g.txt", "real/up"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("find (-want +got):\n%s", diff)
+	}
+}

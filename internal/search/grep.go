@@ -120,8 +120,8 @@ type fileOutcome[T any] struct {
 // concurrently), in path order (see walkTree), with the file's path
 // relative to start. An error
 // returned by emit ends the search; ErrStop ends it without an error.
-// Nothing outside root is read: symbolic links that leave it are
-// skipped.
+// Nothing outside root is read, and no symbolic link met while walking
+// is followed unless q's FollowLinks is set (see Options.FollowLinks).
 func Stream[T any](ctx context.Context, root *os.Root, start string, q *Query,
 	collect func(*FileMatches) T, emit func(path string, v T) error) (Stats, error) {
 	return stream(ctx, root, start, q, 0, collect, emit)

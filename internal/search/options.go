@@ -60,8 +60,13 @@ type Options struct {
 	// RespectIgnore honours .gitignore, .ignore and .git/info/exclude
 	// (ripgrep's default; AIO's respect_gitignore).
 	RespectIgnore bool
-	// FollowLinks descends into symbolic links to directories that stay
-	// inside the root (rg -L). Links to files are always searched.
+	// FollowLinks follows the symbolic links met while walking, to files
+	// and to directories, when their target stays inside the root (rg
+	// -L). Without it, as with ripgrep, they are skipped: only a link
+	// named as the start is followed (by the os.Root). A followed link's
+	// target is checked against nothing but the root, so this is for
+	// callers that may read all of it (the CLI): it cannot be combined
+	// with SkipDirs, and fsplane's workspace fronts never set it.
 	FollowLinks bool
 	// Workers bounds the goroutines that read directories and search
 	// files; 0 means GOMAXPROCS.
@@ -102,6 +107,9 @@ func Compile(opts Options) (*Query, error) {
 	case opts.MaxDepth < 0:
 		return nil, &InvalidError{Field: "recursive", Message: "max depth must not be negative"}
 	}
+	if err := checkFollow(&opts); err != nil {
+		return nil, err
+	}
 	m, err := compileMatcher(pats, opts.FixedStrings, opts.CaseInsensitive, opts.Multiline, opts.WordRegexp)
 	if err != nil {
 		return nil, err
@@ -111,6 +119,16 @@ func Compile(opts Options) (*Query, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// checkFollow refuses FollowLinks with SkipDirs: a followed link could
+// lead into a skipped directory (fsplane's state directory) by a path the
+// walk never compares.
+func checkFollow(opts *Options) error {
+	if opts.FollowLinks && len(opts.SkipDirs) > 0 {
+		return &InvalidError{Field: "follow_links", Message: "symbolic links cannot be followed in a search that must skip directories"}
+	}
+	return nil
 }
 
 const maxContext = 1000

@@ -40,6 +40,11 @@ import (
 // patterns (it joins them with a bare "|"), classes that match nothing
 // (an error in rg), and Unicode characters newer than its tables.
 //
+// Some cases add symbolic links to the tree (to a file and a directory
+// inside it, to a file and a directory outside it, dangling, a loop):
+// neither follows them by default, so they must find nothing through
+// them; and the files listed are rg --files'.
+//
 // FSPLANE_RG_ITERS and FSPLANE_RG_SEED run more cases, or others, while
 // hunting (FSPLANE_RG_BIG=n makes one case in n use big files,
 // FSPLANE_RG_DUMP keeps the files, FSPLANE_RG_TRACE names a file
@@ -72,12 +77,15 @@ func TestRipgrepDifferential(t *testing.T) {
 	// Whole words (-w) are drawn apart, so the other choices of a seed
 	// stay what they were before -w was added. Not in multiline mode,
 	// where a match that ends with a line break reports one line more
-	// than rg does (see Options.WordRegexp).
+	// than rg does (see Options.WordRegexp). Links come from a stream of
+	// their own too.
 	wordRng := rand.New(rand.NewPCG(seed, 0x3057))
+	lrng := rand.New(rand.NewPCG(seed, 0x1175))
 	fails := 0
 	for i := range iters {
 		c := genRgCase(rng, i%big == big/2)
 		c.word = wordRng.IntN(3) == 0 && !c.multiline
+		c.links = genRgLinks(lrng)
 		if f := os.Getenv("FSPLANE_RG_TRACE"); f != "" {
 			os.WriteFile(f, []byte(fmt.Sprintf("case %d: %s", i, c)), 0o644)
 		}
@@ -97,11 +105,49 @@ type rgCase struct {
 	before, after          int
 	files                  []string
 	workers                int
+	links                  []rgLink
+}
+
+// rgLink is a symbolic link added to a case's tree.
+type rgLink struct {
+	name, target string
+}
+
+// rgSubCopy is where a case with links keeps a copy of f0.txt, in the
+// directory the link "ld" points to.
+const rgSubCopy = "sub/f0.txt"
+
+// genRgLinks picks the links of a case: none in two cases out of three.
+func genRgLinks(rng *rand.Rand) []rgLink {
+	if rng.IntN(3) != 0 {
+		return nil
+	}
+	all := []rgLink{
+		{"lf.txt", "f0.txt"},                  // a file inside
+		{"ld", "sub"},                         // a directory inside
+		{"sub/up", ".."},                      // a loop
+		{"lo.txt", "../out/o.txt"},            // a file outside
+		{"lod", "../out"},                     // a directory outside
+		{"dangling.txt", "nowhere"},           // nothing
+		{"la.txt", "ABS/o.txt"},               // a file outside, absolute
+		{"lsub.txt", "sub/../sub/f0.txt"},     // a file inside, through ..
+		{"zz", "sub/up/sub/up/sub/up/lf.txt"}, // a chain of links
+	}
+	var out []rgLink
+	for _, l := range all {
+		if rng.IntN(3) != 0 {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func (c *rgCase) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "patterns %q fixed=%v fold=%v word=%v multiline=%v -B%d -A%d", c.patterns, c.fixed, c.fold, c.word, c.multiline, c.before, c.after)
+	for _, l := range c.links {
+		fmt.Fprintf(&b, " %s->%s", l.name, l.target)
+	}
 	for i, f := range c.files {
 		if len(f) > 2000 {
 			fmt.Fprintf(&b, "\n  f%d: %d bytes, starting %q", i, len(f), f[:200])
@@ -140,8 +186,30 @@ func (c *rgCase) check(t *testing.T, rg, base string, rng *rand.Rand) string {
 			t.Fatal(err)
 		}
 	}
-	for i, f := range c.files {
-		name := fmt.Sprintf("f%d.txt", i)
+	// paths holds, for each file written, which case file it is.
+	paths := map[string]int{}
+	for i := range c.files {
+		paths[fmt.Sprintf("f%d.txt", i)] = i
+	}
+	if len(c.links) > 0 {
+		paths[rgSubCopy] = 0
+		out := filepath.Join(dir, "out")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// What a link that leaves the tree leads to: text both would
+		// match, were the link followed.
+		if err := os.WriteFile(filepath.Join(out, "o.txt"), []byte(c.files[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, i := range paths {
+		f := c.files[i]
+		for _, d := range []string{eng, ref} {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(d, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := os.WriteFile(filepath.Join(eng, name), []byte(f), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +224,14 @@ func (c *rgCase) check(t *testing.T, rg, base string, rng *rand.Rand) string {
 		}
 		if err := os.WriteFile(filepath.Join(ref, name), lf, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for _, l := range c.links {
+		target := strings.Replace(l.target, "ABS", filepath.Join(dir, "out"), 1)
+		for _, d := range []string{eng, ref} {
+			if err := os.Symlink(target, filepath.Join(d, l.name)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	want, rgErr := c.runRg(rg, ref)
@@ -205,11 +281,10 @@ func (c *rgCase) check(t *testing.T, rg, base string, rng *rand.Rand) string {
 	if dup != "" {
 		return dup
 	}
-	for i, f := range c.files {
-		if k := bodyNUL(f); k >= 0 && k < binaryProbe {
+	for name, i := range paths {
+		if k := bodyNUL(c.files[i]); k >= 0 && k < binaryProbe {
 			// Binary: skipped here. (ripgrep 13 is erratic, it may
 			// report the first lines.)
-			name := fmt.Sprintf("f%d.txt", i)
 			if got[name] != nil {
 				return fmt.Sprintf("%s: binary file reported", name)
 			}
@@ -218,6 +293,11 @@ func (c *rgCase) check(t *testing.T, rg, base string, rng *rand.Rand) string {
 	}
 	if msg := diffReports(want, got); msg != "" {
 		return msg
+	}
+	if len(c.links) > 0 {
+		if msg := diffFiles(t, rg, ref, root); msg != "" {
+			return msg
+		}
 	}
 	// Paging is a window on the full list.
 	if len(res.Matches) > 0 {
@@ -235,6 +315,32 @@ func (c *rgCase) check(t *testing.T, rg, base string, rng *rand.Rand) string {
 			return fmt.Sprintf("page offset %d max %d: got %d matches truncated %v, want %d truncated %v",
 				opts.Offset, opts.MaxResults, len(page.Matches), page.Truncated, len(all), trunc)
 		}
+	}
+	return ""
+}
+
+// diffFiles compares the files Files lists under root with rg --files in
+// ref (the same tree).
+func diffFiles(t *testing.T, rg, ref string, root *os.Root) string {
+	t.Helper()
+	cmd := exec.Command(rg, "--no-config", "--files", "--no-ignore", "--hidden", "--no-messages")
+	cmd.Dir = ref
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Sprintf("rg --files: %v", err)
+	}
+	want := strings.Fields(string(out))
+	slices.Sort(want)
+	var got []string
+	if _, err := Files(context.Background(), root, ".", Options{Hidden: true}, func(p string) error {
+		got = append(got, p)
+		return nil
+	}); err != nil {
+		return fmt.Sprintf("Files: %v", err)
+	}
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		return fmt.Sprintf("files: rg %q, engine %q", want, got)
 	}
 	return ""
 }

@@ -19,10 +19,20 @@ import (
 type walkOptions struct {
 	hidden      bool // include dot-prefixed names
 	ignoreFiles bool // honour .gitignore, .ignore and .git/info/exclude
-	followLinks bool // descend into symbolic links to directories
-	maxDepth    int  // 0: unlimited; n: entries at most n levels below the start
-	workers     int  // 0: GOMAXPROCS
-	wantDirs    bool // directories are entries too, reported before their contents
+	// followLinks follows the symbolic links met in a listing, to files
+	// and directories, when their target stays inside the root (rg -L):
+	// for callers that may read everything in the root (see
+	// Options.FollowLinks). Without it a link met in a listing is never
+	// opened: it is skipped, or reported as itself with links.
+	followLinks bool
+	// links reports the symbolic links met in a listing as entries of
+	// their own (not directories, never descended into, never opened),
+	// whatever they point to; without it (and without followLinks) they
+	// are skipped, as ripgrep skips them.
+	links    bool
+	maxDepth int  // 0: unlimited; n: entries at most n levels below the start
+	workers  int  // 0: GOMAXPROCS
+	wantDirs bool // directories are entries too, reported before their contents
 	// filter decides, while a directory is listed, whether an entry is
 	// reported (emit) and, for a directory, whether to list it (descend).
 	// rel is relative to the start. nil reports every file and descends
@@ -40,7 +50,8 @@ const (
 	nodeDir     uint8 = 1 << iota
 	nodeEmit          // reported (files: processed; dirs: only with wantDirs)
 	nodeDescend       // directory to list
-	nodeLink          // reached through a symbolic link: opened through the os.Root
+	nodeViaLink       // a followed symbolic link (followLinks): opened through the os.Root
+	nodeSymlink       // a symbolic link reported as itself (links): never opened
 )
 
 // node is one file or directory of the walk. The goroutine that creates a
@@ -77,21 +88,29 @@ func (n *node[T]) release() {
 
 // fileRef is what a process function gets for one file.
 type fileRef struct {
-	Rel  string // relative to the walk start; "" when the start is this file
-	Name string
-	dir  *dirHandle
-	link bool
-	root *os.Root
-	path string   // path in the root, for files opened through it
-	file *os.File // the start, when it is a file
+	Rel     string // relative to the walk start; "" when the start is this file
+	Name    string
+	dir     *dirHandle
+	viaLink bool // a followed link: opened through the root
+	symlink bool // a link reported as itself: see lstat
+	root    *os.Root
+	path    string   // path in the root, for files opened through it
+	file    *os.File // the start, when it is a file
 }
 
-// open opens the file for reading, confined to the root.
+// errSymlink is open's error for a symbolic link reported as itself.
+var errSymlink = errors.New("a symbolic link met while walking is not followed")
+
+// open opens the file for reading, confined to the root. A symbolic link
+// reported as itself is not opened (errSymlink): its target may be
+// anything in the root, including what the caller keeps out of the walk.
 func (f *fileRef) open() (fileHandle, error) {
 	switch {
 	case f.file != nil:
 		return fileFromOS(f.file), nil
-	case f.link:
+	case f.symlink:
+		return fileHandle{}, &fs.PathError{Op: "open", Path: f.Rel, Err: errSymlink}
+	case f.viaLink:
 		of, err := openRegular(f.root, f.path)
 		if err != nil {
 			return fileHandle{}, err
@@ -341,8 +360,8 @@ func (w *walker[T]) work() {
 		} else {
 			if !w.stop.Load() && w.ctx.Err() == nil {
 				ref = fileRef{Rel: n.rel, Name: n.name, dir: n.parent.h,
-					link: n.flags&nodeLink != 0, root: w.root}
-				if ref.link {
+					viaLink: n.flags&nodeViaLink != 0, symlink: n.flags&nodeSymlink != 0, root: w.root}
+				if ref.viaLink {
 					ref.path = w.rootPath(n.rel)
 				}
 				n.res = w.process(&ref, &local)
@@ -472,7 +491,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 	h := n.h
 	if h == nil {
 		var err error
-		if n.flags&nodeLink != 0 {
+		if n.flags&nodeViaLink != 0 {
 			h, err = w.openLinkedDir(n)
 		} else {
 			h, err = n.parent.h.openSubdir(n.name)
@@ -550,26 +569,38 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		}
 		var flags uint8
 		if typ == typeLink {
-			fi, err := w.root.Stat(w.rootPath(rel))
-			if err != nil {
-				// Dangling, or leading out of the root: not part of the tree.
-				continue
-			}
+			// As ripgrep without -L: a link met while walking is not
+			// followed, to a file no more than to a directory. Its
+			// target was never checked the way a path the caller names
+			// is (the state directory, the session's roots): it is
+			// reported as what it is, or skipped.
 			switch {
-			case fi.IsDir() && w.o.followLinks:
-				typ = typeDir
-			case fi.Mode().IsRegular():
-				typ = typeFile
+			case w.o.followLinks:
+				fi, err := w.root.Stat(w.rootPath(rel))
+				if err != nil {
+					// Dangling, or leading out of the root: not part of the tree.
+					continue
+				}
+				switch {
+				case fi.IsDir():
+					typ = typeDir
+				case fi.Mode().IsRegular():
+					typ = typeFile
+				default:
+					continue
+				}
+				flags |= nodeViaLink
+			case w.o.links:
+				flags |= nodeSymlink
 			default:
 				continue
 			}
-			flags |= nodeLink
 		}
-		if typ != typeFile && typ != typeDir {
+		if typ != typeFile && typ != typeDir && typ != typeLink {
 			continue
 		}
 		isDir := typ == typeDir
-		if isDir && len(w.o.skipDirs) > 0 && w.o.skipDirs[w.rootPath(rel)] {
+		if (isDir || typ == typeLink) && len(w.o.skipDirs) > 0 && w.o.skipDirs[w.rootPath(rel)] {
 			continue
 		}
 		if frame != nil && frame.decide(rel, name, isDir) == ignored {

@@ -98,7 +98,9 @@ func TestWalkSymlinks(t *testing.T) {
 		opts Options
 		want []string
 	}{
-		{"no follow", Options{}, []string{"link-in.txt", "real/f.txt", "real/sub/deep.txt"}},
+		// As rg without -L: links met while walking are skipped, to
+		// files as to directories.
+		{"no follow", Options{}, []string{"real/f.txt", "real/sub/deep.txt"}},
 		{"follow", Options{FollowLinks: true}, []string{
 			"link-in.txt",
 			"linkdir/f.txt", "linkdir/sub/deep.txt",
@@ -111,13 +113,39 @@ func TestWalkSymlinks(t *testing.T) {
 			if diff := cmp.Diff(tt.want, listFiles(t, dir, ".", tt.opts)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			lines, _ := grepLines(t, dir, ".", Options{Pattern: "needle", FollowLinks: tt.opts.FollowLinks})
+			lines, res := grepLines(t, dir, ".", Options{Pattern: "needle", FollowLinks: tt.opts.FollowLinks})
+			if res.FilesSearched != len(tt.want) {
+				t.Errorf("searched %d files, want %d: %v", res.FilesSearched, len(tt.want), lines)
+			}
 			for _, l := range lines {
 				if l == "link-out.txt:1:needle outside" || l == "linkdir-out/f.txt:1:needle outside dir" {
 					t.Errorf("read outside the root: %s", l)
 				}
 			}
 		})
+	}
+	// A link named as the start is followed (its caller checked it).
+	lines, _ := grepLines(t, dir, "link-in.txt", Options{Pattern: "needle"})
+	if diff := cmp.Diff([]string{":1:needle"}, lines); diff != "" {
+		t.Errorf("named link (-want +got):\n%s", diff)
+	}
+	lines, _ = grepLines(t, dir, "linkdir", Options{Pattern: "needle"})
+	if diff := cmp.Diff([]string{"f.txt:1:needle", "sub/deep.txt:1:needle deep"}, lines); diff != "" {
+		t.Errorf("named link to a directory (-want +got):\n%s", diff)
+	}
+}
+
+// TestFollowLinksRefusesSkipDirs: a followed link could lead into a
+// skipped directory by a path the walk never compares.
+func TestFollowLinksRefusesSkipDirs(t *testing.T) {
+	t.Parallel()
+	opts := Options{Pattern: "x", FollowLinks: true, SkipDirs: []string{"state"}}
+	if _, err := Compile(opts); err == nil {
+		t.Error("Compile accepted FollowLinks with SkipDirs")
+	}
+	dir := makeTree(t, map[string]string{"a.txt": "x\n"})
+	if _, err := Files(t.Context(), openRoot(t, dir), ".", opts, func(string) error { return nil }); err == nil {
+		t.Error("Files accepted FollowLinks with SkipDirs")
 	}
 }
 
