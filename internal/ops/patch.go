@@ -115,8 +115,13 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 			names = append(names, f.MoveTo)
 		}
 	}
+	// A Codex patch names its files itself: errors name the first.
+	display := req.Path
+	if display == "" {
+		display = names[0]
+	}
 	var res *PatchResult
-	err = e.replan(ctx, op, req.Path, e.lockKeys(!req.DryRun, names...), func() (err error) {
+	err = e.replan(ctx, op, display, e.lockKeys(!req.DryRun, names...), func() (err error) {
 		res, err = e.patch(op, req, p, owner)
 		return err
 	})
@@ -184,8 +189,13 @@ func (e *Engine) patch(op string, req PatchRequest, p *patch.Patch, owner *works
 		known := e.knownAfter(req.Caller, p, src)
 		done, err := e.commit(op, req.Path, changes)
 		if err != nil {
-			if _, changed := errors.AsType[*changedError](err); changed {
-				return nil, err // replan plans it again
+			if ce, changed := errors.AsType[*changedError](err); changed {
+				// replan plans it again; should it give up, its error
+				// names the file as the patch wrote it.
+				if fe, ok := fserr.As(commitError(op, p.Dialect, plan, ce.err)); ok {
+					ce.err = fe
+				}
+				return nil, ce
 			}
 			return nil, commitError(op, p.Dialect, plan, err)
 		}
@@ -300,6 +310,12 @@ func sections(p *patch.Patch, src *patchSource, versions, diffs map[string]strin
 // patch was planned against.
 func checkExpected(op string, src *patchSource, expected map[string]string) error {
 	for p, want := range expected {
+		if _, isLink := src.symlinks[p]; isLink {
+			// The patch removes the link itself, which has no content
+			// and so no version (as a delete of a link refuses one).
+			return fserr.New(fserr.BadRequest, op, p, "expected_versions names %s, a symbolic link the patch removes; a link has no version", p).
+				WithHint("leave %s out of expected_versions", p)
+		}
 		key, err := src.Canonical(p)
 		if err != nil {
 			return fserr.From(op, p, err)

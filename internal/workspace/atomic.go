@@ -92,20 +92,29 @@ func linkTemp(r *os.Root, rel, target string, uid, gid int) (string, error) {
 	for range 4 {
 		name := siblingName(rel, randomTag(), "tmp")
 		noteTemp(r, name)
-		err := r.Symlink(target, name)
+		err := symlinkOwned(r, target, name, uid, gid)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
-		if err := lchownLike(r, name, uid, gid); err != nil {
-			_ = r.Remove(name)
-			return "", err
-		}
 		return name, nil
 	}
 	return "", &os.PathError{Op: "symlink", Path: rel, Err: syscall.EEXIST}
+}
+
+// symlinkOwned makes name a symbolic link to target owned by uid:gid
+// (see lchownLike); a link it made but could not give away is removed.
+func symlinkOwned(r *os.Root, target, name string, uid, gid int) error {
+	if err := r.Symlink(target, name); err != nil {
+		return err
+	}
+	if err := lchownLike(r, name, uid, gid); err != nil {
+		_ = r.Remove(name)
+		return err
+	}
+	return nil
 }
 
 // lchownLike is chownLike for the symbolic link name itself.

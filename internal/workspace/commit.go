@@ -418,6 +418,10 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 	if rq.ExpectedVersion != "" {
 		return staleVersion(op, given, rq.ExpectedVersion, "")
 	}
+	if rq.ExpectLink != "" {
+		return fserr.New(fserr.StaleVersion, op, given, "%s is no longer a symbolic link to %s: it was removed", given, rq.ExpectLink).
+			WithHint("look at the path again (stat) and rebuild the change")
+	}
 	dirs := parentDirs(p.res.Rel)
 	for i, d := range dirs {
 		fi, err := root.Lstat(d)

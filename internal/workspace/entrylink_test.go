@@ -56,6 +56,8 @@ func TestCommitEntryLink(t *testing.T) {
 			code: fserr.StaleVersion},
 		{name: "not a link any more", change: Change{Path: "plain", Delete: true, Entry: true, ExpectLink: "real.txt"},
 			code: fserr.StaleVersion},
+		{name: "link gone, file expected to replace it", change: Change{Path: "gone", Content: []byte("new\n"), Entry: true, ExpectLink: "real.txt"},
+			code: fserr.StaleVersion},
 		{name: "link where a file was expected", change: Change{Path: "alias", Delete: true, Entry: true, ExpectedVersion: Version([]byte("keep me\n"))},
 			code: fserr.StaleVersion},
 		{name: "link where nothing was expected", change: Change{Path: "alias", Content: []byte("x"), Entry: true, ExpectAbsent: true},

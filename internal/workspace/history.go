@@ -15,11 +15,17 @@ type UndoEntry struct {
 	PrevVersion  string    // the version before the change ("" when it did not exist)
 	AfterExists  bool      // the change left the file in place (false: deleted or moved away)
 	AfterVersion string    // the version the change left ("" when none)
+	// PrevLink: the path was a symbolic link the change removed or
+	// replaced; PrevVersion and PrevSize are then those of its target
+	// text, and Undo makes the link again.
+	PrevLink bool
 }
 
 // UndoHistory lists the recorded changes of p, newest first: what Undo
-// would revert, one call each. Entries are recorded under the file a link
-// points to, so a link and its target share a history.
+// would revert, one call each. Changes of a file's content are recorded
+// under the file a link points to, so a link and its target share that
+// history; a change that removed or replaced the link itself is recorded
+// under the link's own path (PrevLink).
 func (w *Workspace) UndoHistory(p string) ([]UndoEntry, error) {
 	const op = "undo_history"
 	if err := w.checkOpen(op, p); err != nil {
@@ -40,7 +46,7 @@ func (w *Workspace) UndoHistory(p string) ([]UndoEntry, error) {
 			}
 			out = append(out, UndoEntry{
 				Op: e.Op, Time: e.Time, PrevExisted: e.Existed, PrevSize: e.Size, PrevVersion: e.PrevVersion,
-				AfterExists: e.AfterExists, AfterVersion: e.AfterVersion,
+				AfterExists: e.AfterExists, AfterVersion: e.AfterVersion, PrevLink: e.Link,
 			})
 		}
 		return nil

@@ -156,10 +156,7 @@ func prepareTx(p *planned) error {
 		return err
 	}
 	if p.temp != "" && p.newLink != "" {
-		if err := root.Symlink(p.newLink, p.temp); err != nil {
-			return err
-		}
-		if err := lchownLike(root, p.temp, p.uid, p.gid); err != nil {
+		if err := symlinkOwned(root, p.newLink, p.temp, p.uid, p.gid); err != nil {
 			return err
 		}
 	} else if p.temp != "" {
@@ -188,10 +185,7 @@ func prepareTx(p *planned) error {
 		if p.prevLink != "" {
 			// A new link to the same target is a complete copy the
 			// moment it exists.
-			if err := root.Symlink(p.prevLink, p.backup); err != nil {
-				return err
-			}
-			return lchownLike(root, p.backup, p.uid, p.gid)
+			return symlinkOwned(root, p.prevLink, p.backup, p.uid, p.gid)
 		}
 		// The copy gets the backup's name only once complete: recovery
 		// renames a backup over the target, and a copy cut short by a

@@ -1,0 +1,64 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsplane/fsplane/internal/fserr"
+)
+
+// TestPatchVersionOfARemovedLink: a link the patch deletes has no version
+// of its own; naming it in expected_versions is a bad request, not a
+// stale_version that no re-read could ever clear.
+func TestPatchVersionOfARemovedLink(t *testing.T) {
+	t.Parallel()
+	e, root := newEngine(t, map[string]string{"real.txt": "keep\n"}, Options{})
+	if err := os.Symlink("real.txt", filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Read(context.Background(), ReadRequest{Path: "alias"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Patch(context.Background(), PatchRequest{Patch: "*** Begin Patch\n*** Delete File: alias\n*** End Patch\n",
+		ExpectedVersions: map[string]string{"alias": r.Version}})
+	wantCode(t, err, fserr.BadRequest)
+	if _, err := os.Lstat(filepath.Join(root, "alias")); err != nil || readFile(t, root, "real.txt") != "keep\n" {
+		t.Errorf("a refused patch changed the tree: %v", err)
+	}
+}
+
+// TestPatchGivesUpNamingTheFile: a patch that keeps colliding with
+// another writer gives up with the file named as the patch wrote it, not
+// by its absolute path, and a patch cancelled while it waits names it too.
+func TestPatchGivesUpNamingTheFile(t *testing.T) {
+	t.Parallel()
+	e, root := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	calls := 0
+	e.hooks.beforeCommit = func() {
+		calls++
+		rewrite(t, e, fmt.Sprintf("a\nb\n%d\n", calls))
+	}
+	patchText := "*** Begin Patch\n*** Update File: f.txt\n@@\n-b\n+B\n*** End Patch\n"
+	_, err := e.Patch(context.Background(), PatchRequest{Patch: patchText})
+	fe := wantCode(t, err, fserr.Conflict)
+	if !strings.HasPrefix(fe.Message, "f.txt kept changing") || strings.Contains(fe.Message+fe.Hint, root) {
+		t.Errorf("give-up error names %q / %q", fe.Message, fe.Hint)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e.hooks.beforeCommit = nil
+	unlock, err := e.locks.lock(context.Background(), e.lockKeys(true, "f.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	_, err = e.Patch(ctx, PatchRequest{Patch: patchText})
+	if fe := wantCode(t, err, fserr.IOError); !strings.Contains(fe.Message, "patch of f.txt cancelled") {
+		t.Errorf("cancelled patch: %q", fe.Message)
+	}
+}
