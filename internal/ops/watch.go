@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -30,6 +31,15 @@ func (e *Engine) watches() (*watch.Registry, error) {
 		opts := s.opts
 		if opts.Logger == nil {
 			opts.Logger = e.log
+		}
+		if opts.OpenDir == nil {
+			// Watches are added on directories opened inside the roots,
+			// never by path: a path swapped for a link after it was
+			// resolved cannot put a watch outside them.
+			opts.OpenDir = func(p string) (*os.File, error) {
+				f, _, err := e.ws.OpenDir(p)
+				return f, err
+			}
 		}
 		s.reg = watch.NewRegistry(opts)
 	}
@@ -70,7 +80,9 @@ type WatchCreated struct {
 }
 
 // Watch starts a watcher on a path inside the workspace (resolved and
-// confined like every path), or shares an identical one. Errors are
+// confined like every path), or shares an identical one. The watcher's
+// directories are opened inside the root (Workspace.OpenDir) and watched
+// through their descriptors, so what it reports stays inside. Errors are
 // *fserr.Error for the path (not_found, outside_root…) and *watch.Error
 // for the watch itself (limits, bad debounce or globs).
 func (e *Engine) Watch(_ context.Context, req WatchRequest) (*WatchCreated, error) {
@@ -152,6 +164,12 @@ func (e *Engine) WaitEvent(ctx context.Context, req WaitRequest) (*watch.Event, 
 	p, err := e.ws.Resolve(req.Path)
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
+	}
+	if p.Rel == "." {
+		// A wait watches its path from the directory above, which for a
+		// root lies outside the workspace.
+		return nil, fserr.New(fserr.InvalidTarget, op, req.Path, "cannot wait for %s: it is a workspace root, whose directory is outside the workspace", req.Path).
+			WithHint("watch the root instead (POST /v2/watch) and poll its events")
 	}
 	reg, err := e.watches()
 	if err != nil {

@@ -12,9 +12,26 @@
 // watch, released with its last watcher. A watch belongs to a directory,
 // not to a name: each records the directory's identity (device, inode),
 // and a watch found on another directory than the one now at its path
-// (removed while held open, replaced, moved unseen) is dropped. A root
-// given through a symbolic link is watched at its target and reported
-// under the given path.
+// (removed while held open, replaced, moved unseen) is dropped. Without
+// Options.OpenDir, a root given through a symbolic link is watched at its
+// target and reported under the given path.
+//
+// Watches are added by descriptor, never by path, so a path swapped for
+// a symbolic link after it was checked cannot put a watch outside the
+// tree. The directory a watcher is rooted at is opened through
+// Options.OpenDir (fsplane's opens it inside a workspace root, through
+// the root's *os.Root, refusing a link as its last component; it is
+// reopened that way, and checked to be the same directory, whenever the
+// registry needs it again); every directory below is opened relative to
+// its parent's descriptor with O_DIRECTORY|O_NOFOLLOW; and
+// inotify_add_watch is given /proc/self/fd/N, which the kernel resolves
+// to the very directory the descriptor holds. No descriptor is kept
+// between operations (an open directory would hold back its
+// IN_DELETE_SELF). The identities compared, and the size, mtime and
+// inode of events, are read the same way (fstatat relative to the
+// directory's descriptor, AT_SYMLINK_NOFOLLOW); an entry that cannot be
+// reached so gets no stat. Without /proc mounted, creating a watcher
+// fails as unavailable: there is no fallback to paths.
 //
 // Kernel events become five types: create, write (IN_MODIFY), remove,
 // rename and chmod (IN_ATTRIB). A move within the watched trees is one

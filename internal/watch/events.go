@@ -3,8 +3,12 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -171,10 +175,16 @@ func (r *Registry) resyncLocked(now time.Time) {
 		if w.Stopped() {
 			continue
 		}
-		if err := r.addTreeLocked(w.root, []*Watcher{w}, false); err != nil {
-			r.log.Warn("cannot watch every directory after an overflow", "watcher", w.id, "err", err)
+		var c dirs
+		d, err := c.get(w, w.root)
+		if err == nil {
+			if err := r.addTreeLocked(d, w.root, []*Watcher{w}, false); err != nil {
+				r.log.Warn("cannot watch every directory after an overflow", "watcher", w.id, "err", err)
+			}
 		}
-		if !r.rootWatchedLocked(w) {
+		c.close()
+		if err != nil || !r.rootWatchedLocked(w) {
+			// Its directory is no longer at its path.
 			r.rootGoneLocked(w, true, now)
 		}
 	}
@@ -193,17 +203,86 @@ func (r *Registry) growLocked(dw *dirWatch, dir string) {
 	for w := range dw.subs {
 		ws = append(ws, w)
 	}
-	if err := r.addTreeLocked(dir, ws, true); err != nil {
+	r.addBelowLocked(dw, path.Base(dir), ws)
+}
+
+// addBelowLocked watches the directory name that appeared in the
+// directory dw watches, and what it holds, for those of ws that want
+// it, reporting its entries as created. The directory is opened relative
+// to dw's own directory, reached by descriptor from a watcher's root: when
+// that is no longer possible (a link swapped in on the way, the
+// directory moved or replaced) nothing is added; the events of that
+// change follow.
+func (r *Registry) addBelowLocked(dw *dirWatch, name string, ws []*Watcher) {
+	dir := path.Join(dw.path, name)
+	var c dirs
+	defer c.close()
+	d, err := r.openInLocked(&c, dw, name)
+	if err != nil {
+		overflowOnFDLimit(err, ws)
+		return
+	}
+	defer d.Close()
+	if err := r.addTreeLocked(d, dir, ws, true); err != nil {
 		r.log.Warn("cannot watch a new directory; its watchers report overflow", "dir", dir, "err", err)
 	}
 }
 
-// addTreeLocked adds watches on dir and, recursively, the directories
-// below it, for those of ws that want each. With scan, every entry found
-// is offered as created. It fails only when the watch budget is
-// exhausted; then each watcher concerned gets an overflow marker, except
-// during Create, whose caller fails instead.
-func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
+// overflowOnFDLimit marks overflow for ws when err says the process is
+// out of descriptors: a directory exists that could not be watched.
+func overflowOnFDLimit(err error, ws []*Watcher) {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		for _, w := range ws {
+			w.markOverflow()
+		}
+	}
+}
+
+// openInLocked opens the directory name in the directory dw watches,
+// reached through the trees of dw's watchers; errGone when dw's
+// directory is no longer at its path. The caller closes the file.
+func (r *Registry) openInLocked(c *dirs, dw *dirWatch, name string) (*os.File, error) {
+	for w := range dw.subs {
+		if _, ok := within(dw.path, w.root); !ok {
+			continue
+		}
+		parent, err := c.get(w, dw.path)
+		if err != nil {
+			continue // another watcher's root may still lead there
+		}
+		if e, err := statDir(parent); err != nil || e.id != dw.id {
+			return nil, errGone
+		}
+		return openSub(parent, name)
+	}
+	return nil, errGone
+}
+
+// identifyLocked returns the identity of the entry at p, not following a
+// symbolic link there, reached by descriptor through the tree of one of
+// ws (watchers whose trees hold p).
+func (r *Registry) identifyLocked(c *dirs, ws map[*Watcher]struct{}, p string) (fileID, bool) {
+	for w := range ws {
+		if _, ok := within(p, w.root); !ok {
+			continue
+		}
+		if e, err := c.stat(w, p); err == nil {
+			return e.id, true
+		}
+	}
+	return fileID{}, false
+}
+
+// addTreeLocked adds watches on dir, which d holds open, and,
+// recursively, the directories below it, for those of ws that want each.
+// Every directory below is opened relative to its parent's descriptor,
+// refusing symbolic links, and every watch is added through the
+// descriptor (see inotify.addDir): no path is resolved again, so none can
+// be swapped for a link that leads out of the tree. With scan, every
+// entry found is offered as created. It fails only when the watch budget
+// is exhausted; then each watcher concerned gets an overflow marker,
+// except during Create, whose caller fails instead.
+func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan bool) error {
 	var mine []*Watcher
 	var budgetErr error
 	for _, w := range ws {
@@ -211,7 +290,7 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 			continue
 		}
 		var alias *aliasError
-		switch err := r.addDirLocked(dir, w); {
+		switch err := r.addDirLocked(d, dir, w); {
 		case err == nil:
 			mine = append(mine, w)
 		case err == errGone:
@@ -222,6 +301,8 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 			}
 			r.log.Warn("a directory watched under two paths is watched under the first only; its watchers report overflow", "dir", dir, "watched", alias.other)
 			w.markOverflow()
+		case err == errNoProcFD:
+			return err
 		default:
 			budgetErr = err
 			if scan {
@@ -236,13 +317,14 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 	for _, w := range mine {
 		walk = walk || (w.cfg.Recursive && !w.file)
 	}
-	if !walk {
+	if !walk || len(mine) == 0 {
 		return budgetErr
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := d.ReadDir(-1)
 	if err != nil {
 		return budgetErr // gone or unreadable: its watch reports what follows
 	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	now := time.Now()
 	for _, e := range ents {
 		full := path.Join(dir, e.Name())
@@ -252,10 +334,20 @@ func (r *Registry) addTreeLocked(dir string, ws []*Watcher, scan bool) error {
 				w.offer(rawEvent{typ: Create, path: full, isDir: isDir, at: now})
 			}
 		}
-		if isDir {
-			if err := r.addTreeLocked(full, mine, scan); err != nil && !scan {
-				return err
-			}
+		if !isDir {
+			continue
+		}
+		sub, err := openSub(d, e.Name())
+		if err != nil {
+			// Gone, or no longer a directory: its events follow. Out of
+			// descriptors: its watchers must rescan.
+			overflowOnFDLimit(err, mine)
+			continue
+		}
+		err = r.addTreeLocked(sub, full, mine, scan)
+		sub.Close()
+		if err != nil && !scan {
+			return err
 		}
 	}
 	return budgetErr
@@ -270,13 +362,15 @@ type aliasError struct{ dir, other string }
 
 func (e *aliasError) Error() string { return e.dir + " is the directory watched as " + e.other }
 
-func (r *Registry) addDirLocked(dir string, w *Watcher) error {
+// addDirLocked adds (or shares) the watch on dir, which d holds open, for
+// w.
+func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
+	e, err := statDir(d)
+	if err != nil {
+		return errGone
+	}
 	if dw := r.byPath[dir]; dw != nil {
-		id, ok := identify(dir)
-		if !ok {
-			return errGone
-		}
-		if id == dw.id {
+		if e.id == dw.id {
 			dw.subs[w] = struct{}{}
 			w.dirs[dw] = struct{}{}
 			return nil
@@ -290,34 +384,33 @@ func (r *Registry) addDirLocked(dir string, w *Watcher) error {
 	if len(r.dirs) >= r.budget {
 		return r.budgetError(w)
 	}
-	wd, err := r.in.add(dir)
+	wd, err := r.in.addDir(d)
 	if err != nil {
 		if isNoSpace(err) {
 			return r.budgetError(w)
 		}
-		return errGone
-	}
-	dw := r.dirs[wd]
-	id, ok := identify(dir)
-	if !ok {
-		if dw == nil {
-			r.in.remove(wd)
+		if perr := r.in.checkProcFD(); perr != nil {
+			return perr
 		}
 		return errGone
 	}
+	dw := r.dirs[wd]
 	switch {
 	case dw == nil:
-		dw = &dirWatch{wd: wd, id: id, path: dir, subs: map[*Watcher]struct{}{}}
+		dw = &dirWatch{wd: wd, id: e.id, path: dir, subs: map[*Watcher]struct{}{}}
 		r.dirs[wd] = dw
 	case dw.path != dir:
-		if cur, ok := identify(dw.path); ok && cur == dw.id {
+		var c dirs
+		cur, ok := r.identifyLocked(&c, dw.subs, dw.path)
+		c.close()
+		if ok && cur == dw.id {
 			return &aliasError{dir: dir, other: dw.path}
 		}
 		// The same directory, moved where no watched directory saw it
 		// go.
 		r.relocateLocked(dw.path, dir, time.Now())
 		if r.dirs[wd] != dw { // its last watcher was rooted at the old path
-			return r.addDirLocked(dir, w)
+			return r.addDirLocked(d, dir, w)
 		}
 	}
 	r.byPath[dir] = dw
@@ -366,7 +459,10 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	if top := r.byPath[oldPath]; top != nil {
 		// The watch at the old name may be on a directory made there
 		// since (mkdir a; mv a b; mkdir a, read late): then it stays.
-		if id, ok := identify(newPath); !ok || id == top.id {
+		var c dirs
+		id, ok := r.identifyLocked(&c, to.subs, newPath)
+		c.close()
+		if !ok || id == top.id {
 			had = r.relocateLocked(oldPath, newPath, now)
 		}
 	}
@@ -377,9 +473,7 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 		}
 	}
 	if len(fresh) > 0 {
-		if err := r.addTreeLocked(newPath, fresh, true); err != nil {
-			r.log.Warn("cannot watch a moved-in directory; its watchers report overflow", "dir", newPath, "err", err)
-		}
+		r.addBelowLocked(to, path.Base(newPath), fresh)
 	}
 }
 
@@ -444,8 +538,10 @@ func (r *Registry) relocateLocked(oldPath, newPath string, now time.Time) map[*W
 // Nothing is dropped while the watch at p is still on the directory
 // there.
 func (r *Registry) goneLocked(p string, below bool, now time.Time) {
+	var c dirs
+	defer c.close()
 	if dw := r.byPath[p]; dw != nil {
-		if id, ok := identify(p); ok && id == dw.id {
+		if id, ok := r.identifyLocked(&c, dw.subs, p); ok && id == dw.id {
 			return
 		}
 	}
@@ -453,7 +549,7 @@ func (r *Registry) goneLocked(p string, below bool, now time.Time) {
 	if below {
 		for q, dw := range r.byPath {
 			if _, ok := within(q, p); ok {
-				if id, ok := identify(q); !ok || id != dw.id {
+				if id, ok := r.identifyLocked(&c, dw.subs, q); !ok || id != dw.id {
 					stale = append(stale, dw)
 				}
 			}

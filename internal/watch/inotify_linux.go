@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -11,12 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchMask is what every directory watch asks for. IN_DONT_FOLLOW and
-// IN_ONLYDIR make the kernel refuse a path that became a link or a file
-// between our lstat and the watch, so a watch never lands outside the
-// tree through a swapped-in link.
+// watchMask is what every directory watch asks for. Watches are added
+// through /proc/self/fd/N, the magic link to a directory the registry
+// holds open (see addDir), so IN_DONT_FOLLOW must not be set: it would put
+// the watch on that link itself. IN_ONLYDIR still refuses anything but a
+// directory.
 const watchMask = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_DELETE | unix.IN_DELETE_SELF |
-	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MOVE_SELF | unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
 
 // Kernel event bits, named for the handler.
 const (
@@ -53,9 +55,35 @@ func newInotify() (*inotify, error) {
 	return &inotify{fd: fd, file: os.NewFile(uintptr(fd), "inotify")}, nil
 }
 
-func (in *inotify) add(path string) (int32, error) {
-	wd, err := unix.InotifyAddWatch(in.fd, path, watchMask)
+// addDir adds a watch on the directory d holds open. inotify_add_watch
+// takes a path, so it is given /proc/self/fd/N, which the kernel resolves
+// to the very file behind the descriptor, not by name: the watch lands
+// on d even when the path d was opened by now leads elsewhere.
+func (in *inotify) addDir(d *os.File) (int32, error) {
+	var wd int
+	err := withFd(d, func(fd int) error {
+		var err error
+		wd, err = unix.InotifyAddWatch(in.fd, procFD(fd), watchMask)
+		return err
+	})
 	return int32(wd), err
+}
+
+func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// checkProcFD reports, as unavailable, that /proc/self/fd does not lead
+// to this process's descriptors (/proc is not mounted, or something else
+// is mounted there). Watches cannot be added by descriptor then, and
+// adding them by path would let a symbolic link swapped into a path put
+// them outside the tree, so there is no watching at all.
+func (in *inotify) checkProcFD() error {
+	var own, via unix.Stat_t
+	if err := unix.Fstat(in.fd, &own); err == nil {
+		if err := unix.Stat(procFD(in.fd), &via); err == nil && own.Dev == via.Dev && own.Ino == via.Ino {
+			return nil
+		}
+	}
+	return errNoProcFD
 }
 
 func (in *inotify) remove(wd int32) { _, _ = unix.InotifyRmWatch(in.fd, uint32(wd)) }
@@ -114,12 +142,98 @@ func maxUserWatches() int {
 // fileID identifies a directory: what a watch is on.
 type fileID struct{ dev, ino uint64 }
 
-// identify returns the identity of the file at p, not following a final
-// symbolic link.
-func identify(p string) (fileID, bool) {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return fileID{}, false
+// entryInfo is what a stat through a descriptor tells.
+type entryInfo struct {
+	id    fileID
+	isDir bool
+	stat  FileStat
+}
+
+func infoOf(st *unix.Stat_t) entryInfo {
+	return entryInfo{
+		id:    fileID{dev: uint64(st.Dev), ino: st.Ino},
+		isDir: st.Mode&unix.S_IFMT == unix.S_IFDIR,
+		stat:  FileStat{ModTime: time.Unix(st.Mtim.Unix()), Size: st.Size, Inode: st.Ino},
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
+}
+
+// statDir describes the directory d holds open.
+func statDir(d *os.File) (entryInfo, error) {
+	var st unix.Stat_t
+	err := withFd(d, func(fd int) error { return unix.Fstat(fd, &st) })
+	if err != nil {
+		return entryInfo{}, err
+	}
+	return infoOf(&st), nil
+}
+
+// statAt describes the entry name of the directory d holds open, not
+// following a symbolic link (fstatat, AT_SYMLINK_NOFOLLOW).
+func statAt(d *os.File, name string) (entryInfo, error) {
+	if !oneName(name) {
+		return entryInfo{}, unix.EINVAL
+	}
+	var st unix.Stat_t
+	err := withFd(d, func(fd int) error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil {
+		return entryInfo{}, err
+	}
+	return infoOf(&st), nil
+}
+
+// openSub opens the directory name of the directory d holds open,
+// relative to d's descriptor and refusing a symbolic link (O_NOFOLLOW:
+// ELOOP) or anything but a directory (ENOTDIR). The caller closes it.
+func openSub(d *os.File, name string) (*os.File, error) {
+	if !oneName(name) {
+		return nil, &os.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
+	}
+	var fd int
+	err := withFd(d, func(dfd int) error {
+		for {
+			var err error
+			fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: path.Join(d.Name(), name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), path.Join(d.Name(), name)), nil
+}
+
+// oneName reports whether name is one entry of a directory: no
+// separator, not "." or "..".
+func oneName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsRune(name, '/')
+}
+
+// openPath is the registry's opener when its Options name none: it opens
+// the directory p, following symbolic links, confining nothing.
+func openPath(p string) (*os.File, error) {
+	for {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: p, Err: err}
+		}
+		return os.NewFile(uintptr(fd), p), nil
+	}
+}
+
+// withFd runs fn with f's descriptor, which stays open meanwhile.
+func withFd(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
 }

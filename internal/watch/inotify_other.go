@@ -4,6 +4,7 @@ package watch
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -13,11 +14,12 @@ func newInotify() (*inotify, error) {
 	return nil, &Error{Kind: Unavailable, Message: "file watching needs Linux (inotify)"}
 }
 
-func (*inotify) add(string) (int32, error)   { return 0, errors.ErrUnsupported }
-func (*inotify) remove(int32)                {}
-func (*inotify) read([]byte) (int, error)    { return 0, errors.ErrUnsupported }
-func (*inotify) close() error                { return nil }
-func (*inotify) setDeadline(time.Time) error { return errors.ErrUnsupported }
+func (*inotify) addDir(*os.File) (int32, error) { return 0, errors.ErrUnsupported }
+func (*inotify) checkProcFD() error             { return errors.ErrUnsupported }
+func (*inotify) remove(int32)                   {}
+func (*inotify) read([]byte) (int, error)       { return 0, errors.ErrUnsupported }
+func (*inotify) close() error                   { return nil }
+func (*inotify) setDeadline(time.Time) error    { return errors.ErrUnsupported }
 
 type kernelEvent struct {
 	wd     int32
@@ -36,6 +38,17 @@ func parseEvents([]byte, func(kernelEvent)) {}
 func isNoSpace(error) bool                  { return false }
 func maxUserWatches() int                   { return 0 }
 
+// Nothing below runs: creating the inotify instance fails first.
+
 type fileID struct{}
 
-func identify(string) (fileID, bool) { return fileID{}, false }
+type entryInfo struct {
+	id    fileID
+	isDir bool
+	stat  FileStat
+}
+
+func statDir(*os.File) (entryInfo, error)        { return entryInfo{}, errors.ErrUnsupported }
+func statAt(*os.File, string) (entryInfo, error) { return entryInfo{}, errors.ErrUnsupported }
+func openSub(*os.File, string) (*os.File, error) { return nil, errors.ErrUnsupported }
+func openPath(p string) (*os.File, error)        { return os.Open(p) }

@@ -26,6 +26,19 @@ type Options struct {
 	// MaxUserWatches overrides fs.inotify.max_user_watches (tests).
 	MaxUserWatches int
 	Logger         *slog.Logger
+	// OpenDir opens the directory at an absolute path for reading,
+	// confined as the caller requires (fsplane: inside a workspace root,
+	// refusing a symbolic link as the last component), and reports a
+	// missing path with an error that wraps fs.ErrNotExist and one that
+	// is not a directory with one that wraps syscall.ENOTDIR. The
+	// registry calls it only for the directories watchers are rooted at
+	// (a directory watcher's path, a file watcher's or a wait's
+	// directory); it reaches everything below them relative to their
+	// descriptors (see dirs). The paths given to Create and Wait are
+	// then used as given: the caller has resolved them. nil opens paths
+	// as they are, following symbolic links, names a watcher's root by
+	// its target, and confines nothing above the roots.
+	OpenDir func(path string) (*os.File, error)
 }
 
 // Registry owns the inotify instance and the watchers. It is safe for
@@ -48,6 +61,19 @@ type Registry struct {
 	moveGrace time.Duration
 	closed    bool
 	done      chan struct{} // closed when the reader exits
+}
+
+// errNoProcFD: /proc/self/fd does not lead to this process's
+// descriptors, so watches cannot be added by descriptor; they are never
+// added by path instead (see inotify.addDir).
+var errNoProcFD = &Error{Kind: Unavailable, Message: "file watching is unavailable: it needs /proc mounted (watches are added through /proc/self/fd, on the directories opened inside the watched tree, never by path)"}
+
+// openDir opens the directory p through the configured opener.
+func (r *Registry) openDir(p string) (*os.File, error) {
+	if r.opts.OpenDir != nil {
+		return r.opts.OpenDir(p)
+	}
+	return openPath(p)
 }
 
 // dirWatch is one inotify watch on a directory, shared by watchers.
@@ -95,10 +121,12 @@ type Created struct {
 // Create starts a watcher for cfg, or, when one with an identical config
 // exists, adds a subscriber to it (Reused). Errors (*Error): Invalid for
 // a bad config, NotFound when the path does not exist, Limit when
-// MaxWatchers watchers exist, Unavailable when inotify is missing or the
-// tree needs more watches than the kernel allows. A path that exists but
-// cannot be examined is an *fserr.Error (permission_denied, invalid_path
-// for a link loop, io_error).
+// MaxWatchers watchers exist, Unavailable when inotify is missing, /proc
+// is not mounted (see the package doc) or the tree needs more watches
+// than the kernel allows. A path that exists but cannot be examined is
+// an *fserr.Error (permission_denied, invalid_path for a link loop,
+// io_error; with Options.OpenDir, whatever it reports, outside_root
+// included).
 func (r *Registry) Create(cfg Config) (*Watcher, Created, error) {
 	return r.create(cfg, false)
 }
@@ -108,37 +136,29 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	if err != nil {
 		return nil, Created{}, err
 	}
-	fi, err := os.Stat(cfg.Path)
-	switch {
-	case err == nil:
-	case !isAbsent(err):
+	if err := r.start(); err != nil {
+		return nil, Created{}, err
+	}
+	d, file, err := r.openTarget(cfg, hidden)
+	if err != nil {
+		return nil, Created{}, err
+	}
+	defer d.Close()
+	top, err := statDir(d)
+	if err != nil {
 		return nil, Created{}, statErr(cfg.Path, "cannot watch "+cfg.Path, err)
-	case !hidden:
-		return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it does not exist", cfg.Path)}
-	default:
-		fi = nil // Wait on a path that does not exist yet
 	}
-	// A wait is for events on the exact path, a directory's too: it
-	// watches the parent like a file watcher.
-	file := hidden || fi == nil || !fi.IsDir()
-	if hidden {
-		dir := path.Dir(cfg.Path)
-		pfi, err := os.Stat(dir)
-		if err != nil && !isAbsent(err) {
-			return nil, Created{}, statErr(dir, "cannot wait for "+cfg.Path, err)
-		}
-		if err != nil || !pfi.IsDir() {
-			return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot wait for %s: its directory does not exist", cfg.Path)}
-		}
-	}
-	// The watches go on the directory itself, not on a symbolic link to
-	// it (IN_DONT_FOLLOW): resolve the root; events name it as given.
+	// The watches go on the directory opened, whatever its path leads to
+	// by now; the root names it. Without an opener, a root given through
+	// a symbolic link is named by its target; events name it as given.
 	root := cfg.Path
 	if file {
 		root = path.Dir(cfg.Path)
 	}
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
+	if r.opts.OpenDir == nil {
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -161,12 +181,13 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		return nil, Created{}, err
 	}
 	w := newWatcher(r, newID(), cfg, file, hidden, root)
-	if err := r.addTreeLocked(w.root, []*Watcher{w}, false); err != nil {
+	w.rootID = top.id
+	if err := r.addTreeLocked(d, w.root, []*Watcher{w}, false); err != nil {
 		r.dropWatcherLocked(w)
 		return nil, Created{}, err
 	}
 	if !r.rootWatchedLocked(w) {
-		// Removed (or replaced by a file) since the stat above.
+		// Removed (or replaced) since it was opened.
 		r.dropWatcherLocked(w)
 		return nil, Created{}, &Error{Kind: NotFound, Message: fmt.Sprintf("cannot watch %s: it vanished", cfg.Path)}
 	}
@@ -177,6 +198,68 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 		r.byKey[key] = w
 	}
 	return w, Created{}, nil
+}
+
+// start creates the inotify instance unless the registry is closed.
+func (r *Registry) start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return &Error{Kind: Unavailable, Message: "the watch service is shutting down"}
+	}
+	return r.startLocked()
+}
+
+// openTarget opens the directory a watcher for cfg is rooted at: cfg.Path
+// when it is a directory (file is false), else its parent (file is
+// true; always for a wait, which watches the exact path from its
+// directory). A watcher's path must exist; a wait's need not, its
+// directory must.
+func (r *Registry) openTarget(cfg Config, hidden bool) (d *os.File, file bool, err error) {
+	what := "cannot watch " + cfg.Path
+	if hidden {
+		what = "cannot wait for " + cfg.Path
+	}
+	if !hidden {
+		d, err := r.openDir(cfg.Path)
+		switch {
+		case err == nil:
+			return d, false, nil
+		case errors.Is(err, syscall.ENOTDIR):
+			// A file, or a component above it is one: the parent tells.
+		case isAbsent(err):
+			return nil, false, &Error{Kind: NotFound, Message: what + ": it does not exist"}
+		default:
+			return nil, false, statErr(cfg.Path, what, err)
+		}
+	}
+	dir := path.Dir(cfg.Path)
+	d, err = r.openDir(dir)
+	switch {
+	case err == nil:
+	case !isAbsent(err):
+		return nil, false, statErr(dir, what, err)
+	case hidden:
+		return nil, false, &Error{Kind: NotFound, Message: what + ": its directory does not exist"}
+	default:
+		return nil, false, &Error{Kind: NotFound, Message: what + ": it does not exist"}
+	}
+	if hidden {
+		return d, true, nil
+	}
+	e, err := statAt(d, path.Base(cfg.Path))
+	switch {
+	case err == nil && !e.isDir:
+		return d, true, nil
+	case err == nil:
+		err = &Error{Kind: NotFound, Message: what + ": it was replaced while the watch was set up; retry"}
+	case isAbsent(err):
+		err = &Error{Kind: NotFound, Message: what + ": it does not exist"}
+	default:
+		err = statErr(cfg.Path, what, err)
+	}
+	d.Close()
+	return nil, false, err
 }
 
 // isAbsent reports whether a stat error means the path does not exist
@@ -207,6 +290,10 @@ func (r *Registry) startLocked() error {
 	}
 	in, err := newInotify()
 	if err != nil {
+		return err
+	}
+	if err := in.checkProcFD(); err != nil {
+		in.close()
 		return err
 	}
 	max := r.opts.MaxUserWatches
@@ -361,10 +448,14 @@ func (r *Registry) Wait(ctx context.Context, p string, types []string, timeout t
 		r.mu.Unlock()
 	}()
 	if want[Create] {
-		if fi, err := os.Lstat(w.target); err == nil {
-			ev := w.eventOf(&pending{rawEvent: rawEvent{typ: Create, path: w.target, isDir: fi.IsDir(), at: time.Now()}, rel: path.Base(p)})
+		var c dirs
+		e, err := c.stat(w, w.target)
+		if err == nil {
+			ev := w.eventOf(&pending{rawEvent: rawEvent{typ: Create, path: w.target, isDir: e.isDir, at: time.Now()}, rel: path.Base(p)}, &c)
+			c.close()
 			return ev, nil
 		}
+		c.close()
 	}
 	deadline := time.Now().Add(timeout)
 	var cursor int64

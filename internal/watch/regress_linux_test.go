@@ -41,6 +41,17 @@ func is(typ, p string) func(Event) bool {
 	return func(e Event) bool { return e.Type == typ && e.Path == p }
 }
 
+// identify returns the identity of the file at p by path, not following
+// a final symbolic link (a test's view; the registry itself reaches
+// files by descriptor only).
+func identify(p string) (fileID, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
+}
+
 // kernelWatches counts the inotify watches the registry's instance holds.
 func kernelWatches(t *testing.T, r *Registry) int {
 	t.Helper()

@@ -2,10 +2,8 @@ package watch
 
 import (
 	"context"
-	"os"
 	"path"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -69,13 +67,18 @@ type pending struct {
 
 // Watcher is one watcher. Its methods are safe for concurrent use.
 type Watcher struct {
-	id   string
-	cfg  Config
-	root string // the watched directory (a file watcher's parent), symbolic links resolved
+	id  string
+	cfg Config
+	// root is the watched directory (a file watcher's parent): cfg.Path
+	// as given when the registry has an opener, else with symbolic links
+	// resolved. It names the directory; what is watched is reached by
+	// descriptor (see dirs).
+	root string
 	// shown is root as the config names it: events report paths below
 	// it (the two differ when cfg.Path goes through a symbolic link).
 	shown   string
 	target  string // a file watcher's file: root joined with cfg.Path's name
+	rootID  fileID // the root directory's identity at creation
 	file    bool   // cfg.Path is a file
 	hidden  bool   // an internal watcher (Wait): not listed, not shared
 	created time.Time
@@ -99,9 +102,8 @@ type Watcher struct {
 	gone     bool // stopped because its directory was removed or moved away
 }
 
-// newWatcher returns a watcher for cfg; root is the directory it
-// watches (cfg.Path, or its parent for a file) with symbolic links
-// resolved.
+// newWatcher returns a watcher for cfg; root names the directory it
+// watches (cfg.Path, or its parent for a file).
 func newWatcher(reg *Registry, id string, cfg Config, file, hidden bool, root string) *Watcher {
 	w := &Watcher{id: id, cfg: cfg, root: root, shown: cfg.Path, file: file, hidden: hidden, created: time.Now(), reg: reg,
 		dirs: map[*dirWatch]struct{}{}, subscribers: 1, ring: make([]Event, reg.opts.RingSize),
@@ -241,6 +243,8 @@ func (w *Watcher) onTimer() {
 // flushLocked moves due events (all of them with force, down to the ring
 // size) from the queue to the ring.
 func (w *Watcher) flushLocked(now time.Time, force bool) {
+	var c dirs
+	defer c.close()
 	n := 0
 	for n < len(w.queue) {
 		p := w.queue[n]
@@ -252,7 +256,7 @@ func (w *Watcher) flushLocked(now time.Time, force bool) {
 		if w.lastPath[p.path] == p {
 			delete(w.lastPath, p.path)
 		}
-		w.appendLocked(w.eventOf(p))
+		w.appendLocked(w.eventOf(p, &c))
 	}
 	if n > 0 {
 		clear(w.queue[:n])
@@ -261,16 +265,17 @@ func (w *Watcher) flushLocked(now time.Time, force bool) {
 	}
 }
 
-func (w *Watcher) eventOf(p *pending) Event {
+// eventOf makes the event of p, with the file's current state as c finds
+// it: by descriptor, through the watched directories (see dirs), never by
+// path. An entry that cannot be reached that way (gone, or a link swapped
+// in on the way) gets no Stat.
+func (w *Watcher) eventOf(p *pending, c *dirs) Event {
 	ev := Event{Type: p.typ, Path: w.shownPath(p.path), RelativePath: p.rel, OldPath: w.shownPath(p.oldPath), IsDir: p.isDir, Time: p.at}
 	if p.typ != Remove {
-		if fi, err := os.Lstat(p.path); err == nil {
-			st := &FileStat{ModTime: fi.ModTime(), Size: fi.Size()}
-			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-				st.Inode = uint64(sys.Ino)
-			}
-			ev.Stat = st
-			ev.IsDir = fi.IsDir()
+		if e, err := c.stat(w, p.path); err == nil {
+			st := e.stat
+			ev.Stat = &st
+			ev.IsDir = e.isDir
 		}
 	}
 	return ev
@@ -310,8 +315,10 @@ func (w *Watcher) markOverflow() {
 }
 
 func (w *Watcher) flushAllLocked() {
+	var c dirs
+	defer c.close()
 	for _, p := range w.queue {
-		w.appendLocked(w.eventOf(p))
+		w.appendLocked(w.eventOf(p, &c))
 	}
 	clear(w.queue)
 	w.queue = w.queue[:0]
