@@ -129,8 +129,10 @@ func headID(head []byte) jsonrpc.ID {
 			break
 		}
 		if key == "id" {
+			// A number the head cuts off decodes as a shorter one:
+			// take the id only when something follows it in head.
 			var v any
-			if dec.Decode(&v) != nil {
+			if dec.Decode(&v) != nil || dec.InputOffset() >= int64(len(head)) {
 				break
 			}
 			id, err := jsonrpc.MakeID(v)

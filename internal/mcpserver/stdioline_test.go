@@ -264,6 +264,8 @@ func TestLongLineID(t *testing.T) {
 		{`{"params":{"a":"xx`, `x"},"xid":3}`, nil},
 		{`{"params":{"a":"xx`, `x","id":3}}`, nil},
 		{`[{"id":1,`, `}]`, nil},
+		// The head cuts a number off: 12 of 123456 is no id.
+		{`{"jsonrpc":"2.0","id":12`, `3456,"params":{}}`, nil},
 	}
 	for _, tc := range cases {
 		id := headID([]byte(tc.head))
