@@ -41,6 +41,27 @@ type Names struct {
 	// an imperative (HTTP: `send "match": "tolerant"`); "use tolerant
 	// matching" when empty.
 	Tolerant string
+	// New is the replacement's parameter: "new_text" when empty (HTTP:
+	// "new_str").
+	New string
+	// AddLines tells how to add lines without replacing any, as an
+	// imperative (HTTP: "use the insert command"); MCP's line edits when
+	// empty.
+	AddLines string
+}
+
+func (n Names) new() string {
+	if n.New == "" {
+		return "new_text"
+	}
+	return n.New
+}
+
+func (n Names) addLines() string {
+	if n.AddLines == "" {
+		return "give edits with from and no to (inserts before line from)"
+	}
+	return n.AddLines
 }
 
 func (n Names) old() string {
@@ -79,7 +100,7 @@ const snippetContext = 3
 // error whose Hint shows the nearest region. The replacement is written in
 // the line ending of the span it replaces. Content is never modified.
 func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResult, error) {
-	if err := checkReplace(old, new); err != nil {
+	if err := checkReplace(old, new, opts.Names); err != nil {
 		return nil, err
 	}
 	mode := opts.Mode
@@ -144,15 +165,17 @@ func lastTextOff(start int, text string) int {
 	return start + len(t) - 1
 }
 
-func checkReplace(old, new string) error {
+// checkReplace refuses what no file content can make right, in the
+// caller's own names (n).
+func checkReplace(old, new string, n Names) error {
 	switch {
 	case old == "":
-		return &Error{Code: CodeBadRequest, Message: "old_text must not be empty",
-			Hint: "copy the text to replace from the file; to create a file use write, to add lines use insert"}
+		return &Error{Code: CodeBadRequest, Message: n.old() + " must not be empty",
+			Hint: "copy the text to replace from the file; to create a file, write it; to add lines, " + n.addLines()}
 	case old == new:
-		return &Error{Code: CodeBadRequest, Message: "old_text and new_text are identical; there is nothing to change"}
+		return &Error{Code: CodeBadRequest, Message: n.old() + " and " + n.new() + " are identical; there is nothing to change"}
 	case strings.TrimSpace(old) == "":
-		return &Error{Code: CodeBadRequest, Message: "old_text is only whitespace, which would match in many places",
+		return &Error{Code: CodeBadRequest, Message: n.old() + " is only whitespace, which would match in many places",
 			Hint: "include a neighbouring non-blank line so the match is unique"}
 	}
 	return nil

@@ -314,3 +314,27 @@ func seq(from, to int) []int {
 	}
 	return out
 }
+
+// TestRefusalsUseTheCallersNames: Replace's argument refusals name the
+// caller's own parameters and its own way to add lines.
+func TestRefusalsUseTheCallersNames(t *testing.T) {
+	t.Parallel()
+	http := Names{Old: "old_str", New: "new_str", AddLines: "use the insert command"}
+	tests := []struct {
+		old, new      string
+		names         Names
+		message, hint string
+	}{
+		{"", "x", Names{}, "old_text must not be empty", "to add lines, give edits with from and no to"},
+		{"", "x", http, "old_str must not be empty", "to add lines, use the insert command"},
+		{"a", "a", http, "old_str and new_str are identical", ""},
+		{"  ", "x", http, "old_str is only whitespace", ""},
+	}
+	for _, tt := range tests {
+		_, err := Replace([]byte("a\n"), tt.old, tt.new, ReplaceOptions{Names: tt.names})
+		e, ok := err.(*Error)
+		if !ok || !strings.HasPrefix(e.Message, tt.message) || !strings.Contains(e.Hint, tt.hint) {
+			t.Errorf("Replace(%q, %q) with %+v: %v; want %q, hint with %q", tt.old, tt.new, tt.names, err, tt.message, tt.hint)
+		}
+	}
+}

@@ -103,7 +103,7 @@ type editorParams struct {
 // editNames are this front's names for what the engine's no_match hints
 // mention: the old text is old_str, and tolerant matching is asked for
 // with the match field.
-var editNames = edit.Names{Old: "old_str", Tolerant: `send "match": "tolerant"`}
+var editNames = edit.Names{Old: "old_str", New: "new_str", Tolerant: `send "match": "tolerant"`, AddLines: "use the insert command"}
 
 var replaceModes = map[string]edit.Mode{"": edit.ModeUnique, "ALL": edit.ModeAll, "FIRST": edit.ModeFirst, "LAST": edit.ModeLast}
 

@@ -239,7 +239,8 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		if b.NewText != nil {
 			newText = *b.NewText
 		}
-		er, err := remote.Edit(ctx, ops.EditRequest{Path: b.Path, Old: *b.OldText, New: newText, Caller: caller})
+		er, err := remote.Edit(ctx, ops.EditRequest{Path: b.Path, Old: *b.OldText, New: newText, Caller: caller,
+			Names: edit.Names{AddLines: "use patch_text: an @@ line naming the line above, then + lines"}})
 		if err != nil {
 			return teReplaceError(err)
 		}
