@@ -195,18 +195,7 @@ var rgSummaries = [][]string{
 // match them (ripgrep's never match invalid UTF-8).
 func TestGrepMatchesRipgrep(t *testing.T) {
 	t.Parallel()
-	rg, err := exec.LookPath("rg")
-	if err != nil {
-		t.Skip("rg (ripgrep) not installed")
-	}
-	src := filepath.Join(testenv.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("GOROOT/src not found")
-	}
-	fsplane, err := nonRaceBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rg, src, fsplane := ripgrepSetup(t)
 	for _, args := range rgPatterns {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -245,18 +234,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 // the lines printed.
 func TestGrepSummariesMatchRipgrep(t *testing.T) {
 	t.Parallel()
-	rg, err := exec.LookPath("rg")
-	if err != nil {
-		t.Skip("rg (ripgrep) not installed")
-	}
-	src := filepath.Join(testenv.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("GOROOT/src not found")
-	}
-	fsplane, err := nonRaceBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rg, src, fsplane := ripgrepSetup(t)
 	for _, args := range rgSummaries {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -322,4 +300,22 @@ func lineSet(t *testing.T, dir, bin string, args ...string) (map[string]bool, in
 		set[line[:i+1+j]] = true
 	}
 	return set, n
+}
+
+// ripgrepSetup finds rg (skipping when it is missing), GOROOT/src to
+// search, and an fsplane binary built without the race detector.
+func ripgrepSetup(t *testing.T) (rg, src, fsplane string) {
+	t.Helper()
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("rg (ripgrep) not installed")
+	}
+	src = filepath.Join(testenv.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("GOROOT/src not found")
+	}
+	if fsplane, err = nonRaceBinary(); err != nil {
+		t.Fatal(err)
+	}
+	return rg, src, fsplane
 }
