@@ -43,9 +43,13 @@ func undoFile(ctx context.Context, c *Call, in undoArgs) (string, undoResult, er
 
 func (c *Call) undone(b *strings.Builder, r *ops.UndoResult) undoFileResult {
 	name := c.display(r.Path)
-	if r.Deleted {
+	switch {
+	case r.Deleted:
 		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
-	} else {
+	case r.Version == "":
+		// A symbolic link brought back: a link has no version.
+		fmt.Fprintf(b, "Undid the %s of %s: restored it.\n", r.Op, name)
+	default:
 		fmt.Fprintf(b, "Undid the %s of %s: restored version %s.\n", r.Op, name, r.Version)
 	}
 	return undoFileResult{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version}
