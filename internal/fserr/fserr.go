@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -215,9 +216,26 @@ func classify(errno syscall.Errno, err error) (Code, bool, string) {
 	case errno != 0:
 		return IOError, false, errno.Error()
 	}
-	// os.Root escapes surface as a plain error; callers that know better
-	// classify before calling FromOS.
+	if IsRootEscape(err) {
+		// A link swapped in after the caller checked the path.
+		return OutsideRoot, false, "the path leads outside its root through a symbolic link"
+	}
 	return IOError, false, "i/o error"
+}
+
+// IsRootEscape reports whether err is an *os.Root's refusal of a path
+// that leaves the root. The os package does not export that error, so its
+// text is the only handle; a workspace test pins it.
+func IsRootEscape(err error) bool {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return err != nil && err.Error() == "path escapes from parent"
 }
 
 var errnoNames = map[syscall.Errno]string{

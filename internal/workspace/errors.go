@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"errors"
-	"os"
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -38,19 +37,8 @@ func osErr(op, given string, err error) *fserr.Error {
 }
 
 // isEscape reports whether err is the *os.Root refusal of a path that
-// leaves the root. The os package does not export that error, so its text
-// is the only handle; a test pins it.
-func isEscape(err error) bool {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
-	return err != nil && err.Error() == "path escapes from parent"
-}
+// leaves the root (fserr.IsRootEscape; a test pins the text).
+func isEscape(err error) bool { return fserr.IsRootEscape(err) }
 
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
