@@ -127,7 +127,15 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 			}
 		}
 	}
-	part, size, version, err := spool(ctx, root, dir, src, meta)
+	// The part is made and, on failure, removed through a handle on its
+	// directory: should the directory's path be swapped for a link
+	// meanwhile (which the root refuses to follow), the part can still go.
+	pdir, err := root.OpenRoot(dir)
+	if err != nil {
+		return StreamResult{}, osErr(op, p, err)
+	}
+	defer pdir.Close()
+	part, size, version, err := spool(ctx, root, pdir, dir, src, meta)
 	if err != nil {
 		if se, ok := errors.AsType[errSource](err); ok {
 			e := fserr.New(fserr.BadRequest, op, p, "upload of %s interrupted: the request body ended early or could not be read; nothing was written", p)
@@ -155,7 +163,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 		return err
 	})
 	if err != nil {
-		_ = removeIfExists(root, part)
+		_ = removeIfExists(pdir, path.Base(part))
 		return StreamResult{}, err
 	}
 	return res, nil
@@ -177,14 +185,17 @@ func checkParentDir(op, p string, root *os.Root, dir string) error {
 	return osErr(op, p, err)
 }
 
-// spool copies src into a new part file in dir and fsyncs it. It returns
-// the part's name; on error nothing is left.
-func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta fileMeta) (name string, size int64, version string, err error) {
+// spool copies src into a new part file in dir (pdir, a handle on dir
+// inside root) and fsyncs it. It returns the part's name inside root; on
+// error nothing is left.
+func spool(ctx context.Context, root, pdir *os.Root, dir string, src io.Reader, meta fileMeta) (name string, size int64, version string, err error) {
 	var f *os.File
+	var base string
 	for range 4 {
-		name = path.Join(dir, UploadPartPrefix+randomTag()+".part")
+		base = UploadPartPrefix + randomTag() + ".part"
+		name = path.Join(dir, base)
 		noteTemp(root, name) // first: a crash right after the create leaves no unlogged temp
-		f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = pdir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -201,7 +212,7 @@ func spool(ctx context.Context, root *os.Root, dir string, src io.Reader, meta f
 		err = cerr
 	}
 	if err != nil {
-		_ = root.Remove(name)
+		_ = pdir.Remove(base)
 		return "", 0, "", err
 	}
 	return name, size, h.Version(), nil

@@ -230,3 +230,51 @@ func TestWriteStreamExpectedVersionOfMissingFile(t *testing.T) {
 	wantCode(t, err, fserr.StaleVersion)
 	assertNoStrays(t, root)
 }
+
+// swappingBody swaps the directory dir for a link leading out of the
+// root while the upload reads it, then yields content.
+type swappingBody struct {
+	t             *testing.T
+	dir, outside  string
+	swapped, done bool
+}
+
+func (b *swappingBody) Read(p []byte) (int, error) {
+	if !b.swapped {
+		b.swapped = true
+		if err := os.Rename(b.dir, b.dir+".moved"); err != nil {
+			b.t.Fatal(err)
+		}
+		if err := os.Symlink(b.outside, b.dir); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	if b.done {
+		return 0, io.EOF
+	}
+	b.done = true
+	return copy(p, "content\n"), nil
+}
+
+// TestWriteStreamRemovesItsPartAfterASwap: an upload whose destination
+// directory is swapped for a link leading out while the body streams is
+// refused, and its part file goes too — removed through a handle on the
+// directory it was made in, not by a path the root now refuses.
+func TestWriteStreamRemovesItsPartAfterASwap(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	outside := t.TempDir()
+	dir := filepath.Join(root, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.WriteStream(context.Background(), "d/up.txt", &swappingBody{t: t, dir: dir, outside: outside}, StreamOptions{})
+	if err == nil {
+		t.Fatal("the upload through a swapped directory succeeded")
+	}
+	for _, d := range []string{dir + ".moved", outside} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("%s holds %v after the refused upload", d, ents)
+		}
+	}
+}

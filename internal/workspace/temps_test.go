@@ -52,7 +52,7 @@ func TestSweepRemovesAbandonedTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	part, _, _, err := spool(context.Background(), r, ".", strings.NewReader("partial"), fileMeta{mode: 0o644, uid: -1, gid: -1})
+	part, _, _, err := spool(context.Background(), r, r, ".", strings.NewReader("partial"), fileMeta{mode: 0o644, uid: -1, gid: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
