@@ -130,7 +130,18 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 		return nil, err
 	}
 	u := *c.base
-	u.Path += route
+	if strings.IndexByte(route, '%') >= 0 {
+		// A host name escaped into the route (see Host): keep its
+		// escapes, so that "my/box" stays one path segment.
+		p, err := url.PathUnescape(route)
+		if err != nil {
+			return nil, err
+		}
+		u.RawPath = c.base.EscapedPath() + route
+		u.Path += p
+	} else {
+		u.Path += route
+	}
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package client is the Go SDK for fsplane's HTTP API: typed requests and
-// results for every route (v2 first, then AIO's v1), context-aware calls,
-// and failures as *Error values that carry the server's error data.
+// results for every route (v2 first, then AIO's v1, but for v1's watcher
+// list and event stream: use Watches and WatchEvents on v2), context-aware
+// calls, and failures as *Error values that carry the server's error data.
 //
 // The types in this file are also the server's wire types: internal/httpapi
 // decodes and encodes exactly these structs, so the SDK cannot drift from

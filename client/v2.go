@@ -1,6 +1,11 @@
 package client
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+)
 
 // Read reads a text file (GET /v2/fs/read). StartLine/EndLine are 0-based,
 // end exclusive.
@@ -36,6 +41,21 @@ func (c *Client) Capabilities(ctx context.Context) (*Capabilities, error) {
 // Sandbox describes the workspace and system (GET /v2/sandbox).
 func (c *Client) Sandbox(ctx context.Context) (*SandboxInfo, error) {
 	return do[SandboxInfo](ctx, c, "GET", "/v2/sandbox", nil, nil)
+}
+
+// Health calls the liveness probe (GET /health, public: no key needed),
+// which answers bare JSON, not an envelope.
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	resp, err := c.request(ctx, "GET", "/health", nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var h Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return nil, fmt.Errorf("client: decoding GET /health: %w", err)
+	}
+	return &h, nil
 }
 
 // Ping checks the server answers (GET /v1/ping).
@@ -100,12 +120,12 @@ func (c *Client) Hosts(ctx context.Context) (*HostList, error) {
 // without sending anything, rather than act on the server's workspace.
 func (c *Client) Host(host string) *Client {
 	cc := *c
-	cc.prefix = "/v2/hosts/" + host
+	cc.prefix = "/v2/hosts/" + url.PathEscape(host)
 	return &cc
 }
 
 // TextEditor calls Agent Zero's text_editor_remote on a host
 // (POST /v2/hosts/{host}/text_editor).
 func (c *Client) TextEditor(ctx context.Context, host string, req TextEditorRequest) (*TextEditorResult, error) {
-	return do[TextEditorResult](ctx, c, "POST", "/v2/hosts/"+host+"/text_editor", nil, req)
+	return do[TextEditorResult](ctx, c, "POST", "/v2/hosts/"+url.PathEscape(host)+"/text_editor", nil, req)
 }
