@@ -90,7 +90,7 @@ func (c *Client) upload(ctx context.Context, route, path string, r io.Reader, q 
 	}()
 	// r may block for ever: ending ctx unblocks the request's body read
 	// (the copy goroutine ends when r returns).
-	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
 	defer stop()
 	resp, err := c.request(ctx, "POST", route, q, pr, http.Header{"Content-Type": {mw.FormDataContentType()}})
 	pr.CloseWithError(io.ErrClosedPipe) // stop the writer if the server answered early
