@@ -127,6 +127,15 @@ const (
 // a raw OS string; the hint says what to do.
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	e := fserr.From(op, path, err)
+	status := http.StatusOK
+	if p == v2 {
+		status = statusOf(e.Code)
+	}
+	failWith(w, status, e)
+}
+
+// failWith writes e's envelope with status.
+func failWith(w http.ResponseWriter, status int, e *fserr.Error) {
 	fe := client.FileError{
 		ErrorType: string(e.Code), Message: e.Message, Operation: e.Op, Path: e.Path,
 		Retryable: e.Retryable, Lines: e.Lines,
@@ -141,10 +150,6 @@ func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	if e.Hint != "" {
 		h := e.Hint
 		env.Hint = &h
-	}
-	status := http.StatusOK
-	if p == v2 {
-		status = statusOf(e.Code)
 	}
 	writeJSON(w, status, env)
 }

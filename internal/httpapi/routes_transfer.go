@@ -98,7 +98,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer src.Close()
-	started, err := src.Serve(w, r, policy)
+	started, err := src.Serve(&rangeRefusals{ResponseWriter: w, op: "download", path: path}, r, policy)
 	switch {
 	case err != nil && !started:
 		fail(w, v2, "download", path, err)

@@ -65,7 +65,8 @@ func TestDownload(t *testing.T) {
 			wantBody: content[10:20], wantHeader: map[string]string{"Content-Range": "bytes 10-19/1000000"}},
 		{name: "suffix range", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=-5"}, wantStatus: 206, wantBody: content[len(content)-5:]},
 		{name: "bad range", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=2000000-"}, wantStatus: 416,
-			wantHeader: map[string]string{"Content-Range": "bytes */1000000"}},
+			wantHeader: map[string]string{"Content-Range": "bytes */1000000", "Content-Type": "application/json"},
+			wantText:   `"error_type":"bad_request"`},
 		{name: "if-range etag matches", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=0-3", "If-Range": `"` + v + `"`}, wantStatus: 206, wantBody: content[:4]},
 		{name: "if-range etag stale", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=0-3", "If-Range": `"0000"`}, wantStatus: 200, wantBody: content},
 		{name: "if-range date", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=0-3", "If-Range": lastMod}, wantStatus: 206, wantBody: content[:4]},
@@ -112,7 +113,7 @@ func TestDownload(t *testing.T) {
 					t.Errorf("%s: %q, want %q", k, got, v)
 				}
 			}
-			if tc.wantStatus >= 400 && tc.wantStatus != 416 && !strings.Contains(string(body), `"success":false`) {
+			if tc.wantStatus >= 400 && !strings.Contains(string(body), `"success":false`) {
 				t.Errorf("failure without the envelope: %s", body)
 			}
 		})
