@@ -303,3 +303,16 @@ func TestConcurrentChangesAcrossWorkspaces(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWriteSmall writes a small file through the engine, the path a
+// write of every front takes (its lock included).
+func BenchmarkWriteSmall(b *testing.B) {
+	e, _ := newEngine(b, map[string]string{"d/f.txt": "x\n"}, Options{})
+	content := []byte("hello\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Write(context.Background(), WriteRequest{Path: "d/f.txt", Content: content}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

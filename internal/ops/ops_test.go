@@ -12,7 +12,7 @@ import (
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
-func newEngine(t *testing.T, files map[string]string, opts Options) (*Engine, string) {
+func newEngine(t testing.TB, files map[string]string, opts Options) (*Engine, string) {
 	t.Helper()
 	root := t.TempDir()
 	for name, content := range files {

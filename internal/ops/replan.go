@@ -43,7 +43,7 @@ func (e *Engine) commit(op, path string, changes []workspace.Change) ([]workspac
 }
 
 // replan runs attempt, one read → plan → commit of the files keys name
-// (canonical paths; none for a dry run, which commits nothing), until its
+// (see lockKeys; none for a dry run, which commits nothing), until its
 // commit no longer finds a file changed since its read. op and path name
 // the operation in errors.
 //
@@ -126,23 +126,28 @@ func cancelled(op, path string, err error) error {
 	return fe
 }
 
-// lockKeys returns the canonical paths of paths for replan's locks, or
-// none when write is false (a dry run commits nothing). A path that does
-// not resolve gets no lock: the operation reports the error itself.
+// lockKeys returns the keys of paths for replan's locks, or
+// none when write is false (a dry run commits nothing). Keys are lexical
+// (workspace.LexicalKey): the operation resolves its paths itself, and
+// resolving them here too cost a walk of system calls per change. Two
+// spellings of one file through a link then take different locks; their
+// commits still cannot lose each other's change (the later one finds the
+// file changed and is planned again). A path outside every root gets no
+// lock: the operation reports the error itself.
 func (e *Engine) lockKeys(write bool, paths ...string) []string {
 	if !write {
 		return nil
 	}
 	keys := make([]string, 0, len(paths))
 	for _, p := range paths {
-		if r, err := e.ws.Resolve(p); err == nil {
-			keys = append(keys, r.Abs)
+		if k, err := e.ws.LexicalKey(p); err == nil {
+			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// fileLocks is a set of per-file locks keyed by canonical path, for the
+// fileLocks is a set of per-file locks keyed by path (see lockKeys), for the
 // operations of one engine (see replan); entries exist only while held or
 // awaited. Safe for concurrent use.
 type fileLocks struct {

@@ -223,6 +223,18 @@ func (w *Workspace) locate(abs string) (idx int, rel string, ok bool) {
 // lexical places p in a root without touching the disk: the root an
 // absolute p lies in, or the first root for a relative one, and the
 // cleaned path inside it. A ".." that climbs out is outside_root.
+// LexicalKey names p as an absolute path in its root, from the text of p
+// alone: no system call, no link followed. Two spellings of one file
+// through a link get different keys; callers that need one key per file
+// use Resolve.
+func (w *Workspace) LexicalKey(p string) (string, error) {
+	idx, rel, err := w.lexical("resolve", p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(w.roots[idx].path, rel), nil
+}
+
 func (w *Workspace) lexical(op, p string) (idx int, rel string, err error) {
 	if filepath.IsAbs(p) {
 		var ok bool
