@@ -39,9 +39,17 @@ func TestMain(m *testing.M) {
 // runBinary runs fsplane in dir with stdin and returns what it printed.
 func runBinary(t *testing.T, dir, stdin string, args ...string) applytest.Outcome {
 	t.Helper()
+	return runBinaryWith(t, dir, stdin, nil, args...)
+}
+
+// runBinaryWith runs the binary in dir with stdin and env added to the
+// environment, and returns what it printed and its exit status.
+func runBinaryWith(t *testing.T, dir, stdin string, env []string, args ...string) applytest.Outcome {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewBufferString(stdin)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

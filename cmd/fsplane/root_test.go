@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,20 +18,7 @@ import (
 // runBinaryEnv is runBinary with environment variables added.
 func runBinaryEnv(t *testing.T, dir string, env []string, args ...string) applytest.Outcome {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return applytest.Outcome{Stdout: out.String(), Stderr: errb.String(), Exit: code}
+	return runBinaryWith(t, dir, "", env, args...)
 }
 
 // errorLine is the one form of every error main prints: "fsplane: …" or

@@ -283,25 +283,33 @@ func TestServeShutdownClosesStalledUploads(t *testing.T) {
 	}
 }
 
-// TestServeSecondSignalForcesExit: a second SIGINT does not wait for the
-// grace period; the exit status is 130 (128+SIGINT), and the part file
-// is still removed.
+// TestServeSecondSignalForcesExit: a second SIGINT or SIGTERM does not
+// wait for the grace period; the exit status is 128 plus the signal (130,
+// 143), and the part file is still removed.
 func TestServeSecondSignalForcesExit(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s := startServer(t, dir, "--shutdown-grace", "1h")
-	stallUpload(t, s, dir, "stall.bin", 10<<20, 100<<10)
-	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, 20*time.Second, "the shutdown to start", func() bool { return strings.Contains(s.logs.String(), "Shutting down") })
-	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if code := s.waitExit(t); code != 130 {
-		t.Errorf("exit %d, want 130; log:\n%s", code, s.logs.String())
-	}
-	if p := partFiles(t, dir); len(p) > 0 {
-		t.Errorf("part files left in the root: %v", p)
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tt.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			s := startServer(t, dir, "--shutdown-grace", "1h")
+			stallUpload(t, s, dir, "stall.bin", 10<<20, 100<<10)
+			if err := s.cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			testenv.WaitFor(t, 20*time.Second, "the shutdown to start", func() bool { return strings.Contains(s.logs.String(), "Shutting down") })
+			if err := s.cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := s.waitExit(t); code != tt.code {
+				t.Errorf("exit %d, want %d; log:\n%s", code, tt.code, s.logs.String())
+			}
+			if p := partFiles(t, dir); len(p) > 0 {
+				t.Errorf("part files left in the root: %v", p)
+			}
+		})
 	}
 }

@@ -103,7 +103,11 @@ func (c *Call) samePatchFile(op, text, given, abs string) error {
 			continue
 		}
 		name = strings.TrimSpace(name)
-		if other, err := c.Path(op, name); err != nil || other != abs {
+		other, err := c.Path(op, name)
+		if err != nil {
+			return err // outside the session's roots, say: that error, not a mismatch
+		}
+		if other != abs {
 			return fserr.New(fserr.BadRequest, op, given, "the patch updates %s, but path names %s", name, given).
 				WithHint("omit path to apply a Codex patch to the files it names, or give path the file the hunks are for")
 		}

@@ -110,6 +110,7 @@ func TestWatchRootSwapRace(t *testing.T) {
 		wg.Wait()
 	}()
 	ctx := context.Background()
+	watched := 0
 	for i := range 300 {
 		// Let the swapper move on between tries: a refused try is much
 		// faster than an exchange.
@@ -119,6 +120,7 @@ func TestWatchRootSwapRace(t *testing.T) {
 		if err != nil {
 			continue // w was the link when it was resolved or opened
 		}
+		watched++
 		for _, st := range outs {
 			if inotifyWatchesOn(t, st) {
 				t.Fatalf("try %d: a watch landed on a directory outside the root (inode %d)", i, st.Ino)
@@ -128,6 +130,28 @@ func TestWatchRootSwapRace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The check above finds nothing unless tries succeed and it can see a
+	// watch at all: prove both.
+	if watched == 0 {
+		t.Fatal("no try made a watcher: the race was never run")
+	}
+	probe := filepath.Join(root, "probe")
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(probe, &st); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := e.Watch(ctx, WatchRequest{Path: "probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.StopWatch(wc.Watcher.ID())
+	if !inotifyWatchesOn(t, &st) {
+		t.Error("inotifyWatchesOn does not see a watch that exists")
+	}
+	t.Logf("%d of 300 tries made a watcher", watched)
 }
 
 func openWorkspace(t *testing.T, root string) *workspace.Workspace {

@@ -214,10 +214,9 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 	case b.Edits != nil:
 		edits := make([]edit.LineEdit, len(b.Edits))
 		for i, e := range b.Edits {
-			// Agent Zero's CLI reads a missing (or 0) from as 1.
-			edits[i] = edit.LineEdit{From: max(e.From, 1), To: e.To, Content: e.Content}
-			if e.From < 0 {
-				edits[i].From = e.From
+			edits[i] = edit.LineEdit{From: e.From, To: e.To, Content: e.Content}
+			if e.From == 0 {
+				edits[i].From = 1 // Agent Zero's CLI reads a missing (or 0) from as 1
 			}
 		}
 		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller})
