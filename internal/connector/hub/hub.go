@@ -20,8 +20,10 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -210,7 +212,7 @@ func newID() string {
 }
 
 func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
-	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}}
+	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
 	registered := false
 	deadline := time.AfterFunc(helloTimeout, func() {
 		h.mu.Lock()
@@ -283,6 +285,10 @@ type Host struct {
 	info    Info
 	pending map[string]chan *proto.Result
 	gone    bool
+	// Op ids are this connection's random prefix and a counter: unique
+	// on the connection without a system call per operation.
+	opPrefix string
+	opSeq    atomic.Uint64
 }
 
 // Info returns the host's current hello.
@@ -359,7 +365,7 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
 		timeout = d
 	}
-	id := newID() + newID()
+	id := x.opPrefix + strconv.FormatUint(x.opSeq.Add(1), 16)
 	ch := make(chan *proto.Result, 1)
 	x.mu.Lock()
 	if x.gone {
