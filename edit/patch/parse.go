@@ -342,6 +342,7 @@ func ParseAgentZero(text, path string) (*Patch, error) {
 						"send one patch_text per file")
 				}
 				op.Line, first = i+2, i+3
+				op.Header = strings.TrimSpace(l[len("*** Update File:"):])
 				body = []string{}
 			case strings.HasPrefix(l, "*** Move to:"):
 				return nil, parseAZError("patch_text does not support file moves",

@@ -324,6 +324,12 @@ func parseAZ(line int, path string, chunks ...Chunk) *Patch {
 	return &Patch{Dialect: AgentZero, Files: []FileOp{{Kind: Update, Path: path, Line: line, Chunks: chunks}}}
 }
 
+// withHeader sets the file an envelope's "*** Update File:" names.
+func withHeader(p *Patch, header string) *Patch {
+	p.Files[0].Header = header
+	return p
+}
+
 // parseAZPath is the path every Agent Zero case passes.
 const parseAZPath = "src/app.py"
 
@@ -343,12 +349,12 @@ var parseAZCases = []parseCase{
 	{
 		name: "envelope: the caller's path wins",
 		text: "*** Begin Patch\n*** Update File: other.py\n@@ x\n-a\n+b\n*** End Patch",
-		want: parseAZ(2, parseAZPath, Chunk{Line: 3, Anchors: []string{"x"}, Old: []string{"a"}, New: []string{"b"}}),
+		want: withHeader(parseAZ(2, parseAZPath, Chunk{Line: 3, Anchors: []string{"x"}, Old: []string{"a"}, New: []string{"b"}}), "other.py"),
 	},
 	{
 		name: "envelope: lines before the update header are ignored",
 		text: "*** Begin Patch  \nnotes\n*** Environment ID: e\n*** Update File: a\n@@ x\n+y\n*** End Patch",
-		want: parseAZ(4, parseAZPath, Chunk{Line: 5, Anchors: []string{"x"}, New: []string{"y"}}),
+		want: withHeader(parseAZ(4, parseAZPath, Chunk{Line: 5, Anchors: []string{"x"}, New: []string{"y"}}), "a"),
 	},
 	{
 		name: "outer blank lines trimmed, line numbers after them",
@@ -409,7 +415,7 @@ var parseAZCases = []parseCase{
 	{
 		name: "end patch inside the envelope ends parsing",
 		text: "*** Begin Patch\n*** Update File: a\n-a\n+b\n*** End Patch\nnot parsed\n*** End Patch",
-		want: parseAZ(2, parseAZPath, Chunk{Line: 3, Old: []string{"a"}, New: []string{"b"}}),
+		want: withHeader(parseAZ(2, parseAZPath, Chunk{Line: 3, Old: []string{"a"}, New: []string{"b"}}), "a"),
 	},
 	{
 		name: "empty",

@@ -55,6 +55,11 @@ type FileOp struct {
 	Lines  []string // Add only: the file's lines, without their "+" and newline
 	Chunks []Chunk  // Update only: at least one
 	Line   int      // 1-based line of the section header in the patch text
+	// Header is, in the Agent Zero dialect, the file an envelope's
+	// "*** Update File:" line names ("" without an envelope). Path is
+	// the caller's file, which Agent Zero edits whatever Header says;
+	// callers decide whether the two must agree.
+	Header string
 }
 
 // Chunk is one hunk of an Update: optional anchors, then body lines.

@@ -232,6 +232,12 @@ func TestV2PatchAndUndo(t *testing.T) {
 	if e.file("a.txt") != "x\nz\nx\ny\n" {
 		t.Fatalf("agent zero patch: %q", e.file("a.txt"))
 	}
+	// With path, an envelope must name that file (Agent Zero would apply
+	// hunks written for n.txt to a.txt).
+	_, err = e.c.Patch(bg, client.PatchRequest{Patch: "*** Begin Patch\n*** Update File: n.txt\n@@ x\n-z\n+w\n*** End Patch", Path: "a.txt"})
+	if ce := wantErr(t, err, 400, "bad_request"); !strings.Contains(ce.Message, "the patch updates n.txt, but path names a.txt") || e.file("a.txt") != "x\nz\nx\ny\n" {
+		t.Fatalf("mismatched header: %q, a.txt %q", ce.Message, e.file("a.txt"))
+	}
 	u, err := e.c.Undo(bg, "a.txt")
 	if err != nil || u.Undone != "patch" || e.file("a.txt") != "x\ny\nx\ny\n" {
 		t.Fatalf("undo: %+v %v", u, err)

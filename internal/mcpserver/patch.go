@@ -54,7 +54,8 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 	if err != nil {
 		return "", patchResult{}, err
 	}
-	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, ExpectedVersions: versions, Caller: c.Caller})
+	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, ExpectedVersions: versions, Caller: c.Caller,
+		IgnoreHeader: path != ""})
 	if err != nil {
 		return "", patchResult{}, err
 	}
@@ -95,22 +96,22 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 // another file than path. Agent Zero's patch_text ignores the header
 // (path wins), which silently edits path with hunks meant for the other
 // file whenever their context happens to match; a model used to Codex
-// patches fills in both, so here they must agree.
+// patches fills in both, so here they must agree. The engine checks the
+// same against the workspace's roots; this check resolves the header as
+// the session resolves paths, so the engine is told to skip its own.
+// A patch that does not parse is left for the engine to report.
 func (c *Call) samePatchFile(op, text, given, abs string) error {
-	for line := range strings.Lines(text) {
-		name, ok := strings.CutPrefix(strings.TrimSpace(line), "*** Update File:")
-		if !ok {
-			continue
-		}
-		name = strings.TrimSpace(name)
-		other, err := c.Path(op, name)
-		if err != nil {
-			return err // outside the session's roots, say: that error, not a mismatch
-		}
-		if other != abs {
-			return fserr.New(fserr.BadRequest, op, given, "the patch updates %s, but path names %s", name, given).
-				WithHint("omit path to apply a Codex patch to the files it names, or give path the file the hunks are for")
-		}
+	p, err := patch.ParseAgentZero(text, given)
+	if err != nil || p.Files[0].Header == "" {
+		return nil
+	}
+	name := p.Files[0].Header
+	other, err := c.Path(op, name)
+	if err != nil {
+		return err // outside the session's roots, say: that error, not a mismatch
+	}
+	if other != abs {
+		return ops.HeaderMismatch(op, name, given)
 	}
 	return nil
 }

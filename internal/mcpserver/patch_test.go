@@ -99,7 +99,7 @@ func TestPatch(t *testing.T) {
 // to path.
 func TestPatchMoveDeleteVersions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, map[string]string{"a.txt": "a\nfoo\n", "b.txt": "b\nfoo\n", "c.txt": "c\n", "d.txt": "d\n", "m.txt": "m\n"}, envOptions{})
+	e := newEnv(t, map[string]string{"a.txt": "a\nfoo\n", "b.txt": "b\nfoo\n", "c.txt": "c\n", "d.txt": "d\n", "m.txt": "m\n", "h.txt": "*** Update File: other.txt\nx\n"}, envOptions{})
 	version := func(name string) string {
 		r := e.ok("read", args("path", name))
 		return r.out["version"].(string)
@@ -129,4 +129,9 @@ func TestPatchMoveDeleteVersions(t *testing.T) {
 		t.Fatal("a patch for b.txt given with path a.txt changed a file")
 	}
 	e.ok("patch", args("path", "b.txt", "patch", "*** Begin Patch\n*** Update File: b.txt\n@@\n-foo\n+FOO\n*** End Patch\n"))
+	// A context line that reads like a header is the file's text, not one.
+	e.ok("patch", args("path", "h.txt", "patch", "@@\n *** Update File: other.txt\n-x\n+X\n"))
+	if e.file("h.txt") != "*** Update File: other.txt\nX\n" {
+		t.Fatalf("h.txt = %q", e.file("h.txt"))
+	}
 }

@@ -27,6 +27,14 @@ type PatchRequest struct {
 	// with stale_version.
 	ExpectedVersions map[string]string
 	Caller           string
+	// IgnoreHeader applies a single-file patch to Path whatever file its
+	// "*** Update File:" header names, as Agent Zero's patch_text does
+	// (text_editor keeps that), or because the front checked the header
+	// against its own path rules (MCP's session roots). Without it a
+	// header naming another file than Path is refused: the hunks were
+	// written for that file, and applying them to Path edits it wherever
+	// their context happens to match.
+	IgnoreHeader bool
 }
 
 // PatchResult describes an applied (or planned) patch.
@@ -103,6 +111,11 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 	}
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
+	}
+	if req.Path != "" && !req.IgnoreHeader {
+		if err := e.sameHeader(op, req.Path, p.Files[0].Header); err != nil {
+			return nil, err
+		}
 	}
 	if len(p.Files) == 0 {
 		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
@@ -600,4 +613,34 @@ func (s *patchSource) version(abs string) (string, error) {
 		return "", fserr.FromOS("patch", abs, err)
 	}
 	return v, nil
+}
+
+// sameHeader refuses a single-file patch whose "*** Update File:" header
+// names another file than path (see PatchRequest.IgnoreHeader). Both are
+// resolved, so a link and its target are one file. A path that does not
+// resolve is left for the patch itself to report.
+func (e *Engine) sameHeader(op, path, header string) error {
+	if header == "" {
+		return nil
+	}
+	want, err := e.ws.Resolve(path)
+	if err != nil {
+		return nil
+	}
+	got, err := e.ws.Resolve(header)
+	if err != nil {
+		return fserr.From(op, header, err)
+	}
+	if got.Abs != want.Abs {
+		return HeaderMismatch(op, header, path)
+	}
+	return nil
+}
+
+// HeaderMismatch is the refusal of a single-file patch for path whose
+// header names another file; fronts that check headers themselves (see
+// PatchRequest.IgnoreHeader) answer with it too.
+func HeaderMismatch(op, header, path string) *fserr.Error {
+	return fserr.New(fserr.BadRequest, op, path, "the patch updates %s, but path names %s", header, path).
+		WithHint("omit path to apply a Codex patch to the files it names, or give path the file the hunks are for")
 }

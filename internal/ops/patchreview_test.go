@@ -62,3 +62,54 @@ func TestPatchGivesUpNamingTheFile(t *testing.T) {
 		t.Errorf("cancelled patch: %q", fe.Message)
 	}
 }
+
+// TestPatchHeaderMustNamePath: a single-file patch whose envelope updates
+// another file than path is refused unless the caller asks for Agent
+// Zero's rule (path wins); a header naming path through a link, or no
+// envelope at all, applies.
+func TestPatchHeaderMustNamePath(t *testing.T) {
+	t.Parallel()
+	hunk := "@@\n-old\n+new\n"
+	envelope := func(name string) string {
+		return "*** Begin Patch\n*** Update File: " + name + "\n" + hunk + "*** End Patch\n"
+	}
+	for _, tc := range []struct {
+		name, patch  string
+		ignoreHeader bool
+		code         fserr.Code // "" when the patch applies to a.txt
+		message      string
+	}{
+		{name: "header names path", patch: envelope("a.txt")},
+		{name: "header names path through a link", patch: envelope("alias")},
+		{name: "header names path padded", patch: envelope(" ./a.txt ")},
+		{name: "no envelope", patch: hunk},
+		{name: "header names another file", patch: envelope("b.txt"), code: fserr.BadRequest, message: "the patch updates b.txt, but path names a.txt"},
+		{name: "header outside the root", patch: envelope("../x.txt"), code: fserr.OutsideRoot},
+		{name: "path wins when asked", patch: envelope("b.txt"), ignoreHeader: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, root := newEngine(t, map[string]string{"a.txt": "old\n", "b.txt": "old\n"}, Options{})
+			if err := os.Symlink("a.txt", filepath.Join(root, "alias")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.Patch(context.Background(), PatchRequest{Patch: tc.patch, Path: "a.txt", IgnoreHeader: tc.ignoreHeader})
+			want := "new\n"
+			if tc.code != "" {
+				fe := wantCode(t, err, tc.code)
+				if !strings.Contains(fe.Message, tc.message) {
+					t.Errorf("message %q, want %q", fe.Message, tc.message)
+				}
+				want = "old\n"
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, root, "a.txt"); got != want {
+				t.Errorf("a.txt = %q, want %q", got, want)
+			}
+			if got := readFile(t, root, "b.txt"); got != "old\n" {
+				t.Errorf("b.txt = %q, changed", got)
+			}
+		})
+	}
+}

@@ -225,7 +225,8 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		}
 		version, res.TotalLines = lr.Version, lr.TotalLines
 	case b.PatchText != nil:
-		pr, err := remote.Patch(ctx, ops.PatchRequest{Patch: *b.PatchText, Path: b.Path, Caller: caller})
+		pr, err := remote.Patch(ctx, ops.PatchRequest{Patch: *b.PatchText, Path: b.Path, Caller: caller,
+			IgnoreHeader: true}) // Agent Zero: path wins
 		if err != nil {
 			return err
 		}

@@ -189,6 +189,7 @@ func TestTextEditorAgentZeroTexts(t *testing.T) {
 	read("p.txt")
 	write("p.txt", "a\nb\nc\nyy\n")
 	read("nofrom.txt")
+	write("hdr.txt", "a\nb\n")
 
 	tests := []struct {
 		name, host string
@@ -208,6 +209,9 @@ func TestTextEditorAgentZeroTexts(t *testing.T) {
 			"m.txt patched successfully\n[…"},
 		{"patch_text after an outside change", "laptop", client.TextEditorRequest{Action: "patch", Path: "p.txt", PatchText: client.String("@@ a\n+a2")}, true,
 			"p.txt patched successfully\n[…"},
+		{"patch_text's path wins over its header, as Agent Zero's", "laptop", client.TextEditorRequest{Action: "patch", Path: "hdr.txt",
+			PatchText: client.String("*** Begin Patch\n*** Update File: other.txt\n@@ a\n+a2\n*** End Patch")}, true,
+			"hdr.txt patched successfully…"},
 		{"a missing from is line 1", "laptop", edits("nofrom.txt", client.LineEdit{To: client.Int(1), Content: client.String("X\n")}), true,
 			"nofrom.txt patched successfully"},
 		{"a read-only host named while another allows writes", "desk", client.TextEditorRequest{Action: "write", Path: "w.txt", Content: client.String("x")}, false,
@@ -224,6 +228,9 @@ func TestTextEditorAgentZeroTexts(t *testing.T) {
 		if strings.Contains(tt.name, "outside change") && tt.ok && (res.Notice == "" || !strings.Contains(res.Output, res.Notice)) {
 			t.Errorf("%s: notice %q not in the output %q", tt.name, res.Notice, res.Output)
 		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(laptop, "hdr.txt")); string(got) != "a\na2\nb\n" {
+		t.Errorf("hdr.txt = %q", got)
 	}
 	if got, _ := os.ReadFile(filepath.Join(laptop, "nofrom.txt")); string(got) != "X\nb\nc\n" {
 		t.Errorf("nofrom.txt = %q", got)
