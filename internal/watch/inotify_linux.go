@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsplane/fsplane/internal/osfd"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,7 +62,7 @@ func newInotify() (*inotify, error) {
 // on d even when the path d was opened by now leads elsewhere.
 func (in *inotify) addDir(d *os.File) (int32, error) {
 	var wd int
-	err := withFd(d, func(fd int) error {
+	err := osfd.With(d, func(fd int) error {
 		var err error
 		wd, err = unix.InotifyAddWatch(in.fd, procFD(fd), watchMask)
 		return err
@@ -160,7 +161,7 @@ func infoOf(st *unix.Stat_t) entryInfo {
 // statDir describes the directory d holds open.
 func statDir(d *os.File) (entryInfo, error) {
 	var st unix.Stat_t
-	err := withFd(d, func(fd int) error { return unix.Fstat(fd, &st) })
+	err := osfd.With(d, func(fd int) error { return unix.Fstat(fd, &st) })
 	if err != nil {
 		return entryInfo{}, err
 	}
@@ -174,7 +175,7 @@ func statAt(d *os.File, name string) (entryInfo, error) {
 		return entryInfo{}, unix.EINVAL
 	}
 	var st unix.Stat_t
-	err := withFd(d, func(fd int) error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	err := osfd.With(d, func(fd int) error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	if err != nil {
 		return entryInfo{}, err
 	}
@@ -189,7 +190,7 @@ func openSub(d *os.File, name string) (*os.File, error) {
 		return nil, &os.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
 	}
 	var fd int
-	err := withFd(d, func(dfd int) error {
+	err := osfd.With(d, func(dfd int) error {
 		for {
 			var err error
 			fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -223,17 +224,4 @@ func openPath(p string) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), p), nil
 	}
-}
-
-// withFd runs fn with f's descriptor, which stays open meanwhile.
-func withFd(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
 }

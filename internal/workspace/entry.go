@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/osfd"
 	"golang.org/x/sys/unix"
 )
 
@@ -274,7 +275,7 @@ func keptInDir(d *os.File, sub string, kept func(fs.FileInfo) string) (string, s
 // openDirAt opens the directory name in d, refusing a symbolic link.
 func openDirAt(d *os.File, name string) (*os.File, error) {
 	var fd int
-	err := withFd(d, func(dfd int) error {
+	err := osfd.With(d, func(dfd int) error {
 		var err error
 		for {
 			fd, err = unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"os"
 
+	"github.com/fsplane/fsplane/internal/osfd"
 	"golang.org/x/sys/unix"
 )
 
 // reserve allocates n bytes from off so later writes there cannot fail
 // with ENOSPC.
 func reserve(f *os.File, off, n int64) error {
-	return withFd(f, func(fd int) error {
+	return osfd.With(f, func(fd int) error {
 		for {
 			err := unix.Fallocate(fd, 0, off, n)
 			switch {

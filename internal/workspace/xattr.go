@@ -5,21 +5,9 @@ import (
 	"errors"
 	"os"
 
+	"github.com/fsplane/fsplane/internal/osfd"
 	"golang.org/x/sys/unix"
 )
-
-// withFd runs fn with f's descriptor, keeping f alive meanwhile.
-func withFd(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
-}
 
 // copyXattrs copies every extended attribute of src to dst. Attributes the
 // destination refuses (unsupported, or a namespace only root may write)
@@ -27,7 +15,7 @@ func withFd(f *os.File, fn func(fd int) error) error {
 // space is not skipped, because it would fail the write anyway.
 func copyXattrs(src, dst *os.File) error {
 	var names []byte
-	err := withFd(src, func(fd int) error {
+	err := osfd.With(src, func(fd int) error {
 		for {
 			n, err := unix.Flistxattr(fd, nil)
 			if err != nil || n == 0 {
@@ -54,7 +42,7 @@ func copyXattrs(src, dst *os.File) error {
 		}
 		attr := string(name)
 		var val []byte
-		err := withFd(src, func(fd int) error {
+		err := osfd.With(src, func(fd int) error {
 			for {
 				n, err := unix.Fgetxattr(fd, attr, nil)
 				if err != nil {
@@ -70,7 +58,7 @@ func copyXattrs(src, dst *os.File) error {
 			}
 		})
 		if err == nil {
-			err = withFd(dst, func(fd int) error { return unix.Fsetxattr(fd, attr, val, 0) })
+			err = osfd.With(dst, func(fd int) error { return unix.Fsetxattr(fd, attr, val, 0) })
 		}
 		if err != nil && !skippableXattrErr(err) {
 			return &os.PathError{Op: "setxattr", Path: dst.Name(), Err: err}
