@@ -59,6 +59,7 @@ type PatchRequest struct {
 	DryRun           bool              `json:"dry_run,omitempty" jsonschema:"plan and diff without writing"`
 	Diff             bool              `json:"diff,omitempty" jsonschema:"include unified diffs"`
 	ExpectedVersions map[string]string `json:"expected_versions,omitempty" jsonschema:"path → version the patch was written against"`
+	ExpectedVersion  string            `json:"expected_version,omitempty" jsonschema:"with path: the version of that file the patch was written against (409 stale_version if it changed)"`
 }
 
 // PatchFile is one file section's outcome.

@@ -341,6 +341,15 @@ func similarity(a, b string) float64 {
 	if m == 0 {
 		return 1
 	}
+	return 1 - float64(distance(ra, rb))/float64(m)
+}
+
+// Distance is the Levenshtein distance of a and b: the fewest rune
+// insertions, deletions and substitutions that turn one into the other.
+// It takes time len(a)*len(b); use it on short texts (names, lines).
+func Distance(a, b string) int { return distance([]rune(a), []rune(b)) }
+
+func distance(ra, rb []rune) int {
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -357,7 +366,7 @@ func similarity(a, b string) float64 {
 		}
 		prev, cur = cur, prev
 	}
-	return 1 - float64(prev[len(rb)])/float64(m)
+	return prev[len(rb)]
 }
 
 // charDiff shows where want and got differ: the common prefix and suffix

@@ -62,8 +62,13 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 			errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "missing field `" + name + "`", Type: "value_error.missing"})
 		}
 	}
+	mis := misspelt(known, fields)
+	errs = append(errs, mis...)
 	if rules.strict {
 		for name := range fields {
+			if slices.ContainsFunc(mis, func(e client.ValidationError) bool { return e.Location[1] == name }) {
+				continue // refused already, with a better message
+			}
 			if _, like := known.fold(name); !known.names[name] && !like {
 				errs = append(errs, client.ValidationError{Location: []string{"body", name}, Message: "unknown field `" + name + "`", Type: "value_error.extra"})
 			}

@@ -69,10 +69,15 @@ type PatchSection struct {
 	Diff    string // this file's unified diff, when requested
 }
 
-// Summary renders Codex's success listing.
+// Summary renders Codex's success listing; for a dry run, the same
+// listing under a heading that says nothing was written.
 func (r *PatchResult) Summary() string {
 	var b strings.Builder
-	b.WriteString("Success. Updated the following files:\n")
+	if r.DryRun {
+		b.WriteString("Dry run: nothing was written. The patch applies cleanly and would update the following files:\n")
+	} else {
+		b.WriteString("Success. Updated the following files:\n")
+	}
 	for _, p := range r.Added {
 		fmt.Fprintf(&b, "A %s\n", p)
 	}
