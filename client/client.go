@@ -199,6 +199,7 @@ var hostRoutes = []struct{ Route, Method string }{
 	{"POST /v2/fs/write", "Write"},
 	{"POST /v2/fs/edit", "Edit"},
 	{"POST /v2/fs/patch", "Patch"},
+	{"POST /v2/fs/undo", "Undo"},
 	{"GET /v2/fs/stat", "Stat"},
 	{"GET /v2/fs/list", "List"},
 	{"POST /v2/fs/grep", "Grep"},

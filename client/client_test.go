@@ -177,7 +177,6 @@ func TestHostClient(t *testing.T) {
 			method string
 			call   func() error
 		}{
-			{"Undo", func() error { _, err := hc.Undo(bg, "a.txt"); return err }},
 			{"UndoHistory", func() error { _, err := hc.UndoHistory(bg, "a.txt"); return err }},
 			{"Mkdir", func() error { _, err := hc.Mkdir(bg, client.MkdirRequest{Path: "d"}); return err }},
 			{"Delete", func() error { _, err := hc.Delete(bg, client.DeleteRequest{Path: "a.txt"}); return err }},
@@ -196,7 +195,7 @@ func TestHostClient(t *testing.T) {
 			before := s.requests.Load()
 			err := tt.call()
 			if !errors.Is(err, client.ErrNotOnHost) || !strings.HasPrefix(err.Error(), "client: ") ||
-				!strings.Contains(err.Error(), "a host client serves Read, Write, Edit, Patch, Stat, List, Grep, Find, Download") {
+				!strings.Contains(err.Error(), "a host client serves Read, Write, Edit, Patch, Undo, Stat, List, Grep, Find, Download") {
 				t.Errorf("%s through the host: %v, want ErrNotOnHost naming what hosts serve", tt.method, err)
 			}
 			if n := s.requests.Load() - before; n != 0 {

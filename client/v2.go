@@ -114,7 +114,7 @@ func (c *Client) Hosts(ctx context.Context) (*HostList, error) {
 }
 
 // Host returns a client whose file methods (Read, Write, Edit, Patch,
-// Stat, List, Grep, Find, Download) address the connected host named host
+// Undo, Stat, List, Grep, Find, Download) address the connected host named host
 // ("-" for the only one) through /v2/hosts/{host}/fs/*. Hosts, TextEditor
 // and Ping work as on c; every other method fails with ErrNotOnHost
 // without sending anything, rather than act on the server's workspace.

@@ -134,6 +134,22 @@ func TestConnectorTextEditorThroughTheHub(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, "new/file.txt")); string(b) != "hello\n" {
 		t.Fatalf("new/file.txt = %q", b)
 	}
+	// The agent's edits on the host can be undone through the hub, one
+	// step at a time, from the host's own history.
+	hc := h.c.Host("laptop")
+	u, err := hc.Undo(ctx, "notes.txt")
+	if b, _ := os.ReadFile(filepath.Join(root, "notes.txt")); err != nil || u.Undone != "edit" || string(b) != "alpha\nBETA\nGAMMA\n" {
+		t.Fatalf("undo through the hub: %+v %v, notes.txt %q", u, err, b)
+	}
+	if u, err := hc.Undo(ctx, "new/file.txt"); err != nil || !u.Deleted {
+		t.Fatalf("undo of a create through the hub: %+v %v", u, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new/file.txt")); !os.IsNotExist(err) {
+		t.Fatalf("new/file.txt after undoing its creation: %v", err)
+	}
+	if _, err := hc.Undo(ctx, "../outside.txt"); code(err) != "outside_root" {
+		t.Fatalf("undo outside the host's root: %v", err)
+	}
 	// Line edits need a fresh read in the same context.
 	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -185,6 +201,9 @@ func TestConnectorReadOnlyHostRefusesEvenDirectCalls(t *testing.T) {
 	_, err = h.c.TextEditor(ctx, "desk", client.TextEditorRequest{Action: "write", Path: "a.txt", Content: client.String("x")})
 	if err == nil || !strings.Contains(err.Error(), "Press F3 to switch the CLI to Read&Write.") {
 		t.Fatalf("text_editor write on a read-only host: %v", err)
+	}
+	if _, err := hc.Undo(ctx, "a.txt"); code(err) != "read_only" {
+		t.Fatalf("undo on a read-only host: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "one\n" {
 		t.Fatalf("a.txt changed: %q", b)

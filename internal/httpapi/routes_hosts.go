@@ -25,6 +25,8 @@ func (s *Server) hostRoutes() {
 		Body: typeOf[client.EditRequest](), Data: typeOf[client.EditorResult](), Statuses: hostStatuses}, s.hostCall(s.v2Edit))
 	s.handle(route{Method: "POST", Path: p + "/fs/patch", Summary: "Patch files on a host (as POST /v2/fs/patch)", Tag: "hosts",
 		Body: typeOf[client.PatchRequest](), Data: typeOf[client.PatchResult](), Statuses: hostStatuses}, s.hostCall(s.v2Patch))
+	s.handle(route{Method: "POST", Path: p + "/fs/undo", Summary: "Undo the last recorded change of a file on a host (as POST /v2/fs/undo); the host keeps the history", Tag: "hosts",
+		Body: typeOf[client.UndoRequest](), Data: typeOf[client.UndoResult](), Statuses: hostStatuses}, s.hostCall(s.v2Undo))
 	s.handle(route{Method: "GET", Path: p + "/fs/stat", Summary: "Describe a path on a host (as GET /v2/fs/stat)", Tag: "hosts",
 		Query: typeOf[client.StatQuery](), Data: typeOf[client.StatResult](), Statuses: hostStatuses}, s.hostCall(s.v2Stat))
 	s.handle(route{Method: "GET", Path: p + "/fs/list", Summary: "List a directory on a host (as GET /v2/fs/list)", Tag: "hosts",

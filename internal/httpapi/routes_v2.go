@@ -204,7 +204,11 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {
 	bodyRoute(v2, "undo", func(b *client.UndoRequest) string { return b.Path },
 		func(r *http.Request, b *client.UndoRequest) (any, error) {
-			res, err := s.eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path})
+			eng, err := s.engineFor(r)
+			if err != nil {
+				return nil, err
+			}
+			res, err := eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path})
 			if err != nil {
 				return nil, err
 			}

@@ -6,11 +6,12 @@ import (
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
-// placeEngine is what searches and listings need from an engine: the
+// placeEngine is what searches, listings and undo need from an engine: the
 // local *ops.Engine, or a connected host (hub.Remote).
 type placeEngine interface {
 	Grep(context.Context, ops.GrepRequest) (*ops.GrepResult, error)
 	List(context.Context, ops.ListRequest) (*ops.ListResult, error)
+	Undo(context.Context, ops.UndoRequest) (*ops.UndoResult, error)
 }
 
 // place is where a search or listing runs and how its paths read: the

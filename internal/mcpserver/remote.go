@@ -18,6 +18,7 @@ const (
 	toolTextEditorRemote = "text_editor_remote"
 	toolRemoteGrep       = "remote_grep"
 	toolRemoteList       = "remote_list"
+	toolRemoteUndo       = "remote_undo"
 )
 
 // hostsState is what the connected hosts allow, which decides the remote
@@ -40,8 +41,8 @@ type remote struct {
 // ServeHosts keeps the remote tools in step with h's hosts:
 // text_editor_remote (Agent Zero's tool, plus host), remote_grep and
 // remote_list are listed while a host is connected, and
-// text_editor_remote's write and patch actions only while some host is
-// Read&Write. Every change sends tools/list_changed. The returned
+// text_editor_remote's write and patch actions, and remote_undo, only
+// while some host is Read&Write. Every change sends tools/list_changed. The returned
 // function stops following the hub (the tools stay as they are).
 func (s *Server) ServeHosts(h *hub.Hub) (stop func()) {
 	s.remote = &remote{hub: h, state: -1}
@@ -65,8 +66,14 @@ func (s *Server) syncHosts() {
 	}
 	r.state = state
 	if state == noHosts {
-		s.RemoveTools(toolTextEditorRemote, toolRemoteGrep, toolRemoteList)
+		s.RemoveTools(toolTextEditorRemote, toolRemoteGrep, toolRemoteList, toolRemoteUndo)
 		return
+	}
+	if state == hostsReadWrite {
+		AddTool(s, &mcp.Tool{Name: toolRemoteUndo, Description: description(toolRemoteUndo),
+			Annotations: writeTool("Undo a change on a connected computer", false)}, s.remoteUndo)
+	} else {
+		s.RemoveTools(toolRemoteUndo)
 	}
 	actions := []any{"read"}
 	annotations := readOnlyTool("Read files on a connected computer")
@@ -156,4 +163,17 @@ func (s *Server) hostPlace(host string) (place, error) {
 		},
 		base: base,
 	}, nil
+}
+
+type remoteUndoArgs struct {
+	undoArgs
+	Host string `json:"host,omitempty" jsonschema:"the host's name or id; omit when exactly one host is connected"`
+}
+
+func (s *Server) remoteUndo(ctx context.Context, c *Call, in remoteUndoArgs) (string, undoResult, error) {
+	pl, err := s.hostPlace(in.Host)
+	if err != nil {
+		return "", undoResult{}, err
+	}
+	return undoIn(ctx, c, pl, in.undoArgs)
 }

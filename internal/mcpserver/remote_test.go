@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,7 +100,7 @@ func actions(t *testing.T, tools []*mcp.Tool) []any {
 func TestRemoteToolsFollowTheHosts(t *testing.T) {
 	t.Parallel()
 	r := newRemoteEnv(t, map[string]string{"notes.txt": "alpha\nbeta\n", "src/a.go": "package a\n"})
-	tools := r.waitTools(t, toolTextEditorRemote, toolRemoteGrep, toolRemoteList)
+	tools := r.waitTools(t, toolTextEditorRemote, toolRemoteGrep, toolRemoteList, "!"+toolRemoteUndo)
 	if got := actions(t, tools); !slices.Equal(got, []any{"read"}) {
 		t.Fatalf("read-only host: actions %v", got)
 	}
@@ -142,7 +144,34 @@ func TestRemoteToolsFollowTheHosts(t *testing.T) {
 	r.fail(toolTextEditorRemote, args("action", "patch", "path", "notes.txt", "old_text", "zzz", "new_text", "y"), "no_match")
 	r.fail(toolTextEditorRemote, args("action", "write", "path", "x.txt"), "bad_request") // content is required
 
+	// remote_undo steps back through the host's own history.
+	r.waitTools(t, toolRemoteUndo)
+	wantContains(t, r.ok(toolRemoteUndo, args("path", "notes.txt")).text, "Undid the edit_lines of notes.txt")
+	if got := r.hostFile(t, "notes.txt"); got != "alpha\nBETA\n" {
+		t.Fatalf("after one undo: %q", got)
+	}
+	r.ok(toolRemoteUndo, args("path", "notes.txt", "host", "laptop"))
+	if got := r.hostFile(t, "notes.txt"); got != "alpha\nbeta\n" {
+		t.Fatalf("after two undos: %q", got)
+	}
+	r.fail(toolRemoteUndo, args("path", "notes.txt"), "bad_request") // nothing left to undo
+	r.fail(toolRemoteUndo, args("path", "/etc/passwd"), "outside_root")
+	if err := r.host.SetMode(proto.ReadOnly); err != nil {
+		t.Fatal(err)
+	}
+	r.waitTools(t, "!"+toolRemoteUndo, toolTextEditorRemote)
+
 	// The host leaves: the remote tools go away.
 	r.stopHost()
-	r.waitTools(t, "!"+toolTextEditorRemote, "!"+toolRemoteGrep, "!"+toolRemoteList)
+	r.waitTools(t, "!"+toolTextEditorRemote, "!"+toolRemoteGrep, "!"+toolRemoteList, "!"+toolRemoteUndo)
+}
+
+// hostFile reads a file of the host's root.
+func (r *remoteEnv) hostFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.hostRoot, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

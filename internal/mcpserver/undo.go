@@ -25,24 +25,30 @@ type undoResult struct {
 }
 
 func undoFile(ctx context.Context, c *Call, in undoArgs) (string, undoResult, error) {
-	p, err := c.Path("undo", in.Path)
+	return undoIn(ctx, c, c.local(), in)
+}
+
+// undoIn reverts a file's last change in pl; the history is pl's (a
+// connected host keeps its own).
+func undoIn(ctx context.Context, c *Call, pl place, in undoArgs) (string, undoResult, error) {
+	p, err := pl.path("undo", in.Path)
 	if err != nil {
 		return "", undoResult{}, err
 	}
-	r, err := c.srv.eng.Undo(ctx, ops.UndoRequest{Path: p, Caller: c.Caller})
+	r, err := pl.eng.Undo(ctx, ops.UndoRequest{Path: p, Caller: c.Caller})
 	if err != nil {
 		return "", undoResult{}, err
 	}
 	var b strings.Builder
-	out := undoResult{undoFileResult: c.undone(&b, r)}
+	out := undoResult{undoFileResult: undone(&b, pl, r)}
 	for i := range r.Also {
-		out.Also = append(out.Also, c.undone(&b, &r.Also[i]))
+		out.Also = append(out.Also, undone(&b, pl, &r.Also[i]))
 	}
 	return b.String(), out, nil
 }
 
-func (c *Call) undone(b *strings.Builder, r *ops.UndoResult) undoFileResult {
-	name := c.display(r.Path)
+func undone(b *strings.Builder, pl place, r *ops.UndoResult) undoFileResult {
+	name := pl.display(r.Path)
 	switch {
 	case r.Deleted:
 		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
