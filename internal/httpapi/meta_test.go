@@ -114,7 +114,8 @@ var wantRoutes = []string{
 	// hosts
 	"GET /v2/connector", "GET /v2/hosts",
 	"GET /v2/hosts/{host}/fs/read", "POST /v2/hosts/{host}/fs/write", "POST /v2/hosts/{host}/fs/edit",
-	"POST /v2/hosts/{host}/fs/patch", "GET /v2/hosts/{host}/fs/stat", "GET /v2/hosts/{host}/fs/list",
+	"POST /v2/hosts/{host}/fs/patch",
+	"POST /v2/hosts/{host}/fs/undo", "GET /v2/hosts/{host}/fs/stat", "GET /v2/hosts/{host}/fs/list",
 	"POST /v2/hosts/{host}/fs/grep", "GET /v2/hosts/{host}/fs/search", "GET /v2/hosts/{host}/fs/download",
 	"POST /v2/hosts/{host}/text_editor",
 	// v1
