@@ -73,8 +73,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Code returns the stable error code ("" when the failure was not a file
-// error, e.g. a validation failure or 401).
+// Code returns the stable error code ("unauthorized" for a missing or
+// wrong API key; "" when the failure carried no error data, e.g. a
+// validation failure).
 func (e *Error) Code() string {
 	if e.Data == nil {
 		return ""

@@ -122,3 +122,59 @@ func TestApplyHelpNamesUndo(t *testing.T) {
 		t.Errorf("apply --help promises an undo command the CLI lacks:\n%s", got.Stdout)
 	}
 }
+
+// TestApplyRefusalsPrintHint: every refusal that has a hint prints it on
+// a Hint: line after the error, as the README promises. A path outside
+// --root used to print only the error, its advice folded into the
+// message.
+func TestApplyRefusalsPrintHint(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, patch string
+		err, hint   string // text the error line and the Hint: line must contain
+	}{
+		{"outside root", "*** Begin Patch\n*** Add File: ../x.txt\n+escape\n*** End Patch",
+			"Failed to write file ../x.txt: path ../x.txt is outside the workspace roots", "use a path inside one of the roots"},
+		{"absolute path outside root", "*** Begin Patch\n*** Add File: /etc/fsplane-x.txt\n+escape\n*** End Patch",
+			"is outside the workspace roots", "use a path inside one of the roots"},
+		{"link leading out", "*** Begin Patch\n*** Add File: out/x.txt\n+escape\n*** End Patch",
+			"through the symbolic link out -> ", "use a path inside one of the roots"},
+		{"delete outside root", "*** Begin Patch\n*** Delete File: ../x.txt\n*** End Patch",
+			"Failed to delete file ../x.txt", "is outside the workspace roots"},
+		{"update a directory", "*** Begin Patch\n*** Update File: dir\n@@\n-a\n+b\n*** End Patch",
+			"dir is a directory", "name a file inside it"},
+		{"state directory", "*** Begin Patch\n*** Add File: state/x.txt\n+x\n*** End Patch",
+			"inside fsplane's state directory", "--state-dir"},
+		{"no match", "*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+b\n*** End Patch",
+			"Failed to find expected lines in a.txt", "re-read the file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(t.TempDir(), filepath.Join(root, "out")); err != nil {
+				t.Fatal(err)
+			}
+			got := runBinary(t, root, tt.patch, "apply", "--state-dir", filepath.Join(root, "state"))
+			lines := strings.Split(strings.TrimSuffix(got.Stderr, "\n"), "\n")
+			if got.Exit != 1 || got.Stdout != "" || len(lines) < 2 {
+				t.Fatalf("got %+v, want exit 1, an error and a Hint: line", got)
+			}
+			if first := lines[0]; !strings.HasPrefix(first, "fsplane apply: ") || !strings.Contains(first, tt.err) {
+				t.Errorf("error line %q, want it to contain %q", first, tt.err)
+			}
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Hint: ") || !strings.Contains(last, tt.hint) {
+				t.Errorf("last line %q, want a Hint: line containing %q; stderr:\n%s", last, tt.hint, got.Stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(root, "..", "x.txt")); err == nil {
+				t.Error("a refused patch wrote outside the root")
+			}
+		})
+	}
+}

@@ -43,6 +43,11 @@ type grepFlags struct {
 	word         bool
 	filesOnly    bool // -l
 	count        bool // -c
+	// withFilename (-H) and noHeading are what fsplane grep always does;
+	// they are accepted because scripts pass them to rg out of habit.
+	withFilename bool
+	noHeading    bool
+	onlyMatching bool // -o: refused, see runGrep
 }
 
 func newGrepCmd() *cobra.Command {
@@ -62,7 +67,14 @@ path order. The exit status is 0 when a line matched, 1 when none did and
 2 on an error (as with rg, an error makes it 2 even when lines matched).
 -l prints only the paths of the files with a match, -c path:count (the
 number of matching lines; with -U and a pattern that can match a line
-break, of matches, as rg counts; -c wins over -l, as in rg).`,
+break, of matches, as rg counts; -c wins over -l, as in rg).
+
+The path is always printed, on every line, and never as a heading above a
+file's lines: -H (--with-filename) and --no-heading are accepted and change
+nothing. -o (--only-matching) is refused: the engine reports matching lines,
+not where in a line a match lies. A lone CR ends a line (as in read and
+edit), so on files with CR line endings line numbers differ from rg's.
+Other ripgrep flags are refused, not ignored.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGrep(cmd, &f, args)
@@ -84,6 +96,9 @@ break, of matches, as rg counts; -c wins over -l, as in rg).`,
 	fl.BoolVar(&f.multilineAll, "multiline-dotall", false, "accepted for ripgrep compatibility: -U always implies it")
 	fl.BoolVarP(&f.lineNumber, "line-number", "n", true, "show line numbers (always on)")
 	fl.BoolVar(&f.noMessages, "no-messages", false, "do not print errors about unreadable files and directories")
+	fl.BoolVarP(&f.withFilename, "with-filename", "H", true, "print the path on every line (always on; accepted for ripgrep compatibility)")
+	fl.BoolVar(&f.noHeading, "no-heading", true, "never group matches under a heading (always on; accepted for ripgrep compatibility)")
+	fl.BoolVarP(&f.onlyMatching, "only-matching", "o", false, "not supported: refused (matching lines are printed whole)")
 	return cmd
 }
 
@@ -141,6 +156,16 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 
 func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case f.onlyMatching:
+		// Printing whole lines instead would break a script that counts or
+		// parses the matches; refusing says so at once.
+		return usageError(cmd, errors.New("-o (--only-matching) is not supported: the search reports matching lines, not where in a line a match lies; drop -o to print the whole lines"))
+	case !f.withFilename || !f.noHeading:
+		// --with-filename=false or --no-heading=false asks for output
+		// fsplane grep never makes.
+		return usageError(cmd, errors.New("the path is always printed on every line, without headings: --with-filename and --no-heading cannot be turned off"))
+	}
 	opts, err := f.searchOptions()
 	if err != nil {
 		return &exitError{code: 2, err: err}

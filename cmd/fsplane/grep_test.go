@@ -85,6 +85,13 @@ func TestGrepCommand(t *testing.T) {
 		{"count multiline, matches", []string{"grep", "-c", "-U", `d|e\n`, "multi.txt"}, "multi.txt:4\n", 0},
 		{"count multiline, lines", []string{"grep", "-c", "-U", `d`, "multi.txt"}, "multi.txt:2\n", 0},
 		{"count none", []string{"grep", "-c", "zzzzqqq"}, "", 1},
+		// -H and --no-heading are what fsplane grep always does.
+		{"with filename", []string{"grep", "-H", "needle", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt:8:needle eight\n", 0},
+		{"with filename and no heading", []string{"grep", "--with-filename", "--no-heading", "-e", "needle", "notes.txt", "sub"},
+			"notes.txt:3:needle three\nnotes.txt:8:needle eight\n", 0},
+		{"no heading, count", []string{"grep", "--no-heading", "-H", "-c", "needle", "notes.txt"}, "notes.txt:2\n", 0},
+		{"only matching refused", []string{"grep", "-o", "needle", "notes.txt"}, "", 2},
+		{"with filename off refused", []string{"grep", "--with-filename=false", "needle", "notes.txt"}, "", 2},
 		{"no match", []string{"grep", "zzzzqqq"}, "", 1},
 		{"bad regex", []string{"grep", "(x"}, "", 2},
 		{"missing path", []string{"grep", "x", "nope"}, "", 2},
@@ -166,6 +173,7 @@ var rgPatterns = [][]string{
 	{"-w", `\w+_test`},
 	{"-w", `\p{Greek}+`},
 	{"-w", "-U", `return nil\n\s*}`},
+	{"-H", "--no-heading", `func \(f \*File\) Read\(`},
 }
 
 // rgSummaries are the differential cases of -l and -c: the sets of lines

@@ -14,6 +14,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 func main() {
@@ -84,7 +86,14 @@ func exitCode(err error, stderr io.Writer) int {
 		if cmd == "" {
 			cmd = "fsplane"
 		}
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, ee.err)
+		msg := ee.err
+		if fe, isFS := msg.(*fserr.Error); isFS {
+			// A command that returned fsplane's error as it is: its hint
+			// goes on a Hint line, as describe words it, not in the
+			// parentheses of (*fserr.Error).Error.
+			msg = describe(fe)
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, msg)
 	}
 	return ee.code
 }

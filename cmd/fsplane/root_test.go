@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fsplane/fsplane/internal/applytest"
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // runBinaryEnv is runBinary with environment variables added.
@@ -54,6 +57,8 @@ func TestCommandLineErrors(t *testing.T) {
 			[]string{`fsplane mcp: unexpected argument "extra"`, "Run 'fsplane mcp --help'"}, []string{"unknown command"}},
 		{"version takes no argument", nil, []string{"version", "extra"}, 2, []string{`fsplane version: unexpected argument "extra"`}, nil},
 		{"grep without pattern", nil, []string{"grep"}, 2, []string{"fsplane grep: no pattern given", "Usage: fsplane grep"}, nil},
+		{"grep -o", nil, []string{"grep", "-o", "x"}, 2,
+			[]string{"fsplane grep: -o (--only-matching) is not supported", "drop -o", "Run 'fsplane grep --help'"}, []string{"unknown shorthand"}},
 		{"bad regex names the flag", nil, []string{"grep", "("}, 2,
 			[]string{"fsplane grep: error parsing regexp", "use -F (--fixed-strings) to search"}, []string{"fixed_strings"}},
 		{"unknown help topic", nil, []string{"help", "bogus"}, 2, []string{`fsplane: no help topic "bogus"`, "Run 'fsplane --help'"}, nil},
@@ -215,4 +220,33 @@ func TestServeHelpListsItsEnvironment(t *testing.T) {
 			t.Errorf("README.md's list of serve flags lacks --%s", fl.Name)
 		}
 	})
+}
+
+// TestExitCodePrintsHint: an fsplane error a command returns as it is
+// prints its hint on a Hint: line, as describe words it, rather than in
+// the parentheses of its Error method.
+func TestExitCodePrintsHint(t *testing.T) {
+	t.Parallel()
+	hinted := fserr.New(fserr.OutsideRoot, "patch", "x", "path x is outside").WithHint("use a path inside")
+	tests := []struct {
+		name string
+		err  error
+		want string
+		code int
+	}{
+		{"fsplane error", &exitError{code: 1, err: hinted, cmd: "fsplane apply"}, "fsplane apply: path x is outside\nHint: use a path inside\n", 1},
+		{"not an exitError", hinted, "fsplane: path x is outside\nHint: use a path inside\n", 1},
+		{"without a hint", &exitError{code: 1, err: fserr.New(fserr.IOError, "read", "x", "i/o error")}, "fsplane: i/o error\n", 1},
+		{"other error", &exitError{code: 2, err: errors.New("bad flag"), cmd: "fsplane grep"}, "fsplane grep: bad flag\n", 2},
+		{"silent", &exitError{code: 1, silent: true, err: hinted}, "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			if code := exitCode(tt.err, &b); code != tt.code || b.String() != tt.want {
+				t.Errorf("exit %d, printed %q; want %d, %q", code, b.String(), tt.code, tt.want)
+			}
+		})
+	}
 }

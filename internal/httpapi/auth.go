@@ -27,6 +27,12 @@ var selfAuthenticated = map[string]bool{"/v2/connector": true}
 // any handler runs, WebSocket upgrades included. The key is accepted as
 // "Authorization: Bearer", "x-api-key" or "?api_key=", compared in
 // constant time, and never logged (see logRequests).
+//
+// The refusal is AIO's (401, success false, message "Unauthorized", which
+// AIO clients check) with fsplane's error data and a hint added, as every
+// other failure has: a caller told only "Unauthorized" cannot tell a
+// missing key from a wrong one, nor where the key comes from. Neither
+// names the key the server holds nor echoes the one that was sent.
 func requireKey(key string, next http.Handler) http.Handler {
 	if key == "" {
 		return next
@@ -37,7 +43,8 @@ func requireKey(key string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		writeJSON(w, http.StatusUnauthorized, envelope{Success: false, Message: "Unauthorized"})
+		failWith(w, http.StatusUnauthorized, fserr.New(unauthorized, "request", r.URL.Path, "Unauthorized").
+			WithHint("send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"))
 	})
 }
 

@@ -83,7 +83,7 @@ func TestBrowserRequestsAreRefused(t *testing.T) {
 		{name: "insecure-no-auth: typed URL to a container name", e: exposed, method: "GET", path: "/v2/fs/read?path=a.txt",
 			host: "sandbox:8080", header: []string{"Sec-Fetch-Site", "none"}, status: 200},
 		{name: "api key: rebinding page needs the key anyway", e: keyed, method: "GET", path: "/v2/fs/read?path=a.txt",
-			host: "rebind.evil.example:PORT", header: []string{"Sec-Fetch-Site", "same-origin"}, status: 401},
+			host: "rebind.evil.example:PORT", header: []string{"Sec-Fetch-Site", "same-origin"}, status: 401, code: "unauthorized"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,9 @@ const (
 	// forbiddenHost: without an API key, the Host header named neither
 	// localhost, an IP address nor an --allow-host name.
 	forbiddenHost fserr.Code = "forbidden_host"
+	// unauthorized: an API key is set and the request carried none, or
+	// another one (see requireKey).
+	unauthorized fserr.Code = "unauthorized"
 )
 
 // codeStatus is the one table mapping fsplane's error codes to v2 HTTP
@@ -45,6 +48,7 @@ var codeStatus = map[fserr.Code]int{
 	fserr.Timeout:            http.StatusGatewayTimeout,
 	forbiddenOrigin:          http.StatusForbidden,
 	forbiddenHost:            http.StatusForbidden,
+	unauthorized:             http.StatusUnauthorized,
 }
 
 // exceptionType names the Python exception AIO reports for a code, so
@@ -56,6 +60,7 @@ var exceptionType = map[fserr.Code]string{
 	fserr.OutsideRoot:        "PermissionError",
 	forbiddenOrigin:          "PermissionError",
 	forbiddenHost:            "PermissionError",
+	unauthorized:             "PermissionError",
 	fserr.AlreadyExists:      "FileExistsError",
 	fserr.DecodeError:        "UnicodeDecodeError",
 	fserr.NoSpaceLeft:        "OSError",

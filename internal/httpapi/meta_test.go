@@ -18,10 +18,29 @@ func TestAuth(t *testing.T) {
 	t.Parallel()
 	const key = "s3cret-key-value"
 	e := newEnv(t, map[string]string{"a.txt": "x\n"}, httpapi.Options{APIKey: key})
-	status, body := e.raw("GET", "/v2/fs/read?path=a.txt", "")
-	want := map[string]any{"success": false, "message": "Unauthorized", "data": nil, "hint": nil}
-	if status != 401 || !cmp.Equal(body, want) {
-		t.Fatalf("no key: %d %v", status, body)
+	// AIO's 401 (status, success, message) with fsplane's error data and
+	// a hint, on every plane; neither the key nor the one sent comes back.
+	const hint = "send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"
+	for _, tt := range []struct {
+		method, path, body string
+		header             []string
+	}{
+		{"GET", "/v2/fs/read?path=a.txt", "", nil},
+		{"GET", "/v2/fs/read?path=a.txt&api_key=wrong-key-sent", "", nil},
+		{"POST", "/v1/file/read", `{"file":"a.txt"}`, []string{"Authorization", "Bearer wrong-key-sent"}},
+		{"POST", "/mcp", `{}`, []string{"X-Api-Key", "wrong-key-sent"}},
+	} {
+		r := e.send(tt.method, tt.path, "", tt.body, tt.header...)
+		want := map[string]any{"success": false, "message": "Unauthorized", "hint": hint, "data": map[string]any{
+			"error_type": "unauthorized", "message": "Unauthorized", "operation": "request", "path": strings.Split(tt.path, "?")[0],
+			"retryable": false, "exception_type": "PermissionError", "errno": nil, "errno_name": nil}}
+		if diff := cmp.Diff(want, r.body); r.status != 401 || diff != "" {
+			t.Errorf("%s %s: status %d, body (-want +got):\n%s", tt.method, tt.path, r.status, diff)
+		}
+		raw, _ := json.Marshal(r.body)
+		if strings.Contains(string(raw), key) || strings.Contains(string(raw), "wrong-key-sent") {
+			t.Errorf("%s %s: the answer names a key: %s", tt.method, tt.path, raw)
+		}
 	}
 	for _, h := range [][]string{{"Authorization", "Bearer " + key}, {"X-Api-Key", key}} {
 		if status, _ := e.raw("GET", "/v2/fs/read?path=a.txt", "", h...); status != 200 {

@@ -83,7 +83,8 @@ func (s *Server) buildOpenAPI() (map[string]any, error) {
 			responses["422"] = map[string]any{"description": "Request data validation failed", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ValidationFailure"}}}}
 		}
 		if !publicPaths[path] {
-			responses["401"] = map[string]any{"description": "Unauthorized (an API key is configured and missing or wrong)"}
+			responses["401"] = map[string]any{"description": "Unauthorized (an API key is configured and missing or wrong; error_type unauthorized)",
+				"content": map[string]any{"application/json": map[string]any{"schema": envelopeSchema(fileErr)}}}
 		}
 		op["responses"] = responses
 		if paths[path] == nil {

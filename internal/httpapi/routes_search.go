@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/ops"
@@ -72,8 +74,27 @@ func (s *Server) grep(p plane) http.HandlerFunc {
 				out.Matches[i] = client.GrepMatch{File: m.File, LineNumber: m.LineNumber, LineContent: m.LineContent,
 					ContextBefore: m.ContextBefore, ContextAfter: m.ContextAfter}
 			}
+			if res.FilesSkippedSize > 0 {
+				return hinted{data: out, hint: sizeSkipHint(res.FilesSkippedSize, b.MaxFileSize)}, nil
+			}
 			return out, nil
 		})
+}
+
+// sizeSkipHint says that n files were left out for their size, and how to
+// search them. AIO skips files over max_file_size (1M by default) without
+// a word, even a file named as path: an empty matches list then reads as
+// "not there" when the text was never looked for. The cap stays AIO's;
+// the hint makes the skip visible.
+func sizeSkipHint(n int, maxFileSize string) string {
+	if maxFileSize == "" {
+		maxFileSize = ops.DefaultGrepMaxSize
+	}
+	what := "1 file over max_file_size (%s) was not searched"
+	if n != 1 {
+		what = strconv.Itoa(n) + " files over max_file_size (%s) were not searched"
+	}
+	return fmt.Sprintf(what+`: pass a larger max_file_size, e.g. "100M", or "0" for no limit`, maxFileSize)
 }
 
 func (s *Server) v2Find(w http.ResponseWriter, r *http.Request) {

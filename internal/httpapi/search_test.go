@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -87,5 +88,48 @@ func TestSearchRoutesBOM(t *testing.T) {
 	sr, err := e.c.V1Search(bg, client.V1SearchRequest{File: "bom.txt", Regex: "^top$"})
 	if err != nil || len(sr.Matches) != 1 || sr.Matches[0] != "top" || sr.LineNumbers[0] != 0 {
 		t.Errorf("v1 search: %+v %v", sr, err)
+	}
+}
+
+// TestGrepSaysWhatItSkippedForSize: files over max_file_size are still
+// skipped (AIO's default, 1M), but the envelope's hint says how many and
+// how to search them, on v2 and v1 alike; without a skip there is no hint.
+// A file named as path used to answer an empty matches list and a null
+// hint, which reads as "the text is not there".
+func TestGrepSaysWhatItSkippedForSize(t *testing.T) {
+	t.Parallel()
+	var big strings.Builder
+	for i := range 300001 {
+		fmt.Fprintf(&big, "line %d\n", i)
+	}
+	e := newEnv(t, map[string]string{"big.log": big.String(), "logs/a.log": "line 1\n", "logs/b.log": "line 2\n"}, httpapi.Options{})
+	const more = `pass a larger max_file_size, e.g. "100M", or "0" for no limit`
+	tests := []struct {
+		name, body string
+		matches    int
+		hint       any // nil: no hint
+	}{
+		{"named file, default cap", `{"path":"big.log","pattern":"line 300000"}`, 0,
+			`1 file over max_file_size (1M) was not searched: ` + more},
+		{"tree, own cap", `{"path":"logs","pattern":"line","max_file_size":"3"}`, 0,
+			`2 files over max_file_size (3) were not searched: ` + more},
+		{"no cap", `{"path":"big.log","pattern":"line 300000","max_file_size":"0"}`, 1, nil},
+		{"nothing skipped", `{"path":"logs","pattern":"line"}`, 2, nil},
+	}
+	for _, route := range []struct{ name, path string }{{"v2", "/v2/fs/grep"}, {"v1", "/v1/file/grep"}} {
+		for _, tt := range tests {
+			t.Run(route.name+" "+tt.name, func(t *testing.T) {
+				t.Parallel()
+				status, body := e.raw("POST", route.path, tt.body)
+				data, _ := body["data"].(map[string]any)
+				matches, _ := data["matches"].([]any)
+				if status != 200 || body["success"] != true || len(matches) != tt.matches {
+					t.Fatalf("%d %v", status, body)
+				}
+				if body["hint"] != tt.hint {
+					t.Errorf("hint = %v, want %v", body["hint"], tt.hint)
+				}
+			})
+		}
 	}
 }

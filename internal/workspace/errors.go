@@ -21,7 +21,8 @@ func osErr(op, given string, err error) *fserr.Error {
 		// The walk in resolve saw no escape, so a link was swapped in
 		// meanwhile and the *os.Root refused it.
 		e := fserr.New(fserr.OutsideRoot, op, given,
-			"path %s leads outside its workspace root through a symbolic link; use a path inside a root", given)
+			"path %s leads outside its workspace root through a symbolic link", given).
+			WithHint("use a path inside a root; a link on the way was changed meanwhile to lead out of it")
 		e.Err = err
 		return e
 	}

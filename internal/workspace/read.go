@@ -159,7 +159,8 @@ func openRegular(root *os.Root, rel, op, given string) (*os.File, fs.FileInfo, e
 func checkRegular(op, p string, fi fs.FileInfo) *fserr.Error {
 	switch {
 	case fi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, p, "%s is a directory; use list", p).WithErrno(syscall.EISDIR)
+		return fserr.New(fserr.InvalidTarget, op, p, "%s is a directory", p).WithErrno(syscall.EISDIR).
+			WithHint("name a file inside it (list the directory to see them)")
 	case !fi.Mode().IsRegular():
 		return fserr.New(fserr.InvalidTarget, op, p, "%s is not a regular file", p)
 	}

@@ -84,11 +84,11 @@ func TestReadText(t *testing.T) {
 		{path: "binary.bin", code: fserr.DecodeError, message: "binary", hint: "download the file"},
 		{path: "latin1.txt", code: fserr.DecodeError, message: "offset 3", hint: "download"},
 		{path: "bom-bad", code: fserr.DecodeError, message: "offset 5"},
-		{path: "dir", code: fserr.InvalidTarget, message: "is a directory; use list"},
+		{path: "dir", code: fserr.InvalidTarget, message: "is a directory", hint: "name a file inside it"},
 		{path: "fifo", code: fserr.InvalidTarget, message: "not a regular file"},
 		{path: "big.txt", code: fserr.TooLarge, message: "file exceeds the 16 MiB buffered text limit", hint: "download"},
 		{path: "missing.txt", code: fserr.NotFound},
-		{path: "../x", code: fserr.OutsideRoot},
+		{path: "../x", code: fserr.OutsideRoot, hint: "use a path inside one of the roots"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {

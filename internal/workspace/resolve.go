@@ -116,7 +116,8 @@ func refuseDirOnly(op string, r *resolved) error {
 
 func (w *Workspace) inStateErr(op, p string) *fserr.Error {
 	return fserr.New(fserr.OutsideRoot, op, p,
-		"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir)
+		"path %s is inside fsplane's state directory (%s), which is not part of the workspace", p, w.stateDir).
+		WithHint("it holds fsplane's undo history and journals: leave it alone, or keep it out of the roots with --state-dir (FSPLANE_STATE_DIR)")
 }
 
 // The state directory is recognised two ways. By path string
@@ -306,9 +307,17 @@ func DotDotAfterName(target string) bool {
 	return false
 }
 
+// outside and linkOutside keep what to do in the hint, not the message:
+// fronts show a hint on its own (the HTTP envelope's hint, a Hint: line
+// on the command line), and a message that carries it shows none.
 func (w *Workspace) outside(op, p string) *fserr.Error {
 	return fserr.New(fserr.OutsideRoot, op, p,
-		"path %s is outside the workspace roots (%s); use a path inside a root", p, w.rootList())
+		"path %s is outside the workspace roots (%s)", p, w.rootList()).WithHint("%s", w.insideHint())
+}
+
+// insideHint is the hint of a path outside the roots.
+func (w *Workspace) insideHint() string {
+	return "use a path inside one of the roots; relative paths start at " + w.roots[0].path
 }
 
 // follow walks rel component by component with Lstat and Readlink through
@@ -420,8 +429,8 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 
 func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {
 	return fserr.New(fserr.OutsideRoot, op, given,
-		"path %s leads outside the workspace roots (%s) through the symbolic link %s -> %s; use a path inside a root",
-		given, w.rootList(), link, target)
+		"path %s leads outside the workspace roots (%s) through the symbolic link %s -> %s",
+		given, w.rootList(), link, target).WithHint("%s", w.insideHint())
 }
 
 func splitRel(rel string) []string {

@@ -173,9 +173,13 @@ func TestResolveOutsideMessage(t *testing.T) {
 	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
 	_, err := w.Resolve("/etc/passwd")
 	e := wantCode(t, err, fserr.OutsideRoot)
-	want := "path /etc/passwd is outside the workspace roots (" + root + "); use a path inside a root"
+	want := "path /etc/passwd is outside the workspace roots (" + root + ")"
 	if e.Message != want {
 		t.Errorf("message = %q, want %q", e.Message, want)
+	}
+	// What to do is the hint, which fronts show on its own.
+	if hint := "use a path inside one of the roots; relative paths start at " + root; e.Hint != hint {
+		t.Errorf("hint = %q, want %q", e.Hint, hint)
 	}
 }
 
