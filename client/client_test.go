@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +156,18 @@ func TestHostClient(t *testing.T) {
 				return err
 			}},
 			{"Download HEAD", func() error { _, err := hc.Download(bg, "a.txt", client.DownloadOptions{Head: true}); return err }},
+			{"Download Range", func() error {
+				d, err := hc.Download(bg, "a.txt", client.DownloadOptions{Range: "bytes=1-3"})
+				if err != nil {
+					return err
+				}
+				defer d.Body.Close()
+				b, err := io.ReadAll(d.Body)
+				if err == nil && (d.Status != http.StatusPartialContent || string(b) != "atc" || d.ContentRange != "bytes 1-3/8") {
+					err = fmt.Errorf("ranged download: %d %q %q", d.Status, b, d.ContentRange)
+				}
+				return err
+			}},
 			{"TextEditor", func() error {
 				_, err := hc.TextEditor(bg, "laptop", client.TextEditorRequest{Action: "read", Path: "a.txt"})
 				return err
@@ -186,7 +200,7 @@ func TestHostClient(t *testing.T) {
 			{"GetTree", func() error { _, err := hc.GetTree(bg, "."); return err }},
 			{"Download", func() error { _, err := hc.Download(bg, "a.txt", client.DownloadOptions{V1: true}); return err }},
 			{"Download", func() error {
-				_, err := hc.Download(bg, "a.txt", client.DownloadOptions{Range: "bytes=0-1"})
+				_, err := hc.Download(bg, "a.txt", client.DownloadOptions{ChangePolicy: "abort"})
 				return err
 			}},
 			{"CreateWatch", func() error { _, err := hc.CreateWatch(bg, client.CreateWatchRequest{Path: "."}); return err }},

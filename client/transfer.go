@@ -149,9 +149,10 @@ func (c *Client) Download(ctx context.Context, path string, opts DownloadOptions
 	if opts.IfRange != "" {
 		h.Set("If-Range", opts.IfRange)
 	}
-	if c.prefix != "" && (opts.Range != "" || opts.IfRange != "" || opts.ChangePolicy != "") {
-		// The host route takes only the path; it would ignore these.
-		return nil, notOnHost("GET /v2/fs/download with Range, IfRange or ChangePolicy")
+	if c.prefix != "" && opts.ChangePolicy != "" {
+		// The host route serves Range and If-Range but has no
+		// change_policy: it would ignore it.
+		return nil, notOnHost("GET /v2/fs/download with ChangePolicy")
 	}
 	method, route := "GET", "/v2/fs/download"
 	if opts.Head {

@@ -376,6 +376,31 @@ func TestConnectorLargeFilesThroughTheHub(t *testing.T) {
 	if d.Size != int64(len(content)) || d.Version == "" {
 		t.Errorf("download headers: size %d, version %q", d.Size, d.Version)
 	}
+	// A range from the middle, as a client resuming the download asks
+	// for it: only those bytes come, and only while the file is the
+	// version it has.
+	const first, last = 13<<20 + 7, 29<<20 + 3
+	d, err = hc.Download(ctx, "big.txt", client.DownloadOptions{Range: fmt.Sprintf("bytes=%d-", first), IfRange: `"` + d.Version + `"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h256.Reset()
+	n, err = io.Copy(h256, d.Body)
+	d.Body.Close()
+	if err != nil || d.Status != http.StatusPartialContent || n != int64(len(content)-first) || !bytes.Equal(h256.Sum(nil), sha256Of(content[first:])) {
+		t.Fatalf("resumed download: %d, %d bytes (%s), %v", d.Status, n, d.ContentRange, err)
+	}
+	d, err = hc.Download(ctx, "big.txt", client.DownloadOptions{Range: fmt.Sprintf("bytes=%d-%d", first, last)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h256.Reset()
+	n, err = io.Copy(h256, d.Body)
+	d.Body.Close()
+	want := fmt.Sprintf("bytes %d-%d/%d", first, last, len(content))
+	if err != nil || d.Status != http.StatusPartialContent || d.ContentRange != want || n != last-first+1 || !bytes.Equal(h256.Sum(nil), sha256Of(content[first:last+1])) {
+		t.Fatalf("range: %d, %d bytes (%s, want %s), %v", d.Status, n, d.ContentRange, want, err)
+	}
 	_, err = hc.Download(ctx, "missing.bin", client.DownloadOptions{})
 	if code(err) != "not_found" {
 		t.Errorf("missing file: %v", err)

@@ -3,10 +3,16 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // hostWriteTimeout bounds each write of a host download to its client, so
@@ -41,6 +47,14 @@ func (p pipeSink) Finish(err error) {
 // hostWriteTimeout) cuts the response, so a
 // client never takes a partial file for a whole one, nor waits for bytes
 // that will not come.
+//
+// A single Range is answered as the local route answers it (206 with
+// Content-Range, or 416 with the JSON envelope and bytes */size), If-Range
+// included: the host resolves the range against the file it opened and
+// sends only those bytes. A host from before ranges sends the whole file,
+// and the client then gets a 200 with all of it, which HTTP allows for any
+// Range. Several ranges get the whole file too (the local route answers
+// them with multipart/byteranges).
 func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	path := q.str("path", true)
@@ -57,21 +71,43 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 		fail(w, v2, "download", path, err)
 		return
 	}
+	h := w.Header()
+	h.Set("Accept-Ranges", "bytes")
+	rng, err := requestedRange(r)
+	if err != nil {
+		refuseRange(w, "download", path)
+		return
+	}
 	pr, pw := io.Pipe()
 	defer pr.Close()
-	res, err := remote.Download(r.Context(), path, pipeSink{pw})
+	res, err := remote.Download(r.Context(), proto.DownloadRequest{Path: path, Range: rng}, pipeSink{pw})
 	if err != nil {
 		fail(w, v2, "download", path, err)
 		return
 	}
-	h := w.Header()
+	// From here a return closes the pipe, which ends the host's transfer.
+	part, err := servedPart(path, rng, res)
+	if err != nil {
+		fail(w, v2, "download", path, err)
+		return
+	}
+	if part != nil && part.Length == 0 {
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", res.Size))
+		refuseRange(w, "download", path)
+		return
+	}
+	size, status := res.Size, http.StatusOK
+	if part != nil {
+		size, status = part.Length, http.StatusPartialContent
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", part.Offset, part.Offset+part.Length-1, res.Size))
+	}
 	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Length", strconv.FormatInt(res.Size, 10))
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	if res.Version != "" {
 		h.Set("ETag", `"`+res.Version+`"`)
 	}
 	h.Set("Last-Modified", res.ModTime.UTC().Format(http.TimeFormat))
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		pr.CloseWithError(errors.New("HEAD request: body not wanted"))
 		return
@@ -81,10 +117,126 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	stop := context.AfterFunc(r.Context(), func() { pr.CloseWithError(r.Context().Err()) })
 	defer stop()
 	n, err := copyTimed(w, pr)
-	if err != nil || n != res.Size {
-		s.log.Warn("Host download cut", "path", path, "bytes", n, "of", res.Size, "err", err)
+	if err != nil || n != size {
+		s.log.Warn("Host download cut", "path", path, "bytes", n, "of", size, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// errBadRange is a Range header the local route's http.ServeContent
+// would refuse with 416 whatever the file.
+var errBadRange = errors.New("invalid range")
+
+// requestedRange is the range to ask the host for: nil when the request
+// has no Range, names several ranges, or has an If-Range that cannot hold
+// (a weak or malformed validator, as http.ServeContent judges it); an
+// error when the Range is malformed. It parses as http.ServeContent does,
+// so the two routes agree on what a header means.
+func requestedRange(r *http.Request) (*proto.RangeRequest, error) {
+	v := r.Header.Get("Range")
+	if v == "" {
+		return nil, nil
+	}
+	specs, ok := strings.CutPrefix(v, "bytes=")
+	if !ok {
+		return nil, errBadRange
+	}
+	var rng *proto.RangeRequest
+	n := 0
+	for spec := range strings.SplitSeq(specs, ",") {
+		spec = textproto.TrimString(spec)
+		if spec == "" {
+			continue
+		}
+		one, err := parseRangeSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		rng, n = one, n+1
+	}
+	if n != 1 || !ifRange(r.Header.Get("If-Range"), rng) {
+		return nil, nil
+	}
+	return rng, nil
+}
+
+// parseRangeSpec parses one byte range: first-last, first- or -suffix.
+func parseRangeSpec(spec string) (*proto.RangeRequest, error) {
+	first, last, ok := strings.Cut(spec, "-")
+	if !ok {
+		return nil, errBadRange
+	}
+	first, last = textproto.TrimString(first), textproto.TrimString(last)
+	if first == "" {
+		if last == "" || last[0] == '-' {
+			return nil, errBadRange
+		}
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errBadRange
+		}
+		return &proto.RangeRequest{Last: &n}, nil
+	}
+	a, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || a < 0 {
+		return nil, errBadRange
+	}
+	rng := &proto.RangeRequest{First: &a}
+	if last != "" {
+		b, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || b < a {
+			return nil, errBadRange
+		}
+		rng.Last = &b
+	}
+	return rng, nil
+}
+
+// ifRange copies an If-Range header into rng's condition, which the host
+// checks against the file it opens; false when the header can never hold,
+// so the whole file is asked for. As http.ServeContent: a strong ETag must
+// equal the version, a weak one never matches, and a date must be the
+// file's modification time to the second.
+func ifRange(v string, rng *proto.RangeRequest) bool {
+	v = textproto.TrimString(v)
+	switch {
+	case v == "":
+		return true
+	case strings.HasPrefix(v, "W/"):
+		return false
+	case strings.HasPrefix(v, `"`):
+		tag, _, closed := strings.Cut(v[1:], `"`)
+		if !closed || tag == "" {
+			return false
+		}
+		rng.IfVersion = tag
+		return true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return false
+	}
+	rng.IfModTime = &t
+	return true
+}
+
+// servedPart is the part of the file res says the host sends for rng: nil
+// for the whole file. A host that honours ranges sends exactly the part
+// rng resolves to against the file it opened (proto.RangeRequest.Part);
+// one that does not (it predates ranges) sends the whole file and says
+// nothing. Anything else would put other bytes under the Content-Range
+// the client trusts, and is refused.
+func servedPart(path string, rng *proto.RangeRequest, res *proto.DownloadResult) (*proto.ByteRange, error) {
+	if res.Range == nil {
+		return nil, nil
+	}
+	if rng != nil {
+		if want, ok := rng.Part(res.Size, res.Version, res.ModTime); ok && want == *res.Range {
+			return res.Range, nil
+		}
+	}
+	return nil, fserr.New(fserr.IOError, "download", path, "the host sent bytes %d to %d of %s, not the range asked", res.Range.Offset, res.Range.Offset+res.Range.Length, path).
+		WithHint("download the whole file, or update fsplane on the host")
 }
 
 // copyTimed copies src to w, giving each write to the client, and the

@@ -30,8 +30,9 @@ const hubToken = "hub-token"
 
 // hubEnv is an API server with a hub, over a real loopback listener.
 type hubEnv struct {
-	url string
-	hub *hub.Hub
+	url  string
+	hub  *hub.Hub
+	root string // the server's own root, which /v2/fs/* serves
 }
 
 // newHubEnv starts the server; with smallSendBuffers its connections
@@ -39,7 +40,8 @@ type hubEnv struct {
 // at once, not after megabytes).
 func newHubEnv(t *testing.T, smallSendBuffers bool) *hubEnv {
 	t.Helper()
-	ws, err := workspace.Open(workspace.Options{Roots: []string{t.TempDir()}, StateDir: t.TempDir()})
+	root := t.TempDir()
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func newHubEnv(t *testing.T, smallSendBuffers bool) *hubEnv {
 	}
 	srv.Start()
 	t.Cleanup(func() { h.Close(); srv.Close() })
-	return &hubEnv{url: srv.URL, hub: h}
+	return &hubEnv{url: srv.URL, hub: h, root: root}
 }
 
 type sendBufferListener struct{ net.Listener }
@@ -116,6 +118,13 @@ func (e *hubEnv) connectHost(t *testing.T, files map[string]int64, limits proto.
 		}
 		f.Close()
 	}
+	return e.connectHostRoot(t, root, limits)
+}
+
+// connectHostRoot runs a real host named laptop over root until the test
+// ends.
+func (e *hubEnv) connectHostRoot(t *testing.T, root string, limits proto.Limits) *notices {
+	t.Helper()
 	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,19 @@ func (w *rangeRefusals) WriteHeader(code int) {
 		return
 	}
 	w.refused = true
-	h := w.Header()
-	h.Del("X-Content-Type-Options")
-	e := fserr.New(fserr.BadRequest, w.op, w.path, "the requested range cannot be served from %s (Content-Range: %s)", w.path, h.Get("Content-Range")).
+	w.Header().Del("X-Content-Type-Options")
+	refuseRange(w.ResponseWriter, w.op, w.path)
+}
+
+// refuseRange answers 416 with the JSON envelope (bad_request). The
+// Content-Range the caller set (bytes */size, when the range starts past
+// the end) stays in the headers and is named in the message. The host
+// download route answers with it too, so a range refused by either route
+// reads the same.
+func refuseRange(w http.ResponseWriter, op, path string) {
+	e := fserr.New(fserr.BadRequest, op, path, "the requested range cannot be served from %s (Content-Range: %s)", path, w.Header().Get("Content-Range")).
 		WithHint("ask for bytes within the file's size, which Content-Range gives after the slash")
-	failWith(w.ResponseWriter, code, e)
+	failWith(w, http.StatusRequestedRangeNotSatisfiable, e)
 }
 
 // Write drops ServeContent's text once the envelope is written.

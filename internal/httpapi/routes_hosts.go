@@ -35,7 +35,7 @@ func (s *Server) hostRoutes() {
 		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), Statuses: hostStatuses}, s.hostCall(s.grep(v2)))
 	s.handle(route{Method: "GET", Path: p + "/fs/search", Summary: "Find files by name on a host (as GET /v2/fs/search)", Tag: "hosts",
 		Query: typeOf[client.FindQuery](), Data: typeOf[client.FindResult](), Statuses: hostStatuses}, s.hostCall(s.v2Find))
-	s.handle(route{Method: "GET", Path: p + "/fs/download", Summary: "Download a file's bytes from a host, streamed (any size up to the transfer limit)", Tag: "hosts",
+	s.handle(route{Method: "GET", Path: p + "/fs/download", Summary: "Download a file's bytes from a host, streamed (Range, If-Range, ETag = version; up to the transfer limit per response)", Tag: "hosts",
 		Query: typeOf[client.HostDownloadQuery](), Raw: "application/octet-stream", Statuses: hostDownloadStatuses}, s.hostCall(s.hostDownload))
 	s.handle(route{Method: "POST", Path: p + "/text_editor", Summary: "Agent Zero's text_editor_remote on a host: read, write or patch", Tag: "hosts",
 		Body: typeOf[client.TextEditorRequest](), Data: typeOf[client.TextEditorResult](), Statuses: hostStatuses}, s.hostCall(s.textEditor))
@@ -44,8 +44,9 @@ func (s *Server) hostRoutes() {
 // hostStatuses are the failures a host call adds to the local ones.
 var hostStatuses = []int{400, 403, 404, 409, 503, 504}
 
-// hostDownloadStatuses add 413: a file over the connector's transfer limit.
-var hostDownloadStatuses = []int{400, 403, 404, 409, 413, 503, 504}
+// hostDownloadStatuses add 413 (a file, or range, over the connector's
+// transfer limit) and 416 (a range the file cannot satisfy).
+var hostDownloadStatuses = []int{400, 403, 404, 409, 413, 416, 503, 504}
 
 // hostCall applies the per-call deadline (?timeout=seconds) to a host
 // route.

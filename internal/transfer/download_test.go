@@ -130,43 +130,61 @@ func TestServeAbortMultiRangeClientGone(t *testing.T) {
 	}
 }
 
-// TestSourceReaderChanged: Reader feeds a host download whose result
-// already announced the pinned version (the hub's ETag): a file
+// TestSourceReaderChanged: Reader and Section feed a host download whose
+// result already announced the pinned version (the hub's ETag): a file
 // rewritten in place while it is read must fail the read, never deliver
 // a mix of old and new bytes under that version; an unchanged one reads
-// whole.
+// whole (a section: exactly its bytes, also one that stops short of the
+// end, where the version's hash cannot be checked).
 func TestSourceReaderChanged(t *testing.T) {
 	t.Parallel()
-	content := bytes.Repeat([]byte("a"), 256<<10)
-	for _, change := range []bool{false, true} {
-		t.Run(map[bool]string{false: "unchanged", true: "rewritten"}[change], func(t *testing.T) {
-			t.Parallel()
-			p := filepath.Join(t.TempDir(), "f")
-			if err := os.WriteFile(p, content, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			s := openSource(t, p, NewVersionCache(8))
-			r := s.Reader()
-			head := make([]byte, 4096)
-			if _, err := io.ReadFull(r, head); err != nil {
-				t.Fatal(err)
-			}
-			if change {
-				f, err := os.OpenFile(p, os.O_WRONLY, 0)
-				if err != nil {
+	content := make([]byte, 256<<10)
+	for i := range content {
+		content[i] = byte(i % 251)
+	}
+	for _, tc := range []struct {
+		name    string
+		off, n  int64
+		section bool
+	}{
+		{"whole", 0, int64(len(content)), false},
+		{"section to the end", 16 << 10, int64(len(content)) - 16<<10, true},
+		{"section in the middle", 16 << 10, 200 << 10, true},
+	} {
+		for _, change := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{false: " unchanged", true: " rewritten"}[change], func(t *testing.T) {
+				t.Parallel()
+				p := filepath.Join(t.TempDir(), "f")
+				if err := os.WriteFile(p, content, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				f.WriteAt(bytes.Repeat([]byte("b"), 8192), 128<<10)
-				f.Close()
-			}
-			rest, err := io.ReadAll(r)
-			got := append(head, rest...)
-			switch {
-			case change && fserr.CodeOf(err) != fserr.Conflict:
-				t.Fatalf("rewritten file: err %v, %d bytes, same as pinned: %v", err, len(got), bytes.Equal(got, content))
-			case !change && (err != nil || !bytes.Equal(got, content)):
-				t.Fatalf("unchanged file: err %v, %d bytes", err, len(got))
-			}
-		})
+				s := openSource(t, p, NewVersionCache(8))
+				r := s.Reader()
+				if tc.section {
+					r = s.Section(tc.off, tc.n)
+				}
+				want := content[tc.off : tc.off+tc.n]
+				head := make([]byte, 4096)
+				if _, err := io.ReadFull(r, head); err != nil {
+					t.Fatal(err)
+				}
+				if change {
+					f, err := os.OpenFile(p, os.O_WRONLY, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					f.WriteAt(bytes.Repeat([]byte("b"), 8192), 128<<10)
+					f.Close()
+				}
+				rest, err := io.ReadAll(r)
+				got := append(head, rest...)
+				switch {
+				case change && fserr.CodeOf(err) != fserr.Conflict:
+					t.Fatalf("rewritten file: err %v, %d bytes, same as pinned: %v", err, len(got), bytes.Equal(got, want))
+				case !change && (err != nil || !bytes.Equal(got, want)):
+					t.Fatalf("unchanged file: err %v, %d bytes of %d", err, len(got), len(want))
+				}
+			})
+		}
 	}
 }

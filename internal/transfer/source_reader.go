@@ -19,13 +19,25 @@ import (
 // version. A replacement of the path does not matter here: the pinned
 // file's bytes are still whole. Without a version (the file changed while
 // it was hashed) nothing was promised, and the bytes are read as they are.
-func (s *Source) Reader() io.Reader {
+func (s *Source) Reader() io.Reader { return s.Section(0, s.Size()) }
+
+// Section is Reader for n bytes from off (a download of a byte range),
+// which must lie within the pinned size. A part of the file cannot be
+// checked against the version, a hash of the whole: the reader relies on
+// the check after each read, which sees any write (it changes the ctime),
+// and still hashes when the section is the whole file.
+func (s *Source) Section(off, n int64) io.Reader {
 	if !s.stable || s.version == "" {
-		return io.NewSectionReader(s.file, 0, s.info.Size())
+		return io.NewSectionReader(s.file, off, n)
 	}
 	pinned := *s
 	pinned.same = nil
-	return &guard{src: &pinned, h: workspace.NewVersionHash(), hashing: true}
+	whole := off == 0 && n == s.info.Size()
+	g := &guard{src: &pinned, off: off, h: workspace.NewVersionHash(), hashing: whole}
+	if off+n == s.info.Size() {
+		return g
+	}
+	return io.LimitReader(g, n)
 }
 
 // ModTime returns the modification time the file had when opened.

@@ -100,23 +100,38 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 	case proto.OpUndo:
 		return bind(op, func(r *ops.UndoRequest) { r.Path, r.Caller = p, caller }, nil, e.Undo)
 	case proto.OpDownload:
-		return download(e, p), nil
+		var req proto.DownloadRequest
+		if len(op.Args) > 0 {
+			if err := json.Unmarshal(op.Args, &req); err != nil {
+				return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
+			}
+		}
+		if req.Range != nil {
+			if err := req.Range.Check(); err != nil {
+				return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
+			}
+		}
+		return download(e, p, req.Range), nil
 	}
 	return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "unknown op: %s", op.Op).
 		WithHint("this host executes %v", Ops)
 }
 
 // download opens the file for a download: the result carries its size,
-// version and time; its bytes follow as a data transfer. A file over the
-// connection's transfer limit is refused with too_large before the result:
-// once the hub has the result it starts its answer (an HTTP 200 with the
-// size), and the bytes could then only be cut off.
-func download(e *ops.Engine, p string) call {
+// version and time, and the part sent when rng asked for one and the file
+// allows it (proto.RangeRequest.Part); those bytes follow as a data
+// transfer, read from the descriptor the result describes. A transfer over
+// the connection's limit is refused with too_large before the result: once
+// the hub has the result it starts its answer (an HTTP 200 or 206 with the
+// size), and the bytes could then only be cut off. The limit is on what is
+// sent, so a file over it can still be fetched a range at a time.
+func download(e *ops.Engine, p string, rng *proto.RangeRequest) call {
 	var src *transfer.Source
+	var off, n int64
 	f := &followUp{
 		stream: func(ctx context.Context, conn *connector.Conn, opID string) error {
 			defer src.Close()
-			return conn.SendData(ctx, opID, src.Reader(), src.Size())
+			return conn.SendData(ctx, opID, src.Section(off, n), n)
 		},
 		release: func() { src.Close() },
 	}
@@ -125,13 +140,24 @@ func download(e *ops.Engine, p string) call {
 		if err != nil {
 			return nil, err
 		}
-		if limit := transferLimit(ctx); s.Size() > limit {
+		res := proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}
+		off, n = 0, s.Size()
+		if rng != nil {
+			if part, ok := rng.Part(s.Size(), s.Version(), s.ModTime()); ok {
+				off, n, res.Range = part.Offset, part.Length, &part
+			}
+		}
+		if limit := transferLimit(ctx); n > limit {
 			s.Close()
-			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "the file is %d bytes; a download from a host is at most %d bytes", s.Size(), limit).
-				WithHint("split the file on the host, or copy it another way")
+			what := fmt.Sprintf("the file is %d bytes", s.Size())
+			if res.Range != nil {
+				what = fmt.Sprintf("the range asked is %d bytes", n)
+			}
+			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
+				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
 		src = s
-		return proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}, nil
+		return res, nil
 	}}
 }
 

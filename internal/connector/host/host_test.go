@@ -1026,7 +1026,8 @@ func TestDialGathersWrites(t *testing.T) {
 // TestDownloadOverTheLimitIsRefused: a file the transfer cannot carry is
 // refused with too_large before any result, at the protocol's 256 MiB
 // limit (a sparse file) and at a lower one the host sets; one within the
-// limit is answered.
+// limit is answered, and so is a range of the big file within it (the
+// limit is on what is sent), while a malformed range is bad_request.
 func TestDownloadOverTheLimitIsRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -1057,9 +1058,15 @@ func TestDownloadOverTheLimitIsRefused(t *testing.T) {
 			}
 			var res proto.DownloadResult
 			f.ok(t, &proto.Op{Op: "download", Path: "small.bin"}, &res)
-			if res.Size != 3 {
+			if res.Size != 3 || res.Range != nil {
 				t.Errorf("small.bin: %+v", res)
 			}
+			res = proto.DownloadResult{}
+			f.ok(t, &proto.Op{Op: "download", Path: "big.bin", Args: json.RawMessage(`{"Range":{"First":1000,"Last":1099}}`)}, &res)
+			if res.Size != tc.size || res.Range == nil || *res.Range != (proto.ByteRange{Offset: 1000, Length: 100}) {
+				t.Errorf("a range of big.bin: %+v (range %+v), want 100 bytes from 1000", res, res.Range)
+			}
+			f.fail(t, &proto.Op{Op: "download", Path: "big.bin", Args: json.RawMessage(`{"Range":{"First":5,"Last":4}}`)}, "bad_request")
 		})
 	}
 }

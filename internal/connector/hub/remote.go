@@ -212,12 +212,14 @@ func (r *Remote) Find(ctx context.Context, req ops.FindRequest) (*ops.FindResult
 	return call[ops.FindResult](ctx, r, proto.OpSearch, req.Path, "", req)
 }
 
-// Download asks the host for a file's bytes: it returns the file's size,
-// version and time, and the bytes then flow into sink (which learns the
-// end, or the failure, through Finish).
-func (r *Remote) Download(ctx context.Context, path string, sink connector.DataSink) (*proto.DownloadResult, error) {
+// Download asks the host for a file's bytes, or the range req names: it
+// returns the file's size, version and time, and the part being sent (nil
+// for the whole file: no range was asked, its If-Range condition failed,
+// or the host predates ranges and ignored it); the bytes then flow into
+// sink (which learns the end, or the failure, through Finish).
+func (r *Remote) Download(ctx context.Context, req proto.DownloadRequest, sink connector.DataSink) (*proto.DownloadResult, error) {
 	var out proto.DownloadResult
-	if err := r.host.CallData(ctx, proto.OpDownload, path, "", proto.DownloadRequest{Path: path}, &out, sink); err != nil {
+	if err := r.host.CallData(ctx, proto.OpDownload, req.Path, "", req, &out, sink); err != nil {
 		return nil, err
 	}
 	return &out, nil

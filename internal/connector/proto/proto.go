@@ -159,13 +159,22 @@ type Welcome struct {
 // DownloadRequest is the args of OpDownload.
 type DownloadRequest struct {
 	Path string
+	// Range, when set, asks for one byte range of the file rather than all
+	// of it. It is optional and additive: a host from before ranges ignores
+	// it and sends the whole file, which its result (no Range) says.
+	Range *RangeRequest `json:",omitempty"`
 }
 
 // DownloadResult is the Result of OpDownload, sent before the bytes.
 type DownloadResult struct {
-	Size    int64
+	Size    int64 // the whole file's size, whatever part is sent
 	Version string
 	ModTime time.Time
+	// Range is the part of the file the data transfer carries, set only
+	// when the request asked for a range and the host honoured it; absent,
+	// the transfer carries the whole file. A Length of 0 means the range
+	// cannot be satisfied (it starts at or past the end): no bytes follow.
+	Range *ByteRange `json:",omitempty"`
 }
 
 // Op asks the host to run one operation.
