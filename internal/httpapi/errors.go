@@ -128,6 +128,17 @@ const (
 	v2
 )
 
+// failures documents how rt, served on plane p, answers the failures of
+// its operation: under these statuses on v2, with 200 on v1.
+func (p plane) failures(rt route, statuses ...int) route {
+	if p == v1 {
+		rt.FailOK = true
+		return rt
+	}
+	rt.Statuses = statuses
+	return rt
+}
+
 // fail writes the envelope for err. The message is the error's own, never
 // a raw OS string; the hint says what to do.
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {

@@ -29,20 +29,20 @@ func (s *Server) fsRoutes() {
 			}
 			prefix, tag = "/v1/file/", "v1"
 		}
-		s.handle(route{Method: "POST", Path: prefix + "mkdir", Summary: "Create a directory", Tag: tag,
-			Body: typeOf[client.MkdirRequest](), Data: typeOf[client.MkdirResult](), Statuses: []int{403, 404, 409}}, s.mkdir(p))
-		s.handle(route{Method: "POST", Path: prefix + "copy", Summary: "Copy a file or directory tree", Tag: tag,
-			Body: typeOf[client.CopyRequest](), Data: typeOf[client.CopyResult](), Statuses: []int{400, 403, 404, 409}}, s.copyFile(p))
-		s.handle(route{Method: "POST", Path: prefix + "move", Summary: "Move or rename", Tag: tag,
-			Body: typeOf[client.MoveRequest](), Data: typeOf[client.MoveResult](), Statuses: []int{400, 403, 404, 409}}, s.move(p))
-		s.handle(route{Method: "POST", Path: prefix + "delete", Summary: "Delete a file, link or directory", Tag: tag,
-			Body: typeOf[client.DeleteRequest](), Data: typeOf[client.DeleteResult](), Statuses: []int{400, 403, 404, 409}}, s.remove(p))
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "mkdir", Summary: "Create a directory", Tag: tag,
+			Body: typeOf[client.MkdirRequest](), Data: typeOf[client.MkdirResult]()}, 403, 404, 409), s.mkdir(p))
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "copy", Summary: "Copy a file or directory tree", Tag: tag,
+			Body: typeOf[client.CopyRequest](), Data: typeOf[client.CopyResult]()}, 400, 403, 404, 409), s.copyFile(p))
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "move", Summary: "Move or rename", Tag: tag,
+			Body: typeOf[client.MoveRequest](), Data: typeOf[client.MoveResult]()}, 400, 403, 404, 409), s.move(p))
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "delete", Summary: "Delete a file, link or directory", Tag: tag,
+			Body: typeOf[client.DeleteRequest](), Data: typeOf[client.DeleteResult]()}, 400, 403, 404, 409), s.remove(p))
 	}
 	if s.opts.Surface != "v2" {
 		s.handle(route{Method: "POST", Path: "/v1/file/stat", Summary: "Describe a path", Tag: "v1",
-			Body: typeOf[client.V1StatRequest](), Data: typeOf[client.StatResult]()}, s.v1Stat)
+			Body: typeOf[client.V1StatRequest](), Data: typeOf[client.StatResult](), FailOK: true}, s.v1Stat)
 		s.handle(route{Method: "POST", Path: "/v1/file/list", Summary: "List a directory", Tag: "v1",
-			Body: typeOf[client.V1ListRequest](), Data: typeOf[client.ListResult]()}, s.v1List)
+			Body: typeOf[client.V1ListRequest](), Data: typeOf[client.ListResult](), FailOK: true}, s.v1List)
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 )
 
 func (s *Server) metaRoutes() {
-	s.handle(route{Method: "GET", Path: "/{$}", Summary: "Service index", Tag: "meta"}, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(route{Method: "GET", Path: "/{$}", Summary: "Service index", Tag: "meta", Data: typeOf[map[string]string]()}, func(w http.ResponseWriter, r *http.Request) {
 		ok(w, "fsplane file API; GET /openapi.json lists the routes", map[string]string{"name": "fsplane", "version": s.opts.Version, "openapi": "/openapi.json"})
 	})
-	s.handle(route{Method: "GET", Path: "/health", Summary: "Liveness probe", Tag: "meta", Raw: "application/json"}, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(route{Method: "GET", Path: "/health", Summary: "Liveness probe", Tag: "meta", Raw: "application/json", Data: typeOf[client.Health]()}, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, client.Health{Status: "ok", Version: s.opts.Version, Server: "fsplane", Revision: s.opts.Version})
 	})
 	if s.opts.Surface != "v2" {

@@ -20,9 +20,9 @@ func (s *Server) searchRoutes() {
 		return
 	}
 	s.handle(route{Method: "POST", Path: "/v1/file/grep", Summary: "Search file contents", Tag: "v1",
-		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult]()}, s.grep(v1))
+		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), FailOK: true}, s.grep(v1))
 	s.handle(route{Method: "POST", Path: "/v1/file/search", Summary: "Search one file (0-based line numbers)", Tag: "v1",
-		Body: typeOf[client.V1SearchRequest](), Data: typeOf[client.SearchResult]()},
+		Body: typeOf[client.V1SearchRequest](), Data: typeOf[client.SearchResult](), FailOK: true},
 		bodyRoute(v1, "search", func(b *client.V1SearchRequest) string { return b.File },
 			func(r *http.Request, b *client.V1SearchRequest) (any, error) {
 				res, err := s.eng.Search(r.Context(), ops.FileSearchRequest{File: b.File, Regex: b.Regex})
@@ -32,13 +32,13 @@ func (s *Server) searchRoutes() {
 				return client.SearchResult{File: res.File, Matches: nonNil(res.Matches), LineNumbers: nonNil(res.LineNumbers)}, nil
 			}))
 	s.handle(route{Method: "POST", Path: "/v1/file/find", Summary: "Find files by name", Tag: "v1",
-		Body: typeOf[client.V1FindRequest](), Data: typeOf[client.FindResult]()},
+		Body: typeOf[client.V1FindRequest](), Data: typeOf[client.FindResult](), FailOK: true},
 		bodyRoute(v1, "find", func(b *client.V1FindRequest) string { return b.Path },
 			func(r *http.Request, b *client.V1FindRequest) (any, error) {
 				return s.find(r, b.Path, b.Glob)
 			}))
 	s.handle(route{Method: "POST", Path: "/v1/file/glob", Summary: "List paths matching a glob, with metadata (cap 5,000)", Tag: "v1",
-		Body: typeOf[client.GlobRequest](), Data: typeOf[client.GlobResult]()},
+		Body: typeOf[client.GlobRequest](), Data: typeOf[client.GlobResult](), FailOK: true},
 		bodyRoute(v1, "glob", func(b *client.GlobRequest) string { return b.Path }, s.glob))
 }
 

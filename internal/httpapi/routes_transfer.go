@@ -25,17 +25,19 @@ func (s *Server) transferRoutes() {
 			}
 			prefix, tag, dl = "/v1/file/", "v1", "/v1/file/download"
 		}
-		s.handle(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path and file, in either order), streamed and renamed into place", Tag: tag,
-			Query: typeOf[client.UploadQuery](), Data: typeOf[client.UploadResult](), Statuses: []int{400, 403, 404, 409, 507}}, s.upload(p))
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path and file, in either order), streamed and renamed into place", Tag: tag,
+			Query: typeOf[client.UploadQuery](), RawBody: "multipart/form-data", Data: typeOf[client.UploadResult]()}, 400, 403, 404, 409, 507), s.upload(p))
 		for _, m := range []string{"GET", "HEAD"} {
+			// Both planes answer a download's failures with v2 statuses:
+			// its 200 body is the file.
 			s.handle(route{Method: m, Path: dl, Summary: "Download a file's raw bytes (Range, If-Range, ETag = version)", Tag: tag,
-				Query: typeOf[client.DownloadQuery](), Raw: "application/octet-stream", Statuses: []int{400, 403, 404, 409, 416}}, s.download)
+				Query: typeOf[client.DownloadQuery](), Raw: "application/octet-stream", Statuses: []int{400, 403, 404, 409, 416}, Conditional: true}, s.download)
 		}
 	}
 	s.handle(route{Method: "GET", Path: "/v2/fs/tree", Summary: "A directory as a tar stream", Tag: "v2",
 		Query: typeOf[client.TreeQuery](), Raw: "application/x-tar", Statuses: []int{400, 403, 404}}, s.getTree)
 	s.handle(route{Method: "PUT", Path: "/v2/fs/tree", Summary: "Extract a tar into a new directory (rename) or an existing one (merge)", Tag: "v2",
-		Query: typeOf[client.TreeQuery](), Data: typeOf[client.TreeUploadResult](), Statuses: []int{400, 403, 404, 409, 413, 507}}, s.putTree)
+		Query: typeOf[client.TreeQuery](), RawBody: "application/x-tar", Data: typeOf[client.TreeUploadResult](), Statuses: []int{400, 403, 404, 409, 413, 507}}, s.putTree)
 }
 
 func (s *Server) upload(p plane) http.HandlerFunc {

@@ -15,13 +15,13 @@ import (
 // answered 200 with success:false.
 func (s *Server) v1Routes() {
 	s.handle(route{Method: "POST", Path: "/v1/file/read", Summary: "Read a text file (0-based start_line, exclusive end_line)", Tag: "v1",
-		Body: typeOf[client.V1ReadRequest](), Data: typeOf[client.ReadResult]()}, s.v1Read)
+		Body: typeOf[client.V1ReadRequest](), Data: typeOf[client.ReadResult](), FailOK: true}, s.v1Read)
 	s.handle(route{Method: "POST", Path: "/v1/file/write", Summary: "Write a file atomically", Tag: "v1",
-		Body: typeOf[client.V1WriteRequest](), Data: typeOf[client.WriteResult]()}, s.v1Write)
+		Body: typeOf[client.V1WriteRequest](), Data: typeOf[client.WriteResult](), FailOK: true}, s.v1Write)
 	s.handle(route{Method: "POST", Path: "/v1/file/str_replace_editor", Summary: "view, create, str_replace, insert, undo_edit", Tag: "v1",
-		Body: typeOf[client.V1EditorRequest](), Data: typeOf[client.EditorResult]()}, s.v1Editor)
+		Body: typeOf[client.V1EditorRequest](), Data: typeOf[client.EditorResult](), FailOK: true}, s.v1Editor)
 	s.handle(route{Method: "POST", Path: "/v1/file/replace", Summary: "Replace every occurrence of old_str", Tag: "v1",
-		Body: typeOf[client.V1ReplaceRequest](), Data: typeOf[client.ReplaceResult]()}, s.v1Replace)
+		Body: typeOf[client.V1ReplaceRequest](), Data: typeOf[client.ReplaceResult](), FailOK: true}, s.v1Replace)
 }
 
 func (s *Server) v1Read(w http.ResponseWriter, r *http.Request) {

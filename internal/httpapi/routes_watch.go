@@ -20,28 +20,34 @@ import (
 // failures use the file error table.
 func (s *Server) watchRoutes() {
 	s.handle(route{Method: "POST", Path: "/v2/watch", Summary: "Watch a file or directory tree (shared when the config is identical)", Tag: "v2",
-		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}}, s.createWatch)
-	s.handle(route{Method: "GET", Path: "/v2/watch", Summary: "List watchers", Tag: "v2", Data: typeOf[[]client.WatcherInfo]()}, s.listWatches)
+		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}, BareErrors: true}, s.createWatch)
+	s.handle(route{Method: "GET", Path: "/v2/watch", Summary: "List watchers", Tag: "v2", Data: typeOf[[]client.WatcherInfo](), Statuses: []int{503}, BareErrors: true}, s.listWatches)
 	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v2",
-		Query: typeOf[client.PollQuery](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404}}, s.pollWatch(false))
+		Query: typeOf[client.PollQuery](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404, 503}, BareErrors: true}, s.pollWatch(false))
 	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/events", Summary: "Events as server-sent events (Last-Event-ID resumes)", Tag: "v2",
-		Raw: "text/event-stream", Statuses: []int{404}}, s.watchEvents)
+		Params: sseParams, Raw: "text/event-stream", Statuses: []int{400, 404, 503}, BareErrors: true}, s.watchEvents)
 	s.handle(route{Method: "DELETE", Path: "/v2/watch/{id}", Summary: "Release one subscriber of a watcher (the last stops it)", Tag: "v2",
-		Data: typeOf[client.WatcherStopped](), Statuses: []int{404}}, s.stopWatch)
+		Data: typeOf[client.WatcherStopped](), Statuses: []int{404, 503}, BareErrors: true}, s.stopWatch)
 	if s.opts.Surface == "v2" {
 		return
 	}
 	s.handle(route{Method: "POST", Path: "/v1/file/watch", Summary: "Watch a file or directory tree", Tag: "v1",
-		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}}, s.createWatch)
-	s.handle(route{Method: "GET", Path: "/v1/file/watch", Summary: "List watchers", Tag: "v1", Data: typeOf[[]client.WatcherInfo]()}, s.listWatches)
+		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}, BareErrors: true}, s.createWatch)
+	s.handle(route{Method: "GET", Path: "/v1/file/watch", Summary: "List watchers", Tag: "v1", Data: typeOf[[]client.WatcherInfo](), Statuses: []int{503}, BareErrors: true}, s.listWatches)
 	s.handle(route{Method: "POST", Path: "/v1/file/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v1",
-		Body: typeOf[client.PollRequest](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404}}, s.pollWatch(true))
+		Body: typeOf[client.PollRequest](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404, 503}, BareErrors: true}, s.pollWatch(true))
 	s.handle(route{Method: "GET", Path: "/v1/file/watch/{id}/events", Summary: "Events as server-sent events", Tag: "v1",
-		Raw: "text/event-stream", Statuses: []int{404}}, s.watchEvents)
+		Params: sseParams, Raw: "text/event-stream", Statuses: []int{400, 404, 503}, BareErrors: true}, s.watchEvents)
 	s.handle(route{Method: "DELETE", Path: "/v1/file/watch/{id}", Summary: "Release one subscriber of a watcher", Tag: "v1",
-		Data: typeOf[client.WatcherStopped](), Statuses: []int{404}}, s.stopWatch)
+		Data: typeOf[client.WatcherStopped](), Statuses: []int{404, 503}, BareErrors: true}, s.stopWatch)
 	s.handle(route{Method: "POST", Path: "/v1/file/watch/wait", Summary: "Wait for one event on a path (503 on timeout)", Tag: "v1",
-		Body: typeOf[client.WaitRequest](), Data: typeOf[client.WaitResult](), Statuses: []int{400, 404, 503}}, s.waitWatch)
+		Body: typeOf[client.WaitRequest](), Data: typeOf[client.WaitResult](), Statuses: []int{400, 403, 404, 503}, BareErrors: true}, s.waitWatch)
+}
+
+// sseParams are the event stream's ways to resume.
+var sseParams = []param{
+	{Name: "Last-Event-ID", In: "header", Type: "string", Description: "<watcher_id>:<seq> of the last event received: resume after it"},
+	{Name: "cursor", In: "query", Type: "integer", Description: "resume after this seq (without Last-Event-ID; default 0 replays the buffer)"},
 }
 
 // watchStatus is the status of each watch failure kind.

@@ -61,16 +61,43 @@ type Server struct {
 	docCache
 }
 
-// route is one registered endpoint and what the OpenAPI document says of it.
+// route is one registered endpoint and what the OpenAPI document says of
+// it (see Server.responses for how failures are described).
 type route struct {
 	Method, Path string
 	Summary      string
 	Tag          string
 	Query        reflect.Type // struct describing query parameters, or nil
-	Body         reflect.Type // request body, or nil
-	Data         reflect.Type // envelope data on success, or nil
-	Raw          string       // content type of a non-envelope response
-	Statuses     []int        // documented failure statuses
+	Params       []param      // parameters the Query struct does not hold
+	Body         reflect.Type // JSON request body, or nil
+	RawBody      string       // media type of a request body that is not JSON
+	// Data is the envelope's data on success, or with Raw set to
+	// application/json the whole body; nil for any.
+	Data reflect.Type
+	Raw  string // content type of a non-envelope response
+	// Statuses are the failure statuses of an operation's errors, answered
+	// in the envelope with the error as data. A route that runs an
+	// operation lists them (other statuses are its "default"); a v1 route,
+	// which answers those failures with 200 (FailOK), lists none.
+	Statuses []int
+	// FailOK: expected failures answer 200 with success:false and the
+	// error as data, as AIO's v1 does.
+	FailOK bool
+	// ErrData is a failure's data when it is not client.FileError (Agent
+	// Zero's text_editor answers its own result).
+	ErrData reflect.Type
+	// BareErrors: failures may also carry no data (data null), as AIO's
+	// watch routes answer theirs.
+	BareErrors bool
+	// Conditional: served by http.ServeContent, so Range and conditional
+	// requests add 206, 304 and 412.
+	Conditional bool
+}
+
+// param is an OpenAPI parameter outside a Query struct (a header, or a
+// query parameter that several routes share).
+type param struct {
+	Name, In, Type, Description string
 }
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
