@@ -28,7 +28,10 @@ type Option func(*Client)
 // WithAPIKey sends key as "Authorization: Bearer".
 func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 
-// WithHTTPClient uses hc instead of http.DefaultClient.
+// WithHTTPClient uses hc instead of http.DefaultClient for every call.
+// It is how to reach an HTTPS server (fsplane serve --tls-cert) whose
+// certificate the system does not trust, such as a self-signed one: give
+// hc a transport whose TLSClientConfig.RootCAs holds that certificate.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
 // New returns a client for the server at baseURL (e.g.

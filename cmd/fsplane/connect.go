@@ -49,7 +49,13 @@ This computer sets the rules and enforces them itself, whatever the hub sends:
     terminal interface and tells the hub at once; --mode read-write starts
     writable.
   - Writes are atomic and recorded for undo (--state-dir).
-  - TLS certificates are always verified; --ca-file adds a CA to the system's.
+  - TLS certificates are always verified; --ca-file adds a CA to the system's
+    (for a hub's self-signed certificate, that certificate's file).
+
+An https:// URL needs a hub that serves TLS (fsplane serve --tls-cert and
+--tls-key, or a proxy in front that terminates TLS). Use http:// only for a
+hub on loopback: elsewhere the token and the files would cross the network
+in clear text.
 
 The terminal interface shows the hub, the connection, the roots, the mode and
 a log of every operation (time, op, path, result). With --no-tui, or when
@@ -61,6 +67,7 @@ The token is the hub's --connector-token (or its API key). Prefer
 FSPLANE_CONNECTOR_TOKEN to --token: other users of this computer can see
 command-line arguments.`,
 		Example: `  FSPLANE_CONNECTOR_TOKEN=… fsplane connect https://agent.example:18091
+  FSPLANE_CONNECTOR_TOKEN=… fsplane connect https://agent.example:18091 --ca-file hub-cert.pem
   fsplane connect http://127.0.0.1:18091 --root ~/project --allow ~/notes --mode read-write`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -29,6 +29,9 @@ type hubAndHost struct {
 	c     *client.Client
 	roots map[string]string
 	hosts map[string]*connectProc
+	// connectArgs are added to every fsplane connect (--ca-file for a
+	// hub serving HTTPS).
+	connectArgs []string
 }
 
 func startHub(t *testing.T, args ...string) *hubAndHost {
@@ -62,8 +65,8 @@ func (h *hubAndHost) connect(t *testing.T, name, mode string, files map[string]s
 			t.Fatal(err)
 		}
 	}
-	p := startConnect(t, []string{"FSPLANE_CONNECTOR_TOKEN=" + hubToken}, h.hub.url, "--name", name, "--root", root,
-		"--mode", mode, "--no-tui", "--state-dir", t.TempDir())
+	args := append([]string{h.hub.url, "--name", name, "--root", root, "--mode", mode, "--no-tui", "--state-dir", t.TempDir()}, h.connectArgs...)
+	p := startConnect(t, []string{"FSPLANE_CONNECTOR_TOKEN=" + hubToken}, args...)
 	go func() { // keep its output flowing
 		for range p.lines {
 		}

@@ -165,6 +165,8 @@ var serveEnv = map[string][]string{
 	"default-user":    {"FSPLANE_DEFAULT_USER", "AIO_DEFAULT_USER"},
 	"api-surface":     {"FSPLANE_API_SURFACE"},
 	"connector-token": {"FSPLANE_CONNECTOR_TOKEN"},
+	"tls-cert":        {"FSPLANE_TLS_CERT"},
+	"tls-key":         {"FSPLANE_TLS_KEY"},
 }
 
 // TestServeHelpListsItsEnvironment: the help and the README name the

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +27,7 @@ import (
 type serveConfig struct {
 	listen, apiKey, stateDir, defaultUser, surface string
 	connectorToken                                 string
+	tlsCert, tlsKey                                string
 	allowOrigins, roots                            []string
 	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
@@ -43,12 +46,20 @@ func newServeCmd() *cobra.Command {
 	var c serveConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the AIO-compatible file API (v1 and v2) over HTTP",
-		Long: `Serve AIO Sandbox's file API (v1 and v2) and fsplane's extensions over HTTP.
+		Short: "Serve the AIO-compatible file API (v1 and v2) over HTTP or HTTPS",
+		Long: `Serve AIO Sandbox's file API (v1 and v2) and fsplane's extensions over HTTP
+or HTTPS.
 
 The server binds loopback by default. Binding another address requires an
 API key (or --insecure-no-auth). Paths are confined to the roots; use
 --root / for AIO's whole-filesystem behaviour in a sandbox image.
+
+--tls-cert and --tls-key (both, or neither) serve HTTPS instead of HTTP,
+TLS 1.2 or later, for every route: the API, /mcp and /v2/connector (wss://).
+A server reachable beyond loopback should use them, or sit behind a proxy
+that terminates TLS: the API key and the connector token travel in request
+headers, and file contents in the bodies. fsplane connect verifies the
+certificate: for a self-signed one, pass its file to connect's --ca-file.
 
 Requests from web pages (an Origin header, or Sec-Fetch-Site cross-site or
 same-site) are refused, since any page the user opens can reach a loopback
@@ -84,12 +95,16 @@ exits with 128 plus the signal's number (130, 143).`,
 	f.StringArrayVar(&c.apiHosts, "allow-host", nil, "host name requests may be addressed to without an API key, besides localhost and IP addresses (repeatable)")
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
 	f.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGINT or SIGTERM, how long requests in flight may run before their connections are closed")
+	f.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (then any intermediates) to serve HTTPS with; needs --tls-key")
+	f.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	bindEnv(f, "listen", "FSPLANE_LISTEN")
 	bindEnv(f, "root", "FSPLANE_ROOT")
 	bindEnv(f, "api-key", "FSPLANE_API_KEY", "AIO_API_KEY")
 	bindEnv(f, "default-user", "FSPLANE_DEFAULT_USER", "AIO_DEFAULT_USER")
 	bindEnv(f, "api-surface", "FSPLANE_API_SURFACE")
 	bindEnv(f, "connector-token", "FSPLANE_CONNECTOR_TOKEN")
+	bindEnv(f, "tls-cert", "FSPLANE_TLS_CERT")
+	bindEnv(f, "tls-key", "FSPLANE_TLS_KEY")
 	cmd.Long += "\n\n" + envHelp(f)
 	return cmd
 }
@@ -131,6 +146,13 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if err := checkListen(c.source("listen"), c.listen, c.apiKey, c.insecureNoAuth); err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		set, unset := c.source("tls-cert"), "--tls-key"
+		if c.tlsCert == "" {
+			set, unset = c.source("tls-key"), "--tls-cert"
+		}
+		return &exitError{code: 2, err: fmt.Errorf("%s is set without %s: pass both (the certificate and its private key) to serve HTTPS, or neither to serve HTTP", set, unset)}
+	}
 	for _, o := range c.apiOrigins {
 		if _, err := httpapi.NormalizeOrigin(o); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--allow-origin: %v", err)}
@@ -145,6 +167,18 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		var err error
 		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
 			return &exitError{code: 1, err: describe(err)}
+		}
+	}
+	var tlsConf *tls.Config
+	if c.tlsCert != "" {
+		var leaf *x509.Certificate
+		var err error
+		if tlsConf, leaf, err = serverTLS(c.source("tls-cert"), c.tlsCert, c.source("tls-key"), c.tlsKey); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		if now := time.Now(); now.After(leaf.NotAfter) || now.Before(leaf.NotBefore) {
+			log.Warn("The --tls-cert certificate is not valid now; clients will refuse it",
+				"file", c.tlsCert, "not_before", leaf.NotBefore, "not_after", leaf.NotAfter)
 		}
 	}
 	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)
@@ -182,16 +216,33 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	}
 	conns := &connTracker{}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ConnState: conns.state}
+	scheme := "http"
+	if tlsConf != nil {
+		// HTTP/1.1 only, as over plain HTTP (a non-nil TLSNextProto keeps
+		// net/http from adding h2): the hub's WebSocket upgrade needs it,
+		// and shutdown relies on a connection's close coming after its
+		// handler returned (connTracker), which HTTP/2's streams do not
+		// promise. ReadHeaderTimeout also bounds the handshake.
+		srv.TLSConfig = tlsConf
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		scheme = "https"
+	}
 	// Open MCP event streams would hold Shutdown until its timeout.
 	srv.RegisterOnShutdown(func() { _ = mcpSrv.Close() })
 	// Watchers end with the server: their long polls and event streams
 	// would otherwise keep Shutdown waiting.
 	defer eng.Close()
 	srv.RegisterOnShutdown(func() { _ = eng.Close() })
-	log.Info("Serving", "addr", "http://"+ln.Addr().String(), "roots", strings.Join(ws.Roots(), ","),
+	log.Info("Serving", "addr", scheme+"://"+ln.Addr().String(), "roots", strings.Join(ws.Roots(), ","),
 		"auth", c.apiKey != "", "hosts", token != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsConf != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the pair is in srv.TLSConfig
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return &exitError{code: 1, err: err}

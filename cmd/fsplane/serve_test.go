@@ -57,7 +57,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-var addrRE = regexp.MustCompile(`addr=(http://127\.0\.0\.1:\d+)`)
+var addrRE = regexp.MustCompile(`addr=(https?://127\.0\.0\.1:\d+)`)
 
 // startServer runs the real binary on an ephemeral loopback port (args
 // may override --listen).
