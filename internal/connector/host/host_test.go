@@ -890,6 +890,25 @@ func TestTLS(t *testing.T) {
 	})
 }
 
+// TestHTTPSToAPlainHub: an https URL for a hub without TLS stops Run with
+// what to do, instead of retrying the same handshake forever.
+func TestHTTPSToAPlainHub(t *testing.T) {
+	t.Parallel()
+	hub := hosttest.Start(t, hosttest.Options{})
+	f := start(t, hub, proto.ReadOnly, []string{t.TempDir()}, func(o *Options) {
+		o.URL = strings.Replace(hub.URL, "http://", "https://", 1)
+	})
+	select {
+	case err := <-f.done:
+		f.done <- err
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "use http://") {
+			t.Errorf("Run = %v, want ErrProtocol saying to use http:// or TLS on the hub", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run kept retrying https against a plain HTTP hub")
+	}
+}
+
 func TestHubMessagesBecomeNotices(t *testing.T) {
 	t.Parallel()
 	hub := hosttest.Start(t, hosttest.Options{})

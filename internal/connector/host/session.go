@@ -82,6 +82,12 @@ func dialError(resp *http.Response, err error) error {
 	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
 		return fmt.Errorf("%w: %v", ErrUntrusted, certReason(err))
 	}
+	// net/http reports a TLS handshake that met a plain HTTP answer with
+	// this text alone (the tls.RecordHeaderError is not kept), and a
+	// retry can only meet it again.
+	if err != nil && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return fmt.Errorf("%w: the hub answered plain HTTP to an https:// URL; use http:// for a hub without TLS (on this computer), or start the hub with --tls-cert and --tls-key", ErrProtocol)
+	}
 	if resp == nil {
 		return fmt.Errorf("cannot reach the hub: %v", err)
 	}
