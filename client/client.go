@@ -20,6 +20,7 @@ type Client struct {
 	hc     *http.Client
 	apiKey string
 	prefix string // "/v2/hosts/{host}" for a host client: /v2/fs/* routes go there
+	onHint func(route, hint string)
 }
 
 // Option configures a Client.
@@ -33,6 +34,15 @@ func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 // certificate the system does not trust, such as a self-signed one: give
 // hc a transport whose TLSClientConfig.RootCAs holds that certificate.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithHintHandler has f called with the hint of every successful call
+// that carries one: route is the method and path called ("POST
+// /v2/fs/grep"), hint what the server advises (files left out of a
+// search for their size, a file that changed since the caller's last
+// read). Failures carry theirs in *Error. f runs on the calling goroutine,
+// before the method returns; a Client used from several goroutines calls
+// it concurrently.
+func WithHintHandler(f func(route, hint string)) Option { return func(c *Client) { c.onHint = f } }
 
 // New returns a client for the server at baseURL (e.g.
 // "http://127.0.0.1:18091").
@@ -123,7 +133,11 @@ func (c *Client) call(ctx context.Context, method, path string, query, body, out
 	if err != nil {
 		return "", fmt.Errorf("client: reading %s %s: %w", method, path, err)
 	}
-	return decodeEnvelope(resp, raw, method, path, out)
+	hint, err = decodeEnvelope(resp, raw, method, path, out)
+	if err == nil && hint != "" && c.onHint != nil {
+		c.onHint(method+" "+path, hint)
+	}
+	return hint, err
 }
 
 // send sends a request to the route path, through the host's routes on a

@@ -97,6 +97,29 @@ func TestErrorKeepsHint(t *testing.T) {
 	}
 }
 
+// TestHintHandler: a successful call's hint (here grep's note that a file
+// was too big to search) reaches WithHintHandler with its route; a call
+// without a hint does not call it.
+func TestHintHandler(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, map[string]string{"big.log": strings.Repeat("line\n", 1000)}, httpapi.Options{}, ops.Options{})
+	type seen struct{ route, hint string }
+	var got []seen
+	c, err := client.New(s.url, client.WithHintHandler(func(route, hint string) { got = append(got, seen{route, hint}) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Grep(bg, client.GrepRequest{Path: "big.log", Pattern: "line", MaxFileSize: "1K"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(bg, client.StatQuery{Path: "big.log"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].route != "POST /v2/fs/grep" || !strings.Contains(got[0].hint, "max_file_size") {
+		t.Fatalf("hints seen: %+v, want one from grep about max_file_size", got)
+	}
+}
+
 func tarOf(t *testing.T, name, content string) []byte {
 	t.Helper()
 	var b bytes.Buffer
