@@ -125,8 +125,11 @@ func New(eng *ops.Engine, opts Options) *Server {
 		s.hostRoutes()
 	}
 	if opts.MCP != nil {
-		for _, m := range []string{"POST", "GET", "DELETE"} {
-			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: "application/json"},
+		// POST answers JSON (or an event stream when the client accepts
+		// one); GET is the session's event stream.
+		for _, mr := range [][2]string{{"POST", "application/json"}, {"GET", "text/event-stream"}, {"DELETE", "application/json"}} {
+			m, raw := mr[0], mr[1]
+			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: raw},
 				mcpText(opts.MCP.ServeHTTP))
 		}
 	}
