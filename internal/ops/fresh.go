@@ -2,6 +2,8 @@ package ops
 
 import (
 	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sync"
 )
@@ -11,9 +13,20 @@ import (
 // touched without changing reads as fresh, and a caller's own writes keep
 // it fresh. Callers are opaque IDs (an MCP session, a connector context);
 // the empty ID is stateless and never recorded. Safe for concurrent use.
+//
+// Memory is bounded whatever callers do: at most maxTrackedFiles files
+// per caller, maxCallers callers and maxTotalFiles files in all; past a
+// bound, what was seen least recently is forgotten (the caller least
+// recently active loses its oldest files first). Forgetting is always
+// safe: a forgotten file needs a fresh read before line edits, never a
+// silent pass. Callers come and go without saying so (a connector
+// context, a session the hub never tells a host has ended), so the bounds
+// are what keeps a long-running host from growing with every new ID.
 type Tracker struct {
-	mu     sync.Mutex
-	states map[string]*seenFiles // by caller
+	mu      sync.Mutex
+	states  map[string]*list.Element // by caller key → element of callers
+	callers list.List                // of *seenFiles; front is the least recently active
+	total   int                      // files remembered across callers
 }
 
 // maxTrackedFiles bounds the files remembered per caller; past it the file
@@ -21,10 +34,22 @@ type Tracker struct {
 // for line edits, never a silent pass).
 const maxTrackedFiles = 10_000
 
+// maxCallers and maxTotalFiles bound the tracker as a whole (a few hundred
+// bytes per file: tens of MB at most).
+const (
+	maxCallers    = 4096
+	maxTotalFiles = 100_000
+)
+
+// maxCallerKey is the longest caller ID kept as it is; a longer one is
+// remembered by its SHA-256, so an ID's length costs nothing.
+const maxCallerKey = 128
+
 // seenFiles is one caller's files, least recently seen first.
 type seenFiles struct {
-	byKey map[string]*list.Element // file key → element of order
-	order list.List                // of *seenFile; front is the oldest
+	caller string
+	byKey  map[string]*list.Element // file key → element of order
+	order  list.List                // of *seenFile; front is the oldest
 }
 
 type seenFile struct {
@@ -38,7 +63,16 @@ type seenFile struct {
 const maxEarlier = 8
 
 // NewTracker returns an empty tracker.
-func NewTracker() *Tracker { return &Tracker{states: map[string]*seenFiles{}} }
+func NewTracker() *Tracker { return &Tracker{states: map[string]*list.Element{}} }
+
+// callerKey is how caller is remembered (see maxCallerKey).
+func callerKey(caller string) string {
+	if len(caller) <= maxCallerKey {
+		return caller
+	}
+	sum := sha256.Sum256([]byte(caller))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // Saw records that caller saw version of file key.
 func (t *Tracker) Saw(caller, key, version string) {
@@ -50,13 +84,36 @@ func (t *Tracker) Saw(caller, key, version string) {
 	t.sawLocked(caller, key, version)
 }
 
+// stateLocked returns caller's files, marking the caller active; with
+// create it makes them, evicting the least recently active caller when
+// there are maxCallers already.
+func (t *Tracker) stateLocked(caller string, create bool) *seenFiles {
+	ck := callerKey(caller)
+	if el, ok := t.states[ck]; ok {
+		t.callers.MoveToBack(el)
+		return el.Value.(*seenFiles)
+	}
+	if !create {
+		return nil
+	}
+	if len(t.states) >= maxCallers {
+		t.dropLocked(t.callers.Front())
+	}
+	s := &seenFiles{caller: ck, byKey: map[string]*list.Element{}}
+	t.states[ck] = t.callers.PushBack(s)
+	return s
+}
+
+// dropLocked forgets the caller at el.
+func (t *Tracker) dropLocked(el *list.Element) {
+	s := t.callers.Remove(el).(*seenFiles)
+	delete(t.states, s.caller)
+	t.total -= len(s.byKey)
+}
+
 // sawLocked is Saw with t.mu held.
 func (t *Tracker) sawLocked(caller, key, version string) {
-	s := t.states[caller]
-	if s == nil {
-		s = &seenFiles{byKey: map[string]*list.Element{}}
-		t.states[caller] = s
-	}
+	s := t.stateLocked(caller, true)
 	if el, ok := s.byKey[key]; ok {
 		f := el.Value.(*seenFile)
 		if f.version != version {
@@ -70,10 +127,30 @@ func (t *Tracker) sawLocked(caller, key, version string) {
 		return
 	}
 	if len(s.byKey) >= maxTrackedFiles {
-		oldest := s.order.Front()
-		delete(s.byKey, s.order.Remove(oldest).(*seenFile).key)
+		t.forgetOldestLocked(s)
+	}
+	// Over the total, the least recently active callers lose their
+	// oldest files. That is never s: s is the most recently active, and
+	// one caller holds at most maxTrackedFiles < maxTotalFiles.
+	for t.total >= maxTotalFiles {
+		front := t.callers.Front()
+		if f := front.Value.(*seenFiles); f.order.Len() > 0 {
+			t.forgetOldestLocked(f)
+			if f.order.Len() > 0 {
+				continue
+			}
+		}
+		t.dropLocked(front)
 	}
 	s.byKey[key] = s.order.PushBack(&seenFile{key: key, version: version})
+	t.total++
+}
+
+// forgetOldestLocked forgets the file s saw least recently.
+func (t *Tracker) forgetOldestLocked(s *seenFiles) {
+	oldest := s.order.Front()
+	delete(s.byKey, s.order.Remove(oldest).(*seenFile).key)
+	t.total--
 }
 
 // Advance records that caller changed key from version from to version to
@@ -105,7 +182,7 @@ func (t *Tracker) Reverted(caller, key, from, to string) {
 // check and the update of Advance and Reverted happen under one lock, so
 // a concurrent Saw is not overwritten.
 func (t *Tracker) lookupLocked(caller, key string) *seenFile {
-	if s := t.states[caller]; s != nil {
+	if s := t.stateLocked(caller, false); s != nil {
 		if el, ok := s.byKey[key]; ok {
 			return el.Value.(*seenFile)
 		}
@@ -117,13 +194,14 @@ func (t *Tracker) lookupLocked(caller, key string) *seenFile {
 func (t *Tracker) Forget(caller, key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.states[caller]
+	s := t.stateLocked(caller, false)
 	if s == nil {
 		return
 	}
 	if el, ok := s.byKey[key]; ok {
 		s.order.Remove(el)
 		delete(s.byKey, key)
+		t.total--
 	}
 }
 
@@ -141,5 +219,7 @@ func (t *Tracker) Seen(caller, key string) (string, bool) {
 func (t *Tracker) DropCaller(caller string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.states, caller)
+	if el, ok := t.states[callerKey(caller)]; ok {
+		t.dropLocked(el)
+	}
 }

@@ -78,3 +78,86 @@ func TestTrackerForgetAndDrop(t *testing.T) {
 		t.Error("/b remembered after DropCaller")
 	}
 }
+
+// TestTrackerBoundsCallers: callers that come and go without saying so
+// (a new connector context per call) cost a bounded amount: past
+// maxCallers the least recently active caller is forgotten, past
+// maxTotalFiles the least recently active callers lose their oldest
+// files, and a caller ID's length costs nothing.
+func TestTrackerBoundsCallers(t *testing.T) {
+	t.Parallel()
+	t.Run("callers", func(t *testing.T) {
+		t.Parallel()
+		tr := NewTracker()
+		tr.Saw("first", "/a", "v")
+		tr.Saw("busy", "/a", "v")
+		for i := range maxCallers - 2 {
+			tr.Saw("c"+strconv.Itoa(i), "/a", "v")
+			tr.Seen("busy", "/a") // a caller that keeps reading stays
+		}
+		tr.Saw("one more", "/a", "v")
+		if _, ok := tr.Seen("first", "/a"); ok {
+			t.Error("the least recently active caller is still remembered past maxCallers")
+		}
+		for _, c := range []string{"busy", "one more", "c0"} {
+			if _, ok := tr.Seen(c, "/a"); !ok {
+				t.Errorf("caller %s forgotten", c)
+			}
+		}
+		if n := len(tr.states); n != maxCallers {
+			t.Errorf("%d callers remembered, want %d", n, maxCallers)
+		}
+	})
+	t.Run("files across callers", func(t *testing.T) {
+		t.Parallel()
+		tr := NewTracker()
+		per := maxTrackedFiles
+		callers := maxTotalFiles / per
+		for c := range callers {
+			for i := range per {
+				tr.Saw("c"+strconv.Itoa(c), "/f"+strconv.Itoa(i), "v")
+			}
+		}
+		tr.Saw("late", "/x", "v")
+		if tr.total != maxTotalFiles {
+			t.Errorf("total %d, want %d", tr.total, maxTotalFiles)
+		}
+		if _, ok := tr.Seen("c0", "/f0"); ok {
+			t.Error("the oldest file of the least recently active caller is still remembered")
+		}
+		if _, ok := tr.Seen("c0", "/f1"); !ok {
+			t.Error("more than the oldest file was forgotten")
+		}
+		if _, ok := tr.Seen("late", "/x"); !ok {
+			t.Error("the new file was not remembered")
+		}
+		count := 0
+		for el := tr.callers.Front(); el != nil; el = el.Next() {
+			count += el.Value.(*seenFiles).order.Len()
+		}
+		if count != tr.total {
+			t.Errorf("files remembered %d, total says %d", count, tr.total)
+		}
+	})
+	t.Run("long ids", func(t *testing.T) {
+		t.Parallel()
+		tr := NewTracker()
+		long := string(make([]byte, 1<<20))
+		tr.Saw(long, "/a", "v")
+		if v, ok := tr.Seen(long, "/a"); !ok || v != "v" {
+			t.Fatalf("Seen with a long caller = %q, %v", v, ok)
+		}
+		for k := range tr.states {
+			if len(k) > maxCallerKey {
+				t.Errorf("a caller key of %d bytes is kept", len(k))
+			}
+		}
+		if _, ok := tr.Seen(long[:len(long)-1], "/a"); ok {
+			t.Error("another long caller shares the first's files")
+		}
+		tr.DropCaller(long)
+		if _, ok := tr.Seen(long, "/a"); ok || tr.total != 0 {
+			t.Errorf("DropCaller of a long caller: still seen %v, total %d", ok, tr.total)
+		}
+	})
+}
