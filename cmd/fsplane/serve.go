@@ -31,7 +31,7 @@ type serveConfig struct {
 	allowOrigins, roots                            []string
 	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
-	opTimeout, grace                               time.Duration
+	opTimeout, grace, idle                         time.Duration
 	// source names where a flag's value came from, for errors (see
 	// flagSource).
 	source func(flag string) string
@@ -41,6 +41,10 @@ type serveConfig struct {
 // asked for: enough for a write or an upload under way to finish, short
 // enough that a client that stalled does not hold the stop up.
 const defaultGrace = 10 * time.Second
+
+// defaultIdle is how long a keep-alive connection may sit between
+// requests (see serve's http.Server).
+const defaultIdle = 2 * time.Minute
 
 func newServeCmd() *cobra.Command {
 	var c serveConfig
@@ -95,6 +99,7 @@ exits with 128 plus the signal's number (130, 143).`,
 	f.StringArrayVar(&c.apiHosts, "allow-host", nil, "host name requests may be addressed to without an API key, besides localhost and IP addresses (repeatable)")
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
 	f.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGINT or SIGTERM, how long requests in flight may run before their connections are closed")
+	f.DurationVar(&c.idle, "idle-timeout", defaultIdle, "close a keep-alive connection idle this long between requests (never one whose request, stream or WebSocket runs)")
 	f.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (then any intermediates) to serve HTTPS with; needs --tls-key")
 	f.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	bindEnv(f, "listen", "FSPLANE_LISTEN")
@@ -139,6 +144,9 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	}
 	if c.surface != "full" && c.surface != "v2" {
 		return &exitError{code: 2, err: fmt.Errorf("%s %q: use full or v2", c.source("api-surface"), c.surface)}
+	}
+	if c.idle <= 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--idle-timeout %s: must be positive", c.idle)}
 	}
 	if c.grace < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--shutdown-grace %s: must not be negative", c.grace)}
@@ -215,7 +223,12 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		return &exitError{code: 1, err: err}
 	}
 	conns := &connTracker{}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ConnState: conns.state}
+	// IdleTimeout closes keep-alive connections that sit between requests
+	// (it never applies while a request, an event stream, a long poll or
+	// a hijacked WebSocket runs): without it every client that keeps
+	// connections open holds a descriptor forever, and past the process's
+	// limit accept fails for everyone.
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.idle, ConnState: conns.state}
 	scheme := "http"
 	if tlsConf != nil {
 		// HTTP/1.1 only, as over plain HTTP (a non-nil TLSNextProto keeps

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/testenv"
 )
 
@@ -311,5 +312,63 @@ func TestServeSecondSignalForcesExit(t *testing.T) {
 				t.Errorf("part files left in the root: %v", p)
 			}
 		})
+	}
+}
+
+// TestServeClosesIdleConnections: a keep-alive connection left idle
+// between requests is closed after --idle-timeout, while a long poll on
+// another connection, idle as long but inside a request, is not.
+func TestServeClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir, "--root", dir, "--idle-timeout", "300ms")
+	host := strings.TrimPrefix(s.url, "http://")
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	idle, idleR := dial()
+	fmt.Fprintf(idle, "GET /v2/fs/read?path=a.txt HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	resp, err := http.ReadResponse(idleR, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first request: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	w, err := client.New(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, err := w.CreateWatch(context.Background(), client.CreateWatchRequest{Path: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := w.PollWatch(context.Background(), watch.WatcherID, client.PollQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := 1.5
+	polled := make(chan error, 1)
+	go func() {
+		_, err := w.PollWatch(context.Background(), watch.WatcherID, client.PollQuery{Cursor: &first.Cursor, Timeout: &wait})
+		polled <- err
+	}()
+
+	// The idle connection is closed by the server: a read ends with EOF
+	// (the test's own deadline only guards against a hang).
+	idle.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := idleR.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("idle connection: read %v, want EOF from the server closing it", err)
+	}
+	if err := <-polled; err != nil {
+		t.Errorf("a long poll longer than the idle timeout failed: %v", err)
 	}
 }
