@@ -132,3 +132,46 @@ func TestCloseEndsHTTPStreams(t *testing.T) {
 	}
 	hs.Close()
 }
+
+// TestHTTPSessionLimit: past MaxSessions a new session closes the one
+// least recently used; the others, and the new one, work on.
+func TestHTTPSessionLimit(t *testing.T) {
+	t.Parallel()
+	_, eng := newEngine(t, map[string]string{"f.txt": "one\n"}, ops.Options{})
+	srv := New(eng, Options{Version: "test"})
+	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 3}))
+	t.Cleanup(hs.Close)
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "limit-test", Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	read := args("path", "f.txt")
+	a, b, c := connect(), connect(), connect()
+	for _, s := range []*mcp.ClientSession{b, a, c} { // b is now the least recently used
+		if r := callOn(t, s, "read", read); r.err {
+			t.Fatal(r.text)
+		}
+	}
+	d := connect()
+	for name, s := range map[string]*mcp.ClientSession{"a": a, "c": c, "d": d} {
+		if r := callOn(t, s, "read", read); r.err {
+			t.Errorf("session %s after the limit: %s", name, r.text)
+		}
+	}
+	if _, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "read", Arguments: read}); err == nil {
+		t.Error("the least recently used session still answers past the limit")
+	}
+	n := 0
+	for range srv.mcp.Sessions() {
+		n++
+	}
+	if n != 3 {
+		t.Errorf("%d sessions open, want 3", n)
+	}
+}

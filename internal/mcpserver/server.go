@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -135,7 +136,16 @@ type HTTPOptions struct {
 	// SessionTimeout closes sessions idle for this long (and forgets their
 	// read state); 0 means 30 minutes, negative means never.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions open at once; 0 means 1024. A new
+	// session past it closes the one least recently used, so clients
+	// that open sessions and walk away cost a bounded amount, and never
+	// lock out the next client.
+	MaxSessions int
 }
+
+// defaultMaxSessions is HTTPOptions.MaxSessions' default: each session
+// holds two goroutines and its read state (tens of KB).
+const defaultMaxSessions = 1024
 
 // HTTPHandler serves MCP's streamable HTTP transport (stateful: each
 // session has an Mcp-Session-Id, which is its freshness caller). Mount it
@@ -150,8 +160,67 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	case timeout < 0:
 		timeout = 0
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.opts.Logger})
+	max := opts.MaxSessions
+	if max <= 0 {
+		max = defaultMaxSessions
+	}
+	lim := &sessionLimit{srv: s, max: max, used: map[string]time.Time{}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if id == "" && r.Method == http.MethodPost {
+			lim.makeRoom()
+		}
+		h.ServeHTTP(w, r)
+		if id == "" {
+			id = w.Header().Get("Mcp-Session-Id") // a session just made
+		}
+		if id != "" {
+			lim.touch(id)
+		}
+	})
+}
+
+// sessionLimit keeps the streamable HTTP sessions under max by closing
+// the least recently used when a new one starts.
+type sessionLimit struct {
+	srv  *Server
+	max  int
+	mu   sync.Mutex
+	used map[string]time.Time // session ID → when a request last named it
+}
+
+func (l *sessionLimit) touch(id string) {
+	l.mu.Lock()
+	l.used[id] = time.Now()
+	l.mu.Unlock()
+}
+
+// makeRoom closes the least recently used sessions until a new one fits,
+// and forgets the times of sessions that have ended.
+func (l *sessionLimit) makeRoom() {
+	var open []*mcp.ServerSession
+	for ss := range l.srv.mcp.Sessions() {
+		if ss.ID() != "" { // stdio and in-memory sessions are not this handler's
+			open = append(open, ss)
+		}
+	}
+	l.mu.Lock()
+	live := make(map[string]time.Time, len(open))
+	for _, ss := range open {
+		live[ss.ID()] = l.used[ss.ID()] // zero when never touched: oldest
+	}
+	l.used = live
+	l.mu.Unlock()
+	if len(open) < l.max {
+		return
+	}
+	slices.SortFunc(open, func(a, b *mcp.ServerSession) int { return live[a.ID()].Compare(live[b.ID()]) })
+	for _, ss := range open[:len(open)-l.max+1] {
+		l.srv.log.Info("MCP session closed to make room for a new one", "max_sessions", l.max, "idle", time.Since(live[ss.ID()]).Round(time.Second))
+		_ = ss.Close()
+	}
 }
 
 // NewHTTPHandler is New(eng, opts).HTTPHandler(HTTPOptions{}): the /mcp
