@@ -61,7 +61,8 @@ type WatcherInfo struct {
 	WatcherID       string  `json:"watcher_id"`
 	Path            string  `json:"path"`
 	Recursive       bool    `json:"recursive"`
-	Status          string  `json:"status"`
+	Status          string  `json:"status" jsonschema:"active, or stopped (listed until its last events are read, for at most 5 minutes)"`
+	StopReason      string  `json:"stop_reason,omitempty" jsonschema:"why a stopped watcher stopped (fsplane; not in AIO)"`
 	SubscriberCount int     `json:"subscriber_count"`
 	EventCount      int64   `json:"event_count"`
 	LatestSeq       int64   `json:"latest_seq"`

@@ -101,7 +101,7 @@ func (s *Server) createWatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func watcherInfo(i watch.Info) client.WatcherInfo {
-	return client.WatcherInfo{WatcherID: i.ID, Path: i.Path, Recursive: i.Recursive, Status: i.Status,
+	return client.WatcherInfo{WatcherID: i.ID, Path: i.Path, Recursive: i.Recursive, Status: i.Status, StopReason: i.StopReason,
 		SubscriberCount: i.Subscribers, EventCount: i.EventCount, LatestSeq: i.LatestSeq, CreatedAt: epoch(i.Created)}
 }
 
@@ -242,7 +242,9 @@ const sseKeepalive = 15 * time.Second
 // and overflow when events were dropped. Last-Event-ID (or ?cursor=)
 // resumes after that event (one of another watcher replays, as it does
 // not number this one's events); without either the stream replays the
-// watcher's buffer from the start. The stream ends when the watcher stops.
+// watcher's buffer from the start. The stream ends when the watcher stops,
+// with watch_stopped and the reason. An open stream keeps the watcher
+// from expiring (watch.Options.IdleTimeout).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	wt, err := s.eng.Watcher(id)
@@ -310,7 +312,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		if len(res.Events) == 0 && !res.Overflow {
 			if wt.Stopped() {
-				send("watch_stopped", "", map[string]any{"watcher_id": id})
+				send("watch_stopped", "", map[string]any{"watcher_id": id, "reason": wt.StopReason()})
 				return
 			}
 			if _, err := w.Write([]byte(": keepalive\n\n")); err != nil || rc.Flush() != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -324,3 +325,97 @@ const (
 )
 
 var _ = fmt.Sprint
+
+// testClock is a watch registry clock (watch.Options.Now) moved by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// TestWatchStoppedFreeSlots: watchers whose directories were removed no
+// longer answer 429 to new ones; each stays listed with its reason and
+// pollable until its last events are read, then answers 404 saying why.
+func TestWatchStoppedFreeSlots(t *testing.T) {
+	t.Parallel()
+	e := newXEnv(t, ops.Options{Watch: watch.Options{MaxWatchers: 2}})
+	var ids []string
+	for _, d := range []string{"tree/a", "tree/b", "spare"} {
+		os.MkdirAll(e.path(d), 0o755)
+	}
+	for _, d := range []string{"tree/a", "tree/b"} {
+		created, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: d, Debounce: client.Int(50)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, created.WatcherID)
+	}
+	_, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: "spare"})
+	wantErr(t, err, 429, "")
+	if err := os.RemoveAll(e.path("tree")); err != nil {
+		t.Fatal(err)
+	}
+	var list []client.WatcherInfo
+	deadline := time.Now().Add(watchBound)
+	for stopped := 0; stopped < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("watchers of removed directories: %+v", list)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if list, err = e.c.Watches(bg); err != nil {
+			t.Fatal(err)
+		}
+		stopped = 0
+		for _, w := range list {
+			if w.Status == "stopped" && strings.Contains(w.StopReason, "was removed or moved away") {
+				stopped++
+			}
+		}
+	}
+	res, err := e.c.PollWatch(bg, ids[0], client.PollQuery{})
+	if err != nil || len(res.Events) != 1 || res.Events[0].Type != "remove" || deref(res.Events[0].RelativePath) != "." {
+		t.Fatalf("last events of a stopped watcher: %+v %v", res, err)
+	}
+	_, err = e.c.PollWatch(bg, ids[0], client.PollQuery{Cursor: &res.Cursor})
+	if ce := wantErr(t, err, 404, ""); !strings.Contains(ce.Message, "removed") || !strings.Contains(ce.Message, "read") {
+		t.Errorf("404 after its last events were read: %q", ce.Message)
+	}
+	if _, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: "spare"}); err != nil {
+		t.Fatalf("with both watchers stopped: %v", err)
+	}
+}
+
+// TestWatchIdleExpiry: a watcher nobody polls for IdleTimeout answers
+// 404 saying it expired.
+func TestWatchIdleExpiry(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{t: time.Unix(1_700_000_000, 0)}
+	e := newXEnv(t, ops.Options{Watch: watch.Options{IdleTimeout: time.Minute, Now: clock.Now}})
+	created, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(59 * time.Second)
+	if _, err := e.c.PollWatch(bg, created.WatcherID, client.PollQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	_, err = e.c.PollWatch(bg, created.WatcherID, client.PollQuery{})
+	if ce := wantErr(t, err, 404, ""); !strings.Contains(ce.Message, "expired") || !strings.Contains(ce.Message, "polled") {
+		t.Errorf("404 message %q", ce.Message)
+	}
+	if list, err := e.c.Watches(bg); err != nil || len(list) != 0 {
+		t.Errorf("list: %+v %v", list, err)
+	}
+}

@@ -17,6 +17,18 @@ const (
 	DefaultMaxWatchers = 128
 )
 
+// fsplane's bounds on a watcher's life, which AIO does not state.
+const (
+	// DefaultIdleTimeout expires a watcher nobody polls. AIO clients
+	// poll every few seconds, or hold a long poll (at most 60 s) or an
+	// event stream open; ten minutes without any read is a client that
+	// went away.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultStoppedGrace is how long a stopped watcher stays readable
+	// when its client does not read it to its end first.
+	DefaultStoppedGrace = 5 * time.Minute
+)
+
 // DefaultExclude is the exclude list of a watcher created without one.
 var DefaultExclude = []string{".git", "node_modules", "__pycache__", ".venv", "*.pyc", "*.pyo", ".DS_Store", "*.swp", "*.swo"}
 

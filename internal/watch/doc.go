@@ -63,11 +63,32 @@
 // Wait waits for an event on one exact path, a directory's too (not on
 // the entries of a directory).
 //
-// Limits: at most MaxWatchers distinct watchers (a watcher created again
-// with an identical config is shared and gains a subscriber), and the
-// inotify watches of this process stay under 95% of
+// Each ring grows as events arrive, doubling up to RingSize entries, so
+// an idle watcher holds no ring; its numbering, wrap and overflow are
+// those of a ring allocated whole.
+//
+// Limits: at most MaxWatchers distinct active watchers (a watcher
+// created again with an identical config is shared and gains a
+// subscriber), and the inotify watches of this process stay under 95% of
 // fs.inotify.max_user_watches: a watcher that would need more fails at
 // creation with a message that says how to proceed.
+//
+// Lifetimes. A watcher whose last subscriber releases it is dropped at
+// once. One that stops by itself (its directory went) no longer counts
+// against MaxWatchers but stays listed, as stopped with its reason, and
+// readable, so that its client gets its last events and learns why it
+// stopped. It is dropped when the first of these comes: a poll reads it
+// to its end (when it has one subscriber: of several, the registry cannot
+// tell which has read, so they get the grace period), StoppedGrace
+// (default 5 minutes) passes since it stopped, or a new watcher needs
+// room, stopped watchers then going oldest stop first so that no more
+// than MaxWatchers watchers, stopped or not, hold events. An active
+// watcher that nobody polls for IdleTimeout (default 10 minutes), with no
+// poll in progress (a long poll, an event stream), expires: it stops and
+// is dropped, bounding what a client that went away holds. Looking a
+// watcher up to poll it, or sharing it, counts as a read; listing does
+// not. The id of a dropped watcher answers NotFound with the reason (the
+// last 1024 are remembered).
 //
 // The daemon's own writes go through the file system like anyone else's,
 // so watchers see them too. The package works on Linux; elsewhere

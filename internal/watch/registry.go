@@ -19,10 +19,22 @@ import (
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
-// Options configure a Registry; zero fields take AIO's values.
+// Options configure a Registry; zero fields take AIO's values (or, for
+// what AIO does not bound, fsplane's defaults).
 type Options struct {
-	MaxWatchers int // distinct watchers; default 128
+	MaxWatchers int // distinct active watchers; default 128
 	RingSize    int // events kept per watcher; default 10,000
+	// IdleTimeout expires a watcher no client has polled for this long
+	// while no poll is in progress (a long poll or an event stream keeps
+	// it alive); default DefaultIdleTimeout. It bounds what a client that
+	// created a watcher and went away holds.
+	IdleTimeout time.Duration
+	// StoppedGrace is how long a stopped watcher stays readable, for its
+	// client to read its last events and learn why it stopped, unless
+	// read to its end first; default DefaultStoppedGrace.
+	StoppedGrace time.Duration
+	// Now is the clock of the two above (tests); nil is time.Now.
+	Now func() time.Time
 	// MaxUserWatches overrides fs.inotify.max_user_watches (tests).
 	MaxUserWatches int
 	Logger         *slog.Logger
@@ -61,6 +73,23 @@ type Registry struct {
 	moveGrace time.Duration
 	closed    bool
 	done      chan struct{} // closed when the reader exits
+	quit      chan struct{} // closed by Close to stop the janitor
+	swept     chan struct{} // closed when the janitor exits
+	// ended holds why the last maxEnded watchers dropped went (see
+	// removeLocked): their ids answer NotFound with that.
+	ended      map[string]string
+	endedOrder []string // oldest first
+}
+
+// maxEnded bounds the ids of gone watchers kept to explain a NotFound.
+const maxEnded = 1024
+
+// now reads the registry's clock.
+func (r *Registry) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
 }
 
 // errNoProcFD: /proc/self/fd does not lead to this process's
@@ -101,12 +130,18 @@ func NewRegistry(opts Options) *Registry {
 	if opts.RingSize <= 0 {
 		opts.RingSize = DefaultRingSize
 	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.StoppedGrace <= 0 {
+		opts.StoppedGrace = DefaultStoppedGrace
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Registry{opts: opts, log: log.With("component", "watch"), watchers: map[string]*Watcher{}, byKey: map[string]*Watcher{},
-		dirs: map[int32]*dirWatch{}, byPath: map[string]*dirWatch{}, moves: map[uint32]*move{}}
+		dirs: map[int32]*dirWatch{}, byPath: map[string]*dirWatch{}, moves: map[uint32]*move{}, ended: map[string]string{}}
 }
 
 // Created is what Create reports besides the watcher.
@@ -118,10 +153,11 @@ type Created struct {
 	InitialCursor int64
 }
 
-// Create starts a watcher for cfg, or, when one with an identical config
-// exists, adds a subscriber to it (Reused). Errors (*Error): Invalid for
-// a bad config, NotFound when the path does not exist, Limit when
-// MaxWatchers watchers exist, Unavailable when inotify is missing, /proc
+// Create starts a watcher for cfg, or, when one with an identical active
+// config exists, adds a subscriber to it (Reused). Errors (*Error):
+// Invalid for a bad config, NotFound when the path does not exist, Limit
+// when MaxWatchers watchers are active (stopped ones make room, oldest
+// stop first), Unavailable when inotify is missing, /proc
 // is not mounted (see the package doc) or the tree needs more watches
 // than the kernel allows. A path that exists but cannot be examined is
 // an *fserr.Error (permission_denied, invalid_path for a link loop,
@@ -167,11 +203,13 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	}
 	key := cfg.key()
 	if !hidden {
+		r.sweepLocked(r.now())
 		if w := r.byKey[key]; w != nil && !w.Stopped() {
 			w.subscribers++
+			w.touch() // its new subscriber has yet to poll
 			return w, Created{Reused: true, InitialCursor: w.LatestSeq()}, nil
 		}
-		if len(r.watchers)-r.hidden >= r.opts.MaxWatchers {
+		if !r.makeRoomLocked() {
 			return nil, Created{}, &Error{Kind: Limit, Message: fmt.Sprintf("Watcher limit reached: %d watchers are active; stop one (DELETE /v2/watch/{id}) or reuse one with an identical config", r.opts.MaxWatchers)}
 		}
 	} else if r.hidden >= r.opts.MaxWatchers {
@@ -306,6 +344,8 @@ func (r *Registry) startLocked() error {
 	r.budget = max - max/20
 	r.in, r.done = in, make(chan struct{})
 	go r.read(in, r.done)
+	r.quit, r.swept = make(chan struct{}), make(chan struct{})
+	go r.janitor(r.quit, r.swept)
 	return nil
 }
 
@@ -316,24 +356,33 @@ func (r *Registry) rootWatchedLocked(w *Watcher) bool {
 	return ok
 }
 
-// Get returns the watcher with this id (listed or not).
+// Get returns the listed watcher with this id, for a poll: it counts as
+// one (see Options.IdleTimeout).
 func (r *Registry) Get(id string) (*Watcher, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sweepLocked(r.now())
 	if w := r.watchers[id]; w != nil && !w.hidden {
+		w.touch()
 		return w, nil
 	}
-	return nil, unknown(id)
+	return nil, r.unknownLocked(id)
 }
 
-func unknown(id string) *Error {
+// unknownLocked is the NotFound error for id: why it went when the
+// registry still knows.
+func (r *Registry) unknownLocked(id string) *Error {
+	if why, ok := r.ended[id]; ok {
+		return &Error{Kind: NotFound, Message: why}
+	}
 	return &Error{Kind: NotFound, Message: fmt.Sprintf("watcher %s not found; list watchers with GET /v2/watch", id)}
 }
 
-// List describes the watchers, oldest first.
+// List describes the watchers, active and stopped, oldest first.
 func (r *Registry) List() []Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sweepLocked(r.now())
 	out := []Info{}
 	for _, w := range r.watchers {
 		if !w.hidden {
@@ -349,9 +398,10 @@ func (r *Registry) List() []Info {
 func (r *Registry) Release(id string) (Info, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sweepLocked(r.now())
 	w := r.watchers[id]
 	if w == nil || w.hidden {
-		return Info{}, unknown(id)
+		return Info{}, r.unknownLocked(id)
 	}
 	r.releaseLocked(w)
 	return w.info(), nil
@@ -361,14 +411,133 @@ func (r *Registry) releaseLocked(w *Watcher) {
 	if w.subscribers--; w.subscribers > 0 {
 		return
 	}
-	r.dropWatcherLocked(w)
+	r.removeLocked(w, "released by its last subscriber (DELETE)",
+		fmt.Sprintf("watcher %s was stopped: its last subscriber released it (DELETE); create a new one to watch again", w.id))
+}
+
+// removeLocked stops w, unless stopped already, for reason, and forgets
+// it; its id answers NotFound with why from then on.
+func (r *Registry) removeLocked(w *Watcher, reason, why string) {
+	if !r.closed {
+		// After Close the inotify descriptor is closed, and its number
+		// may belong to another file by now.
+		r.dropWatcherLocked(w)
+	}
+	w.stop(false, reason)
+	if r.watchers[w.id] != w {
+		return // a failed create, or removed already
+	}
 	delete(r.watchers, w.id)
 	if w.hidden {
 		r.hidden--
-	} else if r.byKey[w.cfg.key()] == w {
+		return
+	}
+	if r.byKey[w.cfg.key()] == w {
 		delete(r.byKey, w.cfg.key())
 	}
-	w.stop(false)
+	r.ended[w.id] = why
+	r.endedOrder = append(r.endedOrder, w.id)
+	if len(r.endedOrder) > maxEnded {
+		delete(r.ended, r.endedOrder[0])
+		r.endedOrder = slices.Delete(r.endedOrder, 0, 1)
+	}
+}
+
+// stoppedWhy is how a NotFound explains a stopped watcher dropped for
+// the reason given.
+func stoppedWhy(w *Watcher, dropped string) string {
+	w.mu.Lock()
+	reason := w.reason
+	w.mu.Unlock()
+	return fmt.Sprintf("watcher %s stopped (%s) and was dropped: %s; create a new watcher to watch again", w.id, reason, dropped)
+}
+
+// sweepLocked drops the watchers whose time is up (see the package doc):
+// a stopped one StoppedGrace after it stopped, an active one nobody
+// polled for IdleTimeout.
+func (r *Registry) sweepLocked(now time.Time) {
+	if r.closed {
+		return
+	}
+	for _, w := range r.watchers {
+		if w.hidden {
+			continue
+		}
+		w.mu.Lock()
+		stopped, stoppedAt, idle := w.stopped, w.stoppedAt, w.readers == 0 && now.Sub(w.lastRead) >= r.opts.IdleTimeout
+		w.mu.Unlock()
+		switch {
+		case stopped && now.Sub(stoppedAt) >= r.opts.StoppedGrace:
+			r.removeLocked(w, "", stoppedWhy(w, fmt.Sprintf("stopped watchers are kept %v for their last events to be read", r.opts.StoppedGrace)))
+		case !stopped && idle:
+			r.removeLocked(w, fmt.Sprintf("expired: not polled for %v", r.opts.IdleTimeout),
+				fmt.Sprintf("watcher %s expired: nobody polled it for %v (watchers not polled for that long are stopped); create it again and poll it (or keep an event stream open)", w.id, r.opts.IdleTimeout))
+		}
+	}
+}
+
+// makeRoomLocked reports whether a new watcher may start: fewer than
+// MaxWatchers are active. It first drops stopped watchers, the oldest
+// stop first, until the watchers kept, stopped ones included, number
+// fewer than MaxWatchers, so that what they hold stays within the bound
+// it always had.
+func (r *Registry) makeRoomLocked() bool {
+	var stopped []*Watcher
+	kept := 0
+	for _, w := range r.watchers {
+		if w.hidden {
+			continue
+		}
+		kept++
+		if w.Stopped() {
+			stopped = append(stopped, w)
+		}
+	}
+	if kept-len(stopped) >= r.opts.MaxWatchers {
+		return false
+	}
+	slices.SortFunc(stopped, func(a, b *Watcher) int { return a.stoppedTime().Compare(b.stoppedTime()) })
+	for _, w := range stopped {
+		if kept < r.opts.MaxWatchers {
+			break
+		}
+		r.removeLocked(w, "", stoppedWhy(w, "its slot went to a new watcher"))
+		kept--
+	}
+	return true
+}
+
+// readThrough is told by a poll that read the stopped watcher w to its
+// end: w is dropped, as its client has all it will ever get, unless
+// other subscribers share it (the registry cannot tell which of them
+// read; they have StoppedGrace).
+func (r *Registry) readThrough(w *Watcher) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.watchers[w.id] != w || w.subscribers > 1 {
+		return
+	}
+	r.removeLocked(w, "", stoppedWhy(w, "its last events were read"))
+}
+
+// janitor sweeps now and then, so that what nobody asks about (a
+// registry whose clients all left) is dropped too; every call that
+// looks watchers up sweeps first anyway.
+func (r *Registry) janitor(quit, swept chan struct{}) {
+	defer close(swept)
+	every := min(r.opts.IdleTimeout, r.opts.StoppedGrace) / 4
+	t := time.NewTicker(min(max(every, time.Second), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.sweepLocked(r.now())
+			r.mu.Unlock()
+		}
+	}
 }
 
 // dropWatcherLocked releases the watcher's directory watches.
@@ -386,7 +555,11 @@ func (r *Registry) rootGoneLocked(w *Watcher, report bool, now time.Time) {
 		w.enqueue(rawEvent{typ: Remove, path: w.root, isDir: true, at: now}, ".")
 	}
 	r.dropWatcherLocked(w)
-	w.stop(true)
+	what := "its directory"
+	if w.file {
+		what = "the directory of the watched file"
+	}
+	w.stop(true, fmt.Sprintf("%s %s was removed or moved away", what, w.shown))
 }
 
 func (r *Registry) unsubscribeLocked(dw *dirWatch, w *Watcher) {
@@ -416,15 +589,17 @@ func (r *Registry) Close() error {
 	}
 	r.closed = true
 	for _, w := range r.watchers {
-		w.stop(false)
+		w.stop(false, "the watch service shut down")
 	}
-	in, done := r.in, r.done
+	in, done, quit, swept := r.in, r.done, r.quit, r.swept
 	r.mu.Unlock()
 	if in == nil {
 		return nil
 	}
+	close(quit)
 	err := in.close()
 	<-done
+	<-swept
 	return err
 }
 

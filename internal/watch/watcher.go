@@ -45,6 +45,7 @@ type Info struct {
 	Path        string
 	Recursive   bool
 	Status      string // "active" or "stopped"
+	StopReason  string // why a stopped watcher stopped ("" while active)
 	Subscribers int
 	EventCount  int64 // events emitted since creation
 	LatestSeq   int64
@@ -88,9 +89,12 @@ type Watcher struct {
 	dirs        map[*dirWatch]struct{}
 	subscribers int
 
-	mu       sync.Mutex
-	ring     []Event // circular
-	start    int     // index of the oldest entry
+	mu sync.Mutex
+	// ring is circular and grows as entries arrive (see growRingLocked),
+	// up to ringMax entries: an idle watcher holds no ring at all.
+	ring     []Event
+	ringMax  int // the registry's RingSize
+	start    int // index of the oldest entry
 	count    int
 	seq      int64
 	emitted  int64
@@ -100,14 +104,24 @@ type Watcher struct {
 	notify   chan struct{} // closed and replaced when entries arrive
 	stopped  bool
 	gone     bool // stopped because its directory was removed or moved away
+	// stoppedAt is when it stopped, by the registry's clock: a stopped
+	// watcher stays readable for Options.StoppedGrace from then.
+	stoppedAt time.Time
+	reason    string // why it stopped (Info.StopReason)
+	// lastRead is when a client last polled it (or created it, or shared
+	// it), by the registry's clock, and readers counts the polls in
+	// progress (long polls, event streams): a watcher with no reader and
+	// no read for Options.IdleTimeout expires.
+	lastRead time.Time
+	readers  int
 }
 
 // newWatcher returns a watcher for cfg; root names the directory it
 // watches (cfg.Path, or its parent for a file).
 func newWatcher(reg *Registry, id string, cfg Config, file, hidden bool, root string) *Watcher {
 	w := &Watcher{id: id, cfg: cfg, root: root, shown: cfg.Path, file: file, hidden: hidden, created: time.Now(), reg: reg,
-		dirs: map[*dirWatch]struct{}{}, subscribers: 1, ring: make([]Event, reg.opts.RingSize),
-		lastPath: map[string]*pending{}, notify: make(chan struct{})}
+		dirs: map[*dirWatch]struct{}{}, subscribers: 1, ringMax: reg.opts.RingSize,
+		lastPath: map[string]*pending{}, notify: make(chan struct{}), lastRead: reg.now()}
 	if file {
 		w.shown = path.Dir(cfg.Path)
 		w.target = path.Join(root, path.Base(cfg.Path))
@@ -212,7 +226,7 @@ func (w *Watcher) enqueue(ev rawEvent, rel string) {
 		// there (a new file) does not fold into what came before.
 		delete(w.lastPath, ev.oldPath)
 	}
-	if len(w.queue) > len(w.ring) {
+	if len(w.queue) > w.ringMax {
 		// A burst larger than the ring: emit the oldest now rather than
 		// hold more than the ring could keep anyway.
 		w.flushLocked(time.Now(), true)
@@ -248,7 +262,7 @@ func (w *Watcher) flushLocked(now time.Time, force bool) {
 	n := 0
 	for n < len(w.queue) {
 		p := w.queue[n]
-		overfull := force && len(w.queue)-n > len(w.ring)
+		overfull := force && len(w.queue)-n > w.ringMax
 		if !overfull && p.at.Add(w.cfg.Debounce).After(now) {
 			break
 		}
@@ -287,6 +301,9 @@ func (w *Watcher) appendLocked(ev Event) {
 	if ev.Type != overflow {
 		w.emitted++
 	}
+	if w.count == len(w.ring) && len(w.ring) < w.ringMax {
+		w.growRingLocked()
+	}
 	if w.count < len(w.ring) {
 		w.ring[(w.start+w.count)%len(w.ring)] = ev
 		w.count++
@@ -294,6 +311,20 @@ func (w *Watcher) appendLocked(ev Event) {
 	}
 	w.ring[w.start] = ev
 	w.start = (w.start + 1) % len(w.ring)
+}
+
+// ringMin is the size of a ring's first allocation.
+const ringMin = 16
+
+// growRingLocked replaces the full ring with one twice its size (at least
+// ringMin, at most ringMax entries), oldest entry first. Doubling keeps
+// the copying amortised to one per entry; the ring never shrinks, so a
+// watcher that once held ringMax entries keeps that memory.
+func (w *Watcher) growRingLocked() {
+	ring := make([]Event, min(w.ringMax, max(ringMin, 2*len(w.ring))))
+	n := copy(ring, w.ring[w.start:])
+	copy(ring[n:], w.ring[:w.start])
+	w.ring, w.start = ring, 0
 }
 
 func (w *Watcher) broadcastLocked() {
@@ -326,14 +357,15 @@ func (w *Watcher) flushAllLocked() {
 }
 
 // stop ends the watcher: queued events are emitted, waiters wake up.
-// gone records that its directory was removed or moved away.
-func (w *Watcher) stop(gone bool) {
+// gone records that its directory was removed or moved away; reason says
+// why it stopped, for its clients.
+func (w *Watcher) stop(gone bool, reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return
 	}
-	w.gone = gone
+	w.gone, w.reason, w.stoppedAt = gone, reason, w.reg.now()
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
@@ -341,6 +373,27 @@ func (w *Watcher) stop(gone bool) {
 	w.flushAllLocked()
 	w.stopped = true
 	w.broadcastLocked()
+}
+
+// touch records a read now (see Options.IdleTimeout).
+func (w *Watcher) touch() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lastRead = w.reg.now()
+}
+
+// stoppedTime is when the watcher stopped (zero while active).
+func (w *Watcher) stoppedTime() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stoppedAt
+}
+
+// StopReason says why the watcher stopped ("" while it runs).
+func (w *Watcher) StopReason() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason
 }
 
 // Stopped reports whether the watcher was stopped (released, its root
@@ -389,6 +442,10 @@ func (w *Watcher) collectLocked(cursor int64, limit int) PollResult {
 // event (or an overflow) to return, the timeout passes, the watcher
 // stops or ctx ends; a zero timeout returns at once. cursor 0 replays
 // the ring.
+//
+// A poll is what keeps a watcher from expiring (Options.IdleTimeout):
+// none expires while a poll is in progress. A poll that reads a stopped
+// watcher to its end lets the registry drop it (see Registry).
 func (w *Watcher) Poll(ctx context.Context, cursor int64, limit int, timeout time.Duration) PollResult {
 	if limit <= 0 {
 		limit = 1
@@ -399,10 +456,26 @@ func (w *Watcher) Poll(ctx context.Context, cursor int64, limit int, timeout tim
 		defer t.Stop()
 		deadline = t.C
 	}
+	w.mu.Lock()
+	w.readers++
+	w.lastRead = w.reg.now()
+	w.mu.Unlock()
+	readAll := false
+	defer func() {
+		w.mu.Lock()
+		w.readers--
+		w.lastRead = w.reg.now()
+		w.mu.Unlock()
+		if readAll && !w.hidden {
+			w.reg.readThrough(w)
+		}
+	}()
 	for {
 		w.mu.Lock()
 		res := w.collectLocked(cursor, limit)
 		ch, stopped := w.notify, w.stopped
+		// Nothing is added once stopped: this poll saw the last entry.
+		readAll = stopped && res.Cursor >= w.seq
 		w.mu.Unlock()
 		if len(res.Events) > 0 || res.Overflow || timeout <= 0 || stopped {
 			return res
@@ -425,6 +498,6 @@ func (w *Watcher) info() Info {
 	if w.stopped {
 		status = "stopped"
 	}
-	return Info{ID: w.id, Path: w.cfg.Path, Recursive: w.cfg.Recursive && !w.file, Status: status,
+	return Info{ID: w.id, Path: w.cfg.Path, Recursive: w.cfg.Recursive && !w.file, Status: status, StopReason: w.reason,
 		Subscribers: w.subscribers, EventCount: w.emitted, LatestSeq: w.seq, Created: w.created}
 }
