@@ -538,8 +538,8 @@ func TestCommitRollback(t *testing.T) {
 			}
 			assertNoStrays(t, root)
 			assertNoManifests(t, w)
-			if j := w.journal; len(j.entries) != 0 {
-				t.Errorf("undo recorded for a failed commit: %d entries", len(j.entries))
+			if j := w.journal; j.len() != 0 {
+				t.Errorf("undo recorded for a failed commit: %d entries", j.len())
 			}
 		})
 	}

@@ -43,6 +43,10 @@ func TestMain(m *testing.M) {
 		moveChild()
 		os.Exit(0)
 	}
+	if os.Getenv(journalChildEnv) != "" {
+		journalChild()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -40,10 +40,7 @@ func (w *Workspace) UndoHistory(p string) ([]UndoEntry, error) {
 		if err := w.journal.refresh(); err != nil {
 			return stateErr(op, w.stateDir, err)
 		}
-		for _, e := range w.journal.entries {
-			if e.Key != res.canonKey {
-				continue
-			}
+		for _, e := range w.journal.forKey(res.canonKey) {
 			out = append(out, UndoEntry{
 				Op: e.Op, Time: e.Time, PrevExisted: e.Existed, PrevSize: e.Size, PrevVersion: e.PrevVersion,
 				AfterExists: e.AfterExists, AfterVersion: e.AfterVersion, PrevLink: e.Link,

@@ -2,12 +2,15 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -70,6 +73,10 @@ type undoEntry struct {
 	// through Change.Entry); the blob holds its target, and undo makes
 	// the link again.
 	Link bool `json:"link,omitempty"`
+
+	// In memory only (encoding/json skips unexported fields):
+	dropped bool  // a drop record was applied; see undoJournal.order
+	line    int64 // the length of the log line that added it, newline included
 }
 
 type entryOwner struct {
@@ -83,12 +90,42 @@ type undoRecord struct {
 	Drop int64      `json:"drop,omitempty"`
 }
 
-// undoJournal is the in-memory view of the log. It is used only under the
-// Workspace mutex and the state lock.
+// undoJournal is the in-memory view of the log. It changes only by
+// applying the log's lines (applyLine), whoever wrote them, so a reread
+// after another process compacted the log rebuilds every index and counter
+// below from scratch, and an append by another process adjusts them like
+// one of ours. It is used only under the Workspace mutex and the state
+// lock.
+//
+// Recording an entry costs the same however many entries the journal
+// holds: entries are indexed by sequence number and by file, the totals
+// the limits bound are running counts, evictions start from the oldest
+// entry and visit only what they evict, and compaction is decided on a
+// count of the live log's bytes before anything is encoded. Compaction
+// itself is linear in the live entries but happens only once the log is
+// four times their size, so it is amortised over the appends that made
+// it so.
 type undoJournal struct {
-	state   *os.Root
-	limits  UndoLimits
-	entries []*undoEntry // ascending Seq
+	state  *os.Root
+	limits UndoLimits
+	// order holds the entries in ascending Seq. A dropped entry stays in
+	// place, marked, until it reaches either end (both ends are always
+	// live) or the dropped ones are most of the slice (squeeze), so a
+	// drop does not shift the slice.
+	order []*undoEntry
+	dead  int                     // dropped entries still in order
+	bySeq map[int64]*undoEntry    // live entries
+	byKey map[string][]*undoEntry // live entries per file, ascending Seq
+	// over holds the files with more than limits.PerFile live entries:
+	// only those and the files an add touches can need a per-file
+	// eviction. It is empty unless a log written under a larger PerFile
+	// (another process's limits) was read.
+	over map[string]bool
+	// size is the sum of the live entries' Size, which TotalBytes bounds.
+	size int64
+	// liveLog is the bytes of the log lines that added the live entries:
+	// about what a compacted log would hold.
+	liveLog int64
 	next    int64
 	dev     uint64
 	ino     uint64
@@ -105,8 +142,29 @@ func newUndoJournal(state *os.Root, l UndoLimits) *undoJournal {
 }
 
 func (j *undoJournal) reset() {
-	j.entries, j.next, j.dev, j.ino, j.off = nil, 1, 0, 0, 0
+	j.order, j.dead, j.size, j.liveLog = nil, 0, 0, 0
+	j.bySeq, j.byKey, j.over = map[int64]*undoEntry{}, map[string][]*undoEntry{}, map[string]bool{}
+	j.next, j.dev, j.ino, j.off = 1, 0, 0, 0
 }
+
+// len is the number of live entries.
+func (j *undoJournal) len() int { return len(j.bySeq) }
+
+// live yields the live entries, oldest first. The journal must not change
+// during the iteration.
+func (j *undoJournal) live() iter.Seq[*undoEntry] {
+	return func(yield func(*undoEntry) bool) {
+		for _, e := range j.order {
+			if !e.dropped && !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// forKey returns key's live entries, oldest first; the caller must not
+// modify the slice.
+func (j *undoJournal) forKey(key string) []*undoEntry { return j.byKey[key] }
 
 // Undo reverts the newest recorded change of p. It refuses with conflict
 // when the file is no longer as that change left it (content or
@@ -159,7 +217,7 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 		together = func(o *undoEntry) bool { return o.Tx == e.Tx }
 	}
 	if together != nil {
-		for _, o := range w.journal.entries {
+		for o := range w.journal.live() {
 			if !together(o) || o == e {
 				continue
 			}
@@ -382,6 +440,8 @@ func (j *undoJournal) refresh() error {
 	return nil
 }
 
+// applyLine applies one line of the log (without its newline): the only
+// way entries come and go in memory.
 func (j *undoJournal) applyLine(line []byte) {
 	var rec undoRecord
 	if err := json.Unmarshal(line, &rec); err != nil {
@@ -391,21 +451,85 @@ func (j *undoJournal) applyLine(line []byte) {
 		j.next = rec.Next
 	}
 	if e := rec.Add; e != nil {
-		if n := len(j.entries); n > 0 && j.entries[n-1].Seq >= e.Seq {
-			return // out of order: not written by this package
-		}
-		j.entries = append(j.entries, e)
-		if e.Seq >= j.next {
-			j.next = e.Seq + 1
-		}
+		j.insert(e, int64(len(line))+1)
 	}
 	if rec.Drop != 0 {
-		for i, e := range j.entries {
-			if e.Seq == rec.Drop {
-				j.entries = append(j.entries[:i], j.entries[i+1:]...)
-				break
-			}
+		if e := j.bySeq[rec.Drop]; e != nil {
+			j.remove(e)
 		}
+	}
+}
+
+// insert adds e, read from a log line of lineLen bytes, as the newest
+// entry.
+func (j *undoJournal) insert(e *undoEntry, lineLen int64) {
+	if n := len(j.order); n > 0 && j.order[n-1].Seq >= e.Seq {
+		return // out of order: not written by this package
+	}
+	e.line = lineLen
+	j.order = append(j.order, e)
+	j.bySeq[e.Seq] = e
+	ks := append(j.byKey[e.Key], e)
+	j.byKey[e.Key] = ks
+	if len(ks) > j.limits.PerFile {
+		j.over[e.Key] = true
+	}
+	j.size += e.Size
+	j.liveLog += e.line
+	if e.Seq >= j.next {
+		j.next = e.Seq + 1
+	}
+}
+
+// remove drops the live entry e.
+func (j *undoJournal) remove(e *undoEntry) {
+	e.dropped = true
+	delete(j.bySeq, e.Seq)
+	j.size -= e.Size
+	j.liveLog -= e.line
+
+	// Per file, drops are nearly always of the oldest (evictions) or the
+	// newest (Undo).
+	ks, n := j.byKey[e.Key], len(j.byKey[e.Key])
+	switch {
+	case n == 1:
+		ks = nil
+	case ks[0] == e:
+		ks[0] = nil
+		ks = ks[1:]
+	case ks[n-1] == e:
+		ks[n-1] = nil
+		ks = ks[:n-1]
+	default:
+		i, _ := slices.BinarySearchFunc(ks, e.Seq, func(o *undoEntry, seq int64) int { return cmp.Compare(o.Seq, seq) })
+		ks = slices.Delete(ks, i, i+1)
+	}
+	if len(ks) == 0 {
+		delete(j.byKey, e.Key)
+	} else {
+		j.byKey[e.Key] = ks
+	}
+	if len(ks) <= j.limits.PerFile {
+		delete(j.over, e.Key)
+	}
+
+	// Keep both ends of order live, and squeeze the dropped entries out
+	// when they are most of it: each entry is moved at most once per
+	// squeeze, and a squeeze follows as many drops as it keeps entries.
+	j.dead++
+	for len(j.order) > 0 && j.order[0].dropped {
+		j.order[0] = nil
+		j.order = j.order[1:]
+		j.dead--
+	}
+	for n := len(j.order); n > 0 && j.order[n-1].dropped; n-- {
+		j.order[n-1] = nil
+		j.order = j.order[:n-1]
+		j.dead--
+	}
+	if j.dead > 64 && j.dead*2 > len(j.order) {
+		kept := slices.DeleteFunc(j.order, func(o *undoEntry) bool { return o.dropped })
+		j.order, j.dead = kept, 0
 	}
 }
 
@@ -464,7 +588,7 @@ func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
 			return nil, err
 		}
 	}
-	dropped := j.evictions(pend)
+	dropped, evicted := j.evictions(pend)
 	var recs []undoRecord
 	var gone []*undoEntry
 	kept := make([]bool, len(pend))
@@ -476,11 +600,9 @@ func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
 		kept[i] = true
 		recs = append(recs, undoRecord{Add: e})
 	}
-	for _, e := range j.entries {
-		if dropped[e.Seq] {
-			recs = append(recs, undoRecord{Drop: e.Seq})
-			gone = append(gone, e)
-		}
+	for _, e := range evicted {
+		recs = append(recs, undoRecord{Drop: e.Seq})
+		gone = append(gone, e)
 	}
 	if len(recs) == 0 {
 		removeBlobs(pend)
@@ -501,45 +623,80 @@ func (j *undoJournal) writeBlob(seq int64, data []byte) error {
 
 // evictions decides which entries go once pend is added: beyond PerFile
 // per file (oldest first), then beyond MaxEntries and TotalBytes overall
-// (oldest first, across files).
-func (j *undoJournal) evictions(pend []*undoEntry) map[int64]bool {
-	all := append(append([]*undoEntry(nil), j.entries...), pend...)
+// (oldest first, across files). It returns the Seqs of all that go, pend's
+// included, and the live entries among them in ascending Seq. It visits
+// the files pend touches (and any over PerFile already) and, from the
+// oldest, only the entries it evicts and the dropped ones among them.
+func (j *undoJournal) evictions(pend []*undoEntry) (map[int64]bool, []*undoEntry) {
 	dropped := map[int64]bool{}
-	perKey := map[string]int{}
-	for i := len(all) - 1; i >= 0; i-- {
-		e := all[i]
-		perKey[e.Key]++
-		if perKey[e.Key] > j.limits.PerFile {
-			dropped[e.Seq] = true
-		}
+	var evicted []*undoEntry
+	count, total := j.len()+len(pend), j.size
+	for _, e := range pend {
+		total += e.Size
 	}
-	count, total := 0, int64(0)
-	for _, e := range all {
-		if !dropped[e.Seq] {
-			count++
-			total += e.Size
-		}
-	}
-	for _, e := range all {
-		if count <= j.limits.MaxEntries && total <= j.limits.TotalBytes {
-			break
-		}
-		if dropped[e.Seq] {
-			continue
-		}
+	drop := func(e *undoEntry, live bool) {
 		dropped[e.Seq] = true
 		count--
 		total -= e.Size
+		if live {
+			evicted = append(evicted, e)
+		}
 	}
-	return dropped
+
+	perFile := func(key string) {
+		live := j.byKey[key]
+		var added []*undoEntry
+		for _, e := range pend {
+			if e.Key == key {
+				added = append(added, e)
+			}
+		}
+		for i := range len(live) + len(added) - j.limits.PerFile {
+			if i < len(live) {
+				drop(live[i], true)
+			} else {
+				drop(added[i-len(live)], false)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range pend {
+		if !seen[e.Key] {
+			seen[e.Key] = true
+			perFile(e.Key)
+		}
+	}
+	for key := range j.over {
+		if !seen[key] {
+			perFile(key)
+		}
+	}
+
+	within := func() bool { return count <= j.limits.MaxEntries && total <= j.limits.TotalBytes }
+	for _, e := range j.order {
+		if within() {
+			break
+		}
+		if !e.dropped && !dropped[e.Seq] {
+			drop(e, true)
+		}
+	}
+	for _, e := range pend {
+		if within() {
+			break
+		}
+		if !dropped[e.Seq] {
+			drop(e, false)
+		}
+	}
+	slices.SortFunc(evicted, func(a, b *undoEntry) int { return cmp.Compare(a.Seq, b.Seq) })
+	return dropped, evicted
 }
 
 // newest returns the newest entry for key, or nil.
 func (j *undoJournal) newest(key string) *undoEntry {
-	for i := len(j.entries) - 1; i >= 0; i-- {
-		if j.entries[i].Key == key {
-			return j.entries[i]
-		}
+	if ks := j.byKey[key]; len(ks) > 0 {
+		return ks[len(ks)-1]
 	}
 	return nil
 }
@@ -580,8 +737,8 @@ func (j *undoJournal) tidy() error {
 		return err
 	}
 	have := make(map[int64]bool, len(names))
-	live := make(map[int64]bool, len(j.entries))
-	for _, e := range j.entries {
+	live := make(map[int64]bool, j.len())
+	for e := range j.live() {
 		if e.Existed {
 			live[e.Seq] = true
 		}
@@ -595,7 +752,7 @@ func (j *undoJournal) tidy() error {
 		have[seq] = true
 	}
 	var recs []undoRecord
-	for _, e := range j.entries {
+	for e := range j.live() {
 		if e.Existed && !have[e.Seq] {
 			recs = append(recs, undoRecord{Drop: e.Seq})
 		}
@@ -610,22 +767,26 @@ func (j *undoJournal) tidy() error {
 
 // compact rewrites the log with only the live entries once at most a
 // quarter of it is live: temp, fsync, rename, directory fsync. Other
-// processes notice the new inode and reread it.
+// processes notice the new inode and reread it. Whether to is decided on
+// the counted size of the live entries' lines, before encoding anything:
+// encoding them all only to find the log still mostly live made every
+// append past compactAt cost the whole journal.
 func (j *undoJournal) compact() error {
-	if j.off < j.compactAt {
+	header := undoRecord{Next: j.next}
+	headerLen := int64(len(`{"next":}`+"\n") + len(strconv.FormatInt(j.next, 10)))
+	if j.off < j.compactAt || (headerLen+j.liveLog)*4 > j.off {
 		return nil
 	}
 	var buf bytes.Buffer
-	for _, r := range append([]undoRecord{{Next: j.next}}, j.liveRecords()...) {
-		b, err := json.Marshal(r)
-		if err != nil {
+	buf.Grow(int(headerLen + j.liveLog))
+	enc := json.NewEncoder(&buf) // json.Marshal's encoding, newline-terminated
+	if err := enc.Encode(header); err != nil {
+		return err
+	}
+	for e := range j.live() {
+		if err := enc.Encode(undoRecord{Add: e}); err != nil {
 			return err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	if int64(buf.Len())*4 > j.off {
-		return nil
 	}
 	err := writeSynced(j.state, undoLogTmp, os.O_TRUNC, buf.Bytes())
 	if err == nil {
@@ -640,14 +801,6 @@ func (j *undoJournal) compact() error {
 	}
 	j.reset()
 	return j.refresh()
-}
-
-func (j *undoJournal) liveRecords() []undoRecord {
-	out := make([]undoRecord, len(j.entries))
-	for i, e := range j.entries {
-		out[i] = undoRecord{Add: e}
-	}
-	return out
 }
 
 // writeSynced writes data to name in root (created 0600; flag adds

@@ -129,7 +129,7 @@ func TestUndoConflict(t *testing.T) {
 			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 				t.Errorf("tree changed (-before +after):\n%s", diff)
 			}
-			if len(w.journal.entries) != 1 {
+			if w.journal.len() != 1 {
 				t.Errorf("entry consumed by a refused undo")
 			}
 		})
