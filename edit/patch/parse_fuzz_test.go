@@ -39,7 +39,7 @@ func FuzzParseAgentZero(f *testing.F) {
 		if p.Dialect != AgentZero || len(p.Files) != 1 {
 			t.Fatalf("got dialect %v with %d files", p.Dialect, len(p.Files))
 		}
-		if f := p.Files[0]; f.Kind != Update || f.Path != parseAZPath || f.MoveTo != "" || f.Header != strings.TrimSpace(f.Header) || (f.Header != "") != (f.Line != 0) {
+		if f := p.Files[0]; f.Kind != Update || f.Path != parseAZPath || f.MoveTo != "" || f.Header != strings.TrimSpace(f.Header) || (f.Header != "" && f.Line == 0) {
 			t.Fatalf("file op %+v", f)
 		}
 		fuzzCheckChunks(t, p)
