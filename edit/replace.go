@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -50,33 +51,15 @@ type Names struct {
 	AddLines string
 }
 
-func (n Names) new() string {
-	if n.New == "" {
-		return "new_text"
-	}
-	return n.New
-}
+func (n Names) new() string { return cmp.Or(n.New, "new_text") }
 
 func (n Names) addLines() string {
-	if n.AddLines == "" {
-		return "give edits with from and no to (inserts before line from)"
-	}
-	return n.AddLines
+	return cmp.Or(n.AddLines, "give edits with from and no to (inserts before line from)")
 }
 
-func (n Names) old() string {
-	if n.Old == "" {
-		return "old_text"
-	}
-	return n.Old
-}
+func (n Names) old() string { return cmp.Or(n.Old, "old_text") }
 
-func (n Names) tolerant() string {
-	if n.Tolerant == "" {
-		return "use tolerant matching"
-	}
-	return n.Tolerant
-}
+func (n Names) tolerant() string { return cmp.Or(n.Tolerant, "use tolerant matching") }
 
 // ReplaceResult describes a successful replacement.
 type ReplaceResult struct {

@@ -623,9 +623,10 @@ func (s *patchSource) version(abs string) (string, error) {
 // sameHeader refuses a single-file patch whose "*** Update File:" header
 // names another file than path (see PatchRequest.IgnoreHeader). Both are
 // resolved, so a link and its target are one file. A path that does not
-// resolve is left for the patch itself to report.
+// resolve is left for the patch itself to report. The usual header, the
+// very name path gives, costs no resolution.
 func (e *Engine) sameHeader(op, path, header string) error {
-	if header == "" {
+	if header == "" || header == path {
 		return nil
 	}
 	want, err := e.ws.Resolve(path)
