@@ -207,11 +207,7 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 	for _, args := range rgPatterns {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
-			rgArgs := append([]string{"--no-config", "--hidden", "--no-ignore", "--no-messages", "-n"}, args...)
-			if slices.Contains(args, "-U") {
-				rgArgs = append(rgArgs, "--multiline-dotall")
-			}
-			want, wantN := lineSet(t, src, rg, rgArgs...)
+			want, wantN := lineSet(t, src, rg, ripgrepArgs("-n", args)...)
 			got, gotN := lineSet(t, src, fsplane, append([]string{"grep", "--hidden", "--no-ignore", "--no-messages"}, args...)...)
 			var missing, extra []string
 			for k := range want {
@@ -237,6 +233,18 @@ func TestGrepMatchesRipgrep(t *testing.T) {
 	}
 }
 
+// ripgrepArgs is rg's command line for a differential case: no config,
+// hidden and ignored files searched as fsplane's cases ask, flag (-n or
+// -H) for the output fsplane always gives, and with -U the dot matching
+// line breaks as fsplane's multiline mode does.
+func ripgrepArgs(flag string, args []string) []string {
+	out := append([]string{"--no-config", "--hidden", "--no-ignore", "--no-messages", flag}, args...)
+	if slices.Contains(args, "-U") {
+		out = append(out, "--multiline-dotall")
+	}
+	return out
+}
+
 // TestGrepSummariesMatchRipgrep runs -l and -c as TestGrepMatchesRipgrep
 // runs searches (rg with -H: fsplane always prints the path) and compares
 // the lines printed.
@@ -246,11 +254,7 @@ func TestGrepSummariesMatchRipgrep(t *testing.T) {
 	for _, args := range rgSummaries {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
-			rgArgs := append([]string{"--no-config", "--hidden", "--no-ignore", "--no-messages", "-H"}, args...)
-			if slices.Contains(args, "-U") {
-				rgArgs = append(rgArgs, "--multiline-dotall")
-			}
-			want := outputLines(t, src, rg, rgArgs...)
+			want := outputLines(t, src, rg, ripgrepArgs("-H", args)...)
 			got := outputLines(t, src, fsplane, append([]string{"grep", "--hidden", "--no-ignore", "--no-messages"}, args...)...)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-rg +fsplane):\n%s", diff)
