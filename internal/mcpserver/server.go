@@ -166,60 +166,107 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if max <= 0 {
 		max = defaultMaxSessions
 	}
-	lim := &sessionLimit{srv: s, max: max, used: map[string]time.Time{}}
+	lim := &sessionLimit{srv: s, max: max, seen: map[string]*sessionUse{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("Mcp-Session-Id")
-		if id == "" && r.Method == http.MethodPost {
-			lim.makeRoom()
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			defer lim.begin(id, r.Method != http.MethodGet)()
+			h.ServeHTTP(w, r)
+			return
 		}
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// A new session: one at a time, so two cannot both find room.
+		lim.create.Lock()
+		defer lim.create.Unlock()
+		lim.makeRoom()
 		h.ServeHTTP(w, r)
-		if id == "" {
-			id = w.Header().Get("Mcp-Session-Id") // a session just made
-		}
-		if id != "" {
-			lim.touch(id)
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			lim.add(id)
 		}
 	})
 }
 
 // sessionLimit keeps the streamable HTTP sessions under max by closing
-// the least recently used when a new one starts.
+// the least recently used when a new one starts. A session with a call in
+// progress is never closed. Its GET event stream does not count as use:
+// SDK clients keep one open for the session's whole life, called or not,
+// so only its start counts, like any request's.
 type sessionLimit struct {
-	srv  *Server
-	max  int
-	mu   sync.Mutex
-	used map[string]time.Time // session ID → when a request last named it
+	srv    *Server
+	max    int
+	create sync.Mutex // held while a new session is made
+	mu     sync.Mutex
+	seen   map[string]*sessionUse // by session ID: only sessions this handler made
 }
 
-func (l *sessionLimit) touch(id string) {
+type sessionUse struct {
+	last time.Time // when a request on it last began or ended
+	busy int       // requests in progress
+}
+
+// add records a session just made.
+func (l *sessionLimit) add(id string) {
 	l.mu.Lock()
-	l.used[id] = time.Now()
+	l.seen[id] = &sessionUse{last: time.Now()}
 	l.mu.Unlock()
 }
 
-// makeRoom closes the least recently used sessions until a new one fits,
-// and forgets the times of sessions that have ended.
+// begin marks a request on session id (an ID the handler made; others,
+// which the SDK refuses, are not recorded) and returns its end; a call
+// (busy) keeps the session from being closed until it ends.
+func (l *sessionLimit) begin(id string, call bool) (end func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.seen[id]
+	if u == nil {
+		return func() {}
+	}
+	u.last = time.Now()
+	if !call {
+		return func() {}
+	}
+	u.busy++
+	return func() {
+		l.mu.Lock()
+		u.busy--
+		u.last = time.Now()
+		l.mu.Unlock()
+	}
+}
+
+// makeRoom closes the least recently used idle sessions until a new one
+// fits, and forgets the sessions that have ended.
 func (l *sessionLimit) makeRoom() {
-	var open []*mcp.ServerSession
+	type candidate struct {
+		ss   *mcp.ServerSession
+		last time.Time
+	}
+	var idle []candidate
+	open := 0
+	l.mu.Lock()
+	live := make(map[string]*sessionUse, len(l.seen))
 	for ss := range l.srv.mcp.Sessions() {
-		if ss.ID() != "" { // stdio and in-memory sessions are not this handler's
-			open = append(open, ss)
+		u := l.seen[ss.ID()]
+		if u == nil {
+			continue // not this handler's (stdio, in-memory), or made this instant
+		}
+		open++
+		live[ss.ID()] = u
+		if u.busy == 0 {
+			idle = append(idle, candidate{ss, u.last})
 		}
 	}
-	l.mu.Lock()
-	live := make(map[string]time.Time, len(open))
-	for _, ss := range open {
-		live[ss.ID()] = l.used[ss.ID()] // zero when never touched: oldest
-	}
-	l.used = live
+	l.seen = live
 	l.mu.Unlock()
-	if len(open) < l.max {
+	if open < l.max {
 		return
 	}
-	slices.SortFunc(open, func(a, b *mcp.ServerSession) int { return live[a.ID()].Compare(live[b.ID()]) })
-	for _, ss := range open[:len(open)-l.max+1] {
-		l.srv.log.Info("MCP session closed to make room for a new one", "max_sessions", l.max, "idle", time.Since(live[ss.ID()]).Round(time.Second))
-		_ = ss.Close()
+	slices.SortFunc(idle, func(a, b candidate) int { return a.last.Compare(b.last) })
+	for _, c := range idle[:min(len(idle), open-l.max+1)] {
+		l.srv.log.Info("MCP session closed to make room for a new one", "max_sessions", l.max, "idle", time.Since(c.last).Round(time.Second))
+		_ = c.ss.Close()
 	}
 }
 
