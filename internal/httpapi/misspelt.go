@@ -48,15 +48,15 @@ func misspelt(known *fieldSet, fields map[string]json.RawMessage) []client.Valid
 			continue
 		}
 		ignored := guardFields[guard]
-		msg := fmt.Sprintf("this route takes no %q: ignoring it, %s", guard, ignored)
-		if key != guard {
-			msg = fmt.Sprintf("unknown field %q: ", key)
-			if known.names[guard] {
-				msg += fmt.Sprintf("did you mean %q? Ignoring it, %s", guard, ignored)
-			} else {
-				msg += fmt.Sprintf("it looks like %q, which this route does not take either; ignoring it, %s", guard, ignored)
-			}
+		msg := fmt.Sprintf("this route takes no %q.", guard)
+		switch {
+		case key == guard:
+		case known.names[guard]:
+			msg = fmt.Sprintf("unknown field %q: did you mean %q?", key, guard)
+		default:
+			msg = fmt.Sprintf("unknown field %q: it looks like %q, which this route does not take either.", key, guard)
 		}
+		msg += fmt.Sprintf(" The request was refused: ignored, %s.", ignored)
 		errs = append(errs, client.ValidationError{Location: []string{"body", key}, Type: "value_error.extra", Message: msg})
 	}
 	return errs

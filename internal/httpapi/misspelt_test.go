@@ -29,7 +29,7 @@ func TestMisspeltGuardFields(t *testing.T) {
 			field: "expectedVersion", message: `is not "expected_version": field names are snake_case`},
 		{name: "dry_run on a route without dry runs", route: "/v2/fs/edit",
 			body:  `{"command":"str_replace","path":"f.txt","old_str":"ha","new_str":"he","dry_run":true}`,
-			field: "dry_run", message: `this route takes no "dry_run": ignoring it, the change would be made for real`},
+			field: "dry_run", message: `this route takes no "dry_run". The request was refused: ignored, the change would be made for real.`},
 		{name: "misspelt expected_version on a route without it", route: "/v2/fs/delete",
 			body:  `{"path":"f.txt","expected_verson":"` + stale + `"}`,
 			field: "expected_verson", message: `did you mean "expected_version"?`},
