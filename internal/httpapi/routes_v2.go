@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -169,20 +168,8 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 		fail(w, v2, "patch", b.Path, err)
 		return
 	}
-	versions := b.ExpectedVersions
-	if b.ExpectedVersion != "" {
-		if b.Path == "" {
-			fail(w, v2, "patch", "", fserr.New(fserr.BadRequest, "patch", "", "expected_version needs path: a Codex patch may change several files").
-				WithHint("pass expected_versions: {\"<file>\": \"<version>\"} for the files the patch changes"))
-			return
-		}
-		versions = maps.Clone(versions)
-		if versions == nil {
-			versions = map[string]string{}
-		}
-		versions[b.Path] = b.ExpectedVersion
-	}
-	res, err := eng.Patch(r.Context(), ops.PatchRequest{Patch: b.Patch, Path: b.Path, DryRun: b.DryRun, Diff: b.Diff, ExpectedVersions: versions})
+	res, err := eng.Patch(r.Context(), ops.PatchRequest{Patch: b.Patch, Path: b.Path, DryRun: b.DryRun, Diff: b.Diff,
+		ExpectedVersions: b.ExpectedVersions, ExpectedVersion: b.ExpectedVersion})
 	if err != nil {
 		fail(w, v2, "patch", b.Path, err)
 		return

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/fsplane/fsplane/edit/patch"
-	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -50,11 +49,11 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 	} else if text, err = c.patchPaths(op, text); err != nil {
 		return "", patchResult{}, err
 	}
-	versions, err := c.patchVersions(op, in, path)
+	versions, err := c.patchVersions(op, in)
 	if err != nil {
 		return "", patchResult{}, err
 	}
-	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, ExpectedVersions: versions, Caller: c.Caller,
+	r, err := c.srv.eng.Patch(ctx, ops.PatchRequest{Patch: text, Path: path, DryRun: in.DryRun, Diff: true, ExpectedVersions: versions, ExpectedVersion: in.ExpectedVersion, Caller: c.Caller,
 		IgnoreHeader: path != ""})
 	if err != nil {
 		return "", patchResult{}, err
@@ -116,26 +115,20 @@ func (c *Call) samePatchFile(op, text, given, abs string) error {
 	return nil
 }
 
-// patchVersions is the patch's expected versions by absolute path.
-// expected_version goes with path: a Codex patch may name several files.
-func (c *Call) patchVersions(op string, in patchArgs, path string) (map[string]string, error) {
-	if in.ExpectedVersion == "" && len(in.ExpectedVersions) == 0 {
+// patchVersions is the patch's expected_versions by absolute path (the
+// session resolves the names; expected_version goes to the engine with
+// path as it is).
+func (c *Call) patchVersions(op string, in patchArgs) (map[string]string, error) {
+	if len(in.ExpectedVersions) == 0 {
 		return nil, nil
 	}
-	versions := make(map[string]string, len(in.ExpectedVersions)+1)
+	versions := make(map[string]string, len(in.ExpectedVersions))
 	for p, v := range in.ExpectedVersions {
 		abs, err := c.Path(op, p)
 		if err != nil {
 			return nil, err
 		}
 		versions[abs] = v
-	}
-	if in.ExpectedVersion != "" {
-		if path == "" {
-			return nil, fserr.New(fserr.BadRequest, op, "", "expected_version needs path: a Codex patch may change several files").
-				WithHint("pass expected_versions: {\"<file>\": \"<version>\"} for the files the patch changes")
-		}
-		versions[path] = in.ExpectedVersion
 	}
 	return versions, nil
 }

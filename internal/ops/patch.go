@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -26,7 +27,10 @@ type PatchRequest struct {
 	// caller last saw; a file that changed since fails the whole patch
 	// with stale_version.
 	ExpectedVersions map[string]string
-	Caller           string
+	// ExpectedVersion is, with Path, that file's expected version (as one
+	// more entry of ExpectedVersions); without Path it is a bad request.
+	ExpectedVersion string
+	Caller          string
 	// IgnoreHeader applies a single-file patch to Path whatever file its
 	// "*** Update File:" header names, as Agent Zero's patch_text does
 	// (text_editor keeps that), or because the front checked the header
@@ -35,6 +39,22 @@ type PatchRequest struct {
 	// written for that file, and applying them to Path edits it wherever
 	// their context happens to match.
 	IgnoreHeader bool
+}
+
+// Folded is r with ExpectedVersion moved into ExpectedVersions under
+// Path (a copy of the map; r is unchanged). Hosts from before
+// ExpectedVersion check only the map, so the hub sends requests folded.
+func (r PatchRequest) Folded() PatchRequest {
+	if r.ExpectedVersion == "" || r.Path == "" {
+		return r
+	}
+	m := maps.Clone(r.ExpectedVersions)
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[r.Path] = r.ExpectedVersion
+	r.ExpectedVersions, r.ExpectedVersion = m, ""
+	return r
 }
 
 // PatchResult describes an applied (or planned) patch.
@@ -117,15 +137,20 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
+	if len(p.Files) == 0 {
+		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
+			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
+	}
 	if req.Path != "" && !req.IgnoreHeader {
 		if err := e.sameHeader(op, req.Path, p.Files[0].Header); err != nil {
 			return nil, err
 		}
 	}
-	if len(p.Files) == 0 {
-		return nil, fserr.New(fserr.BadRequest, op, "", "No files were modified.").
-			WithHint("the patch has no '*** Add File:', '*** Update File:' or '*** Delete File:' section")
+	if req.ExpectedVersion != "" && req.Path == "" {
+		return nil, fserr.New(fserr.BadRequest, op, "", "expected_version needs path: a Codex patch may change several files").
+			WithHint("pass expected_versions: {\"<file>\": \"<version>\"} for the files the patch changes")
 	}
+	req = req.Folded()
 	var names []string
 	for _, f := range p.Files {
 		names = append(names, f.Path)

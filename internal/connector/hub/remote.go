@@ -187,8 +187,10 @@ func (r *Remote) Undo(ctx context.Context, req ops.UndoRequest) (*ops.UndoResult
 	return call[ops.UndoResult](ctx, r, proto.OpUndo, req.Path, req.Caller, req)
 }
 
-// Patch runs ops.Engine.Patch on the host.
+// Patch runs ops.Engine.Patch on the host. ExpectedVersion travels as an
+// entry of ExpectedVersions, which hosts from before it also check.
 func (r *Remote) Patch(ctx context.Context, req ops.PatchRequest) (*ops.PatchResult, error) {
+	req = req.Folded()
 	return call[ops.PatchResult](ctx, r, proto.OpPatch, req.Path, req.Caller, req)
 }
 
