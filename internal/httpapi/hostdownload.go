@@ -235,7 +235,7 @@ func servedPart(path string, rng *proto.RangeRequest, res *proto.DownloadResult)
 			return res.Range, nil
 		}
 	}
-	return nil, fserr.New(fserr.IOError, "download", path, "the host sent bytes %d to %d of %s, not the range asked", res.Range.Offset, res.Range.Offset+res.Range.Length, path).
+	return nil, fserr.New(fserr.IOError, "download", path, "the host sent %d bytes from byte %d of %s, not the range asked", res.Range.Length, res.Range.Offset, path).
 		WithHint("download the whole file, or update fsplane on the host")
 }
 

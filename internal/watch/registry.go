@@ -439,7 +439,7 @@ func (r *Registry) removeLocked(w *Watcher, reason, why string) {
 	r.endedOrder = append(r.endedOrder, w.id)
 	if len(r.endedOrder) > maxEnded {
 		delete(r.ended, r.endedOrder[0])
-		r.endedOrder = slices.Delete(r.endedOrder, 0, 1)
+		r.endedOrder = r.endedOrder[1:]
 	}
 }
 
@@ -482,7 +482,11 @@ func (r *Registry) sweepLocked(now time.Time) {
 // fewer than MaxWatchers, so that what they hold stays within the bound
 // it always had.
 func (r *Registry) makeRoomLocked() bool {
-	var stopped []*Watcher
+	type stop struct {
+		w  *Watcher
+		at time.Time
+	}
+	var stopped []stop
 	kept := 0
 	for _, w := range r.watchers {
 		if w.hidden {
@@ -490,18 +494,18 @@ func (r *Registry) makeRoomLocked() bool {
 		}
 		kept++
 		if w.Stopped() {
-			stopped = append(stopped, w)
+			stopped = append(stopped, stop{w, w.stoppedTime()})
 		}
 	}
 	if kept-len(stopped) >= r.opts.MaxWatchers {
 		return false
 	}
-	slices.SortFunc(stopped, func(a, b *Watcher) int { return a.stoppedTime().Compare(b.stoppedTime()) })
-	for _, w := range stopped {
+	slices.SortFunc(stopped, func(a, b stop) int { return a.at.Compare(b.at) })
+	for _, s := range stopped {
 		if kept < r.opts.MaxWatchers {
 			break
 		}
-		r.removeLocked(w, "", stoppedWhy(w, "its slot went to a new watcher"))
+		r.removeLocked(s.w, "", stoppedWhy(s.w, "its slot went to a new watcher"))
 		kept--
 	}
 	return true

@@ -43,14 +43,28 @@ type followUp struct {
 	release func()
 }
 
+// decodeArgs decodes op's args (none: req as it is) into req.
+func decodeArgs(op *proto.Op, req any) error {
+	if len(op.Args) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(op.Args, req); err != nil {
+		return badArgs(op, err)
+	}
+	return nil
+}
+
+// badArgs is the refusal of op's args for err.
+func badArgs(op *proto.Op, err error) error {
+	return fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
+}
+
 // bind decodes args into the op's request type, lets fill set the fields
 // the op message owns (path, caller), and binds the engine method.
 func bind[Req, Res any](op *proto.Op, fill func(*Req), dry func(*Req) bool, f func(context.Context, Req) (*Res, error)) (call, error) {
 	var req Req
-	if len(op.Args) > 0 {
-		if err := json.Unmarshal(op.Args, &req); err != nil {
-			return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
-		}
+	if err := decodeArgs(op, &req); err != nil {
+		return call{}, err
 	}
 	if fill != nil {
 		fill(&req)
@@ -101,14 +115,12 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 		return bind(op, func(r *ops.UndoRequest) { r.Path, r.Caller = p, caller }, nil, e.Undo)
 	case proto.OpDownload:
 		var req proto.DownloadRequest
-		if len(op.Args) > 0 {
-			if err := json.Unmarshal(op.Args, &req); err != nil {
-				return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
-			}
+		if err := decodeArgs(op, &req); err != nil {
+			return call{}, err
 		}
 		if req.Range != nil {
 			if err := req.Range.Check(); err != nil {
-				return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "invalid args for %s: %v", op.Op, err)
+				return call{}, badArgs(op, err)
 			}
 		}
 		return download(e, p, req.Range), nil
