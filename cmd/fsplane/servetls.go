@@ -54,7 +54,6 @@ func serverTLS(certSrc, certFile, keySrc, keyFile string) (*tls.Config, *x509.Ce
 	return &tls.Config{
 		Certificates: []tls.Certificate{pair},
 		MinVersion:   tls.VersionTLS12,
-		NextProtos:   []string{"http/1.1"},
 	}, leaf, nil
 }
 
