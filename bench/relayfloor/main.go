@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -44,9 +45,24 @@ func run(ctx context.Context, args []string) error {
 
 // echo sends back every message it reads, from the reading goroutine; a
 // message "reply=N" is answered with N bytes instead (what a relayed read
-// of N bytes must at least carry back).
+// of N bytes must at least carry back). Each answer leaves in one write to
+// the network, as fsplane's host sends its results (connector.FrameConn):
+// the library's 4 KiB write buffer would otherwise split a 4 KiB answer in
+// two writes and often wake the reader twice, a cost no hub has to pay.
 func echo(ctx context.Context, addr string) error {
-	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+	var gc *gatherConn
+	var d net.Dialer
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			gc = &gatherConn{Conn: c}
+			return gc, nil
+		},
+	}}
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
 		return err
 	}
@@ -59,10 +75,41 @@ func echo(ctx context.Context, addr string) error {
 			size, _ := strconv.Atoi(n)
 			data = bytes.Repeat([]byte("x"), max(size, 0))
 		}
-		if err := ws.Write(ctx, typ, data); err != nil {
+		gc.hold()
+		err = ws.Write(ctx, typ, data)
+		if ferr := gc.release(); err == nil {
+			err = ferr
+		}
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// gatherConn gathers the writes made between hold and release into one.
+// Only echo's goroutine writes (there are no pings here), so it needs no
+// lock.
+type gatherConn struct {
+	net.Conn
+	holding bool
+	buf     []byte
+}
+
+func (c *gatherConn) Write(p []byte) (int, error) {
+	if !c.holding {
+		return c.Conn.Write(p)
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+func (c *gatherConn) hold() { c.holding = true }
+
+func (c *gatherConn) release() error {
+	c.holding = false
+	_, err := c.Conn.Write(c.buf)
+	c.buf = c.buf[:0]
+	return err
 }
 
 // serve answers /local with 4 KiB at once and /relay with the same 4 KiB
