@@ -95,10 +95,18 @@ type span struct {
 // Locate finds old in content with the matching ladder and returns the
 // deciding tier and every match of that tier in increasing order (matches
 // may overlap: "aa" is found twice in "aaa"). With strict, only the exact
-// tier is tried. A UTF-8 byte order mark at the start of content is never
-// part of a match. It returns (0, nil) when no tier matches.
+// tier is tried. A UTF-8 byte order mark at the start of content is not
+// part of a match unless old starts with one too: a reader that shows the
+// mark (AIO's read routes do, as AIO itself does) lets an agent copy the
+// first line with it, and such an old can only mean the file's start, so
+// it matches there alone, mark included, and the replacement decides
+// whether the mark stays. It returns (0, nil) when no tier matches.
 func Locate(content []byte, old string, strict bool) (Tier, []Match) {
 	body, bom := StripBOM(content)
+	rest, markedOld := strings.CutPrefix(old, BOM)
+	if bom > 0 && markedOld {
+		return locateAtStart(body, bom, rest, strict)
+	}
 	l := ladder{raw: identity(body), old: old}
 	tier, spans, v := l.run(strict)
 	out := make([]Match, len(spans))
@@ -106,6 +114,23 @@ func Locate(content []byte, old string, strict bool) (Tier, []Match) {
 		out[i] = Match{Start: v.orig(s.start) + bom, End: v.orig(s.end) + bom, Tier: tier, adapt: s.adapt}
 	}
 	return tier, out
+}
+
+// locateAtStart is Locate for an old that starts with the byte order mark
+// body follows: the ladder's matches of the rest of old at the body's
+// start, extended over the mark.
+func locateAtStart(body []byte, bom int, rest string, strict bool) (Tier, []Match) {
+	if rest == "" {
+		return TierExact, []Match{{Start: 0, End: bom, Tier: TierExact}}
+	}
+	l := ladder{raw: identity(body), old: rest}
+	tier, spans, v := l.run(strict)
+	for _, s := range spans {
+		if v.orig(s.start) == 0 {
+			return tier, []Match{{Start: 0, End: v.orig(s.end) + bom, Tier: tier, adapt: s.adapt}}
+		}
+	}
+	return 0, nil
 }
 
 type ladder struct {
@@ -312,12 +337,16 @@ func rstripEqual(got [][]byte, want []string) bool {
 	return true
 }
 
+// indentEqual reports whether got is want re-indented from wantIndent to
+// have. Blank lines are blank as commonIndent sees them (any Unicode
+// space), so a non-blank line always starts with its indentation.
 func indentEqual(got [][]byte, want []string, have, wantIndent string) bool {
 	for i, w := range want {
 		g := bytes.TrimRight(got[i], " \t")
 		w = strings.TrimRight(w, " \t")
-		if w == "" || len(g) == 0 {
-			if w != "" || len(g) != 0 {
+		gBlank, wBlank := len(bytes.TrimSpace(g)) == 0, strings.TrimSpace(w) == ""
+		if gBlank || wBlank {
+			if gBlank != wBlank {
 				return false
 			}
 			continue
