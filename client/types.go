@@ -27,6 +27,7 @@ type ReadResult struct {
 	File       string `json:"file"`
 	Version    string `json:"version" jsonschema:"content hash of the whole file; pass as expected_version"`
 	TotalLines int    `json:"total_lines"`
+	BOM        bool   `json:"bom,omitempty" jsonschema:"extension: the file starts with a UTF-8 byte order mark; content then starts with U+FEFF when the range starts at the first line, as AIO's does, so writing content back keeps it"`
 }
 
 // WriteRequest is POST /v2/fs/write's body. Unknown fields are rejected, as AIO does.

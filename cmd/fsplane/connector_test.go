@@ -248,6 +248,31 @@ func TestConnectorTwoHostsRouting(t *testing.T) {
 	}
 }
 
+// TestConnectorReadShowsBOM: a read of a host's file shows its byte order
+// mark as the local route does (the hub copies the host's text as it came,
+// so the mark is added there), and writing back what was read keeps it.
+func TestConnectorReadShowsBOM(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const file = "\ufefftop\nworld\n"
+	h := startHub(t)
+	root := h.connect(t, "box", "read-write", map[string]string{"bom.txt": file})
+	box := h.c.Host("box")
+	r, err := box.Read(ctx, client.ReadQuery{Path: "bom.txt"})
+	if err != nil || r.Content != file || !r.BOM {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	if r, err := box.Read(ctx, client.ReadQuery{Path: "bom.txt", StartLine: client.Int(1)}); err != nil || r.Content != "world\n" {
+		t.Fatalf("read from the second line: %+v %v", r, err)
+	}
+	if _, err := box.Write(ctx, client.WriteRequest{Path: "bom.txt", Content: r.Content}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "bom.txt")); string(b) != file {
+		t.Fatalf("after writing back what was read: %q", b)
+	}
+}
+
 func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -84,6 +84,9 @@ func writeRead(w http.ResponseWriter, message string, r *client.ReadResult, quot
 	b = jsonx.AppendString(b, r.Version)
 	b = append(b, `,"total_lines":`...)
 	b = strconv.AppendInt(b, int64(r.TotalLines), 10)
+	if r.BOM {
+		b = append(b, `,"bom":true`...)
+	}
 	b = append(b, "},\"hint\":null}\n"...)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

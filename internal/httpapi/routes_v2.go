@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
@@ -86,7 +87,17 @@ func (s *Server) read(r *http.Request, path string, start, end *int) (res *clien
 	if err != nil {
 		return nil, nil, err
 	}
-	return &client.ReadResult{Content: out.Content, File: out.Path, Version: out.Version, TotalLines: out.TotalLines}, quoted, nil
+	res = &client.ReadResult{Content: out.Content, File: out.Path, Version: out.Version, TotalLines: out.TotalLines, BOM: out.BOM}
+	if out.BOM && out.LineFrom == 1 {
+		// AIO reads the mark as text (U+FEFF) and so must these routes:
+		// an agent that writes back what it read keeps the file's mark.
+		if quoted != nil {
+			quoted = append(append([]byte{'"'}, edit.BOM...), quoted[1:]...)
+		} else {
+			res.Content = edit.BOM + res.Content
+		}
+	}
+	return res, quoted, nil
 }
 
 func (s *Server) v2Write(w http.ResponseWriter, r *http.Request) {

@@ -52,6 +52,41 @@ func TestV2Read(t *testing.T) {
 	}
 }
 
+// TestV2ReadBOM: the read routes show a leading byte order mark as U+FEFF
+// when the range starts at the first line, as AIO does, and say so in
+// bom; writing back what was read leaves the file's bytes as they were,
+// and an edit whose old_str was copied with the mark applies.
+func TestV2ReadBOM(t *testing.T) {
+	t.Parallel()
+	const file = "\ufefftop\r\nworld\r\n"
+	e := newEnv(t, map[string]string{"bom.txt": file}, httpapi.Options{})
+	r, err := e.c.Read(bg, client.ReadQuery{Path: "bom.txt"})
+	if err != nil || r.Content != file || !r.BOM || r.TotalLines != 2 {
+		t.Fatalf("read: %+v %v", r, err)
+	}
+	r, err = e.c.Read(bg, client.ReadQuery{Path: "bom.txt", StartLine: client.Int(1)})
+	if err != nil || r.Content != "world\r\n" || !r.BOM {
+		t.Fatalf("read from the second line: %+v %v", r, err)
+	}
+	v1, err := e.c.V1Read(bg, client.V1ReadRequest{File: "bom.txt"})
+	if err != nil || v1.Content != file {
+		t.Fatalf("v1 read: %+v %v", v1, err)
+	}
+	whole, _ := e.c.Read(bg, client.ReadQuery{Path: "bom.txt"})
+	if _, err := e.c.Write(bg, client.WriteRequest{Path: "bom.txt", Content: whole.Content}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.file("bom.txt"); got != file {
+		t.Fatalf("after writing back what was read: %q, want %q", got, file)
+	}
+	if _, err := e.c.Edit(bg, client.EditRequest{Command: "str_replace", Path: "bom.txt", OldStr: client.String("\ufefftop"), NewStr: client.String("\ufeffTOP")}); err != nil {
+		t.Fatalf("edit with the mark in old_str: %v", err)
+	}
+	if got := e.file("bom.txt"); got != "\ufeffTOP\r\nworld\r\n" {
+		t.Fatalf("after the edit: %q", got)
+	}
+}
+
 func TestV2ReadTooLarge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"big.txt": strings.Repeat("x", 16<<20+1)}, httpapi.Options{})
