@@ -208,6 +208,42 @@ type SandboxInfo struct {
 	Capabilities Capabilities  `json:"capabilities"`
 }
 
+// V1Sandbox is GET /v1/sandbox's answer in AIO 1.x's layout
+// (SandboxResponse): not an envelope, the fields at the top level, data a
+// text summary. home_dir is the first root, where AIO clients build their
+// absolute paths from.
+type V1Sandbox struct {
+	Success      bool            `json:"success"`
+	Message      string          `json:"message"`
+	Data         string          `json:"data"`
+	Hint         *string         `json:"hint"`
+	HomeDir      string          `json:"home_dir"`
+	WorkspaceDir string          `json:"workspace_dir"`
+	Workspace    string          `json:"workspace"`
+	Version      string          `json:"version"`
+	Detail       V1SandboxDetail `json:"detail"`
+}
+
+// V1SandboxDetail is AIO 1.x's SandboxDetail. fsplane runs no code, so
+// runtime and utils are empty.
+type V1SandboxDetail struct {
+	System  V1SystemEnv         `json:"system"`
+	Runtime map[string][]string `json:"runtime"`
+	Utils   []string            `json:"utils"`
+}
+
+// V1SystemEnv is AIO 1.x's SystemEnv.
+type V1SystemEnv struct {
+	OS            string `json:"os"`
+	OSVersion     string `json:"os_version"`
+	Arch          string `json:"arch"`
+	User          string `json:"user"`
+	HomeDir       string `json:"home_dir"`
+	Workspace     string `json:"workspace"`
+	Timezone      string `json:"timezone"`
+	OccupiedPorts []int  `json:"occupied_ports"`
+}
+
 // SandboxDetail holds system details.
 type SandboxDetail struct {
 	System SystemInfo `json:"system"`

@@ -91,6 +91,14 @@ func TestMetaRoutes(t *testing.T) {
 	if err != nil || sb.Workspace != e.root || sb.Version != "1.2.3" || sb.Detail.System.OS == "" {
 		t.Errorf("sandbox %+v %v", sb, err)
 	}
+	// AIO 1.x's SDKs read /v1/sandbox (get_context) for home_dir and
+	// build absolute paths from it: they must land in the root.
+	status, body = e.raw("GET", "/v1/sandbox", "")
+	sys, _ := body["detail"].(map[string]any)["system"].(map[string]any)
+	if status != 200 || body["success"] != true || body["home_dir"] != e.root || body["version"] != "1.2.3" ||
+		sys["home_dir"] != e.root || sys["os"] == "" || body["data"] == "" {
+		t.Errorf("v1 sandbox %d %v", status, body)
+	}
 	if status, body := e.raw("GET", "/nope", ""); status != 404 || body["success"] != false {
 		t.Errorf("unknown route %d %v", status, body)
 	}
@@ -105,8 +113,10 @@ func TestSurfaceV2Only(t *testing.T) {
 	if status, _ := e.raw("POST", "/v1/file/read", `{"file":"a.txt"}`); status != 404 {
 		t.Errorf("v1 on the v2 surface: %d", status)
 	}
-	if status, _ := e.raw("GET", "/v1/capabilities", ""); status != 404 {
-		t.Errorf("/v1/capabilities on the v2 surface: %d", status)
+	for _, p := range []string{"/v1/capabilities", "/v1/sandbox"} {
+		if status, _ := e.raw("GET", p, ""); status != 404 {
+			t.Errorf("%s on the v2 surface: %d", p, status)
+		}
 	}
 	sb, err := e.c.Sandbox(bg)
 	if err != nil || sb.Capabilities.Files["glob"] || !sb.Capabilities.Files["read"] {
@@ -121,7 +131,7 @@ func TestSurfaceV2Only(t *testing.T) {
 // in both. Changing the surface means changing this list.
 var wantRoutes = []string{
 	"GET /{$}", "GET /health", "GET /openapi.json", "GET /v1/openapi.json", "GET /v2/openapi.json",
-	"GET /v1/ping", "GET /v1/capabilities", "GET /v2/sandbox",
+	"GET /v1/ping", "GET /v1/capabilities", "GET /v1/sandbox", "GET /v2/sandbox",
 	"DELETE /mcp", "GET /mcp", "POST /mcp",
 	// v2
 	"GET /v2/fs/read", "POST /v2/fs/write", "POST /v2/fs/edit", "POST /v2/fs/patch",

@@ -272,6 +272,7 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 		{name: "ping", op: "GET /v1/ping", url: "/v1/ping", status: 200},
 		{name: "capabilities", op: "GET /v1/capabilities", url: "/v1/capabilities", status: 200},
 		{name: "sandbox", op: "GET /v2/sandbox", url: "/v2/sandbox", status: 200},
+		{name: "v1 sandbox", op: "GET /v1/sandbox", url: "/v1/sandbox", status: 200},
 		{name: "openapi", op: "GET /openapi.json", url: "/openapi.json", status: 200},
 		{name: "openapi v1", op: "GET /v1/openapi.json", url: "/v1/openapi.json", status: 200},
 		{name: "openapi v2", op: "GET /v2/openapi.json", url: "/v2/openapi.json", status: 200},

@@ -1,12 +1,16 @@
 package httpapi
 
 import (
-	"github.com/fsplane/fsplane/client"
+	"cmp"
+	"fmt"
 	"net/http"
 	"os"
 	"os/user"
 	"runtime"
+	"strings"
 	"time"
+
+	"github.com/fsplane/fsplane/client"
 )
 
 func (s *Server) metaRoutes() {
@@ -19,6 +23,10 @@ func (s *Server) metaRoutes() {
 	if s.opts.Surface != "v2" {
 		s.handle(route{Method: "GET", Path: "/v1/ping", Summary: "Ping", Tag: "meta", Data: typeOf[string]()}, func(w http.ResponseWriter, r *http.Request) {
 			ok(w, "pong", "pong")
+		})
+		s.handle(route{Method: "GET", Path: "/v1/sandbox", Summary: "Workspace and system information in AIO 1.x's layout (the SDKs' get_context)", Tag: "meta",
+			Raw: "application/json", Data: typeOf[client.V1Sandbox]()}, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, s.v1Sandbox())
 		})
 		s.handle(route{Method: "GET", Path: "/v1/capabilities", Summary: "What this server can do", Tag: "meta", Data: typeOf[client.Capabilities]()}, func(w http.ResponseWriter, r *http.Request) {
 			ok(w, "Operation successful", s.capabilitiesOf())
@@ -92,5 +100,24 @@ func (s *Server) sandbox() client.SandboxInfo {
 			UptimeSec: int64(time.Since(s.started).Seconds()),
 		}},
 		Capabilities: s.capabilitiesOf(),
+	}
+}
+
+// v1Sandbox is sandbox in AIO 1.x's layout.
+func (s *Server) v1Sandbox() client.V1Sandbox {
+	info := s.sandbox()
+	sys := info.Detail.System
+	home := info.WorkspaceDir
+	return client.V1Sandbox{
+		Success: true, Message: "Operation successful",
+		Data: fmt.Sprintf("fsplane %s: files only (no shell, browser or code execution); roots %s; %s/%s; user %s",
+			info.Version, strings.Join(info.Roots, ", "), sys.OS, sys.Arch, cmp.Or(sys.User, "unknown")),
+		HomeDir: home, WorkspaceDir: home, Workspace: home, Version: info.Version,
+		Detail: client.V1SandboxDetail{
+			System: client.V1SystemEnv{OS: sys.OS, Arch: sys.Arch, User: sys.User, HomeDir: home, Workspace: home,
+				Timezone: sys.Timezone, OccupiedPorts: []int{}},
+			Runtime: map[string][]string{"python": {}, "nodejs": {}},
+			Utils:   []string{},
+		},
 	}
 }
