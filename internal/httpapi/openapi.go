@@ -165,7 +165,7 @@ func (s *Server) buildOpenAPI() (map[string]any, error) {
 				"type":     "object",
 				"required": []string{"file"},
 				"properties": map[string]any{
-					"path": map[string]any{"type": "string", "description": "target file; instead of ?path="},
+					"path": map[string]any{"type": "string", "description": "target file; instead of ?path=. Absent or empty: /tmp/<the file part's filename> when /tmp is inside a root, else <first root>/<filename>"},
 					"file": map[string]any{"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"},
 				},
 			}}}}

@@ -251,6 +251,8 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 	upNoFile, upNoFileType := form(pathPart("up/x.txt"))
 	v1Up, v1UpType := form(filePart("v1 upload\n"), pathPart("up/v1.txt")) // the TypeScript SDK's order
 	v1UpBad, v1UpBadType := form(pathPart("a.txt/"), filePart("x"))
+	upNoPath, upNoPathType := form(formPart{"file", "no path\n", "dir\\nopath.txt"})
+	upNoName, upNoNameType := form(formPart{"file", "x", ".."})
 	farFuture := time.Now().Add(24 * time.Hour).UTC().Format(http.TimeFormat)
 	longAgo := time.Unix(0, 0).UTC().Format(http.TimeFormat)
 	waitWrites := func(stop <-chan struct{}) {
@@ -332,6 +334,8 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 		{name: "v1 write", op: "POST /v1/file/write", url: "/v1/file/write", body: `{"file":"w/v1.txt","content":"v1\n"}`, status: 200},
 		{name: "v1 write onto a directory", op: "POST /v1/file/write", url: "/v1/file/write", body: `{"file":"dir","content":"x"}`, status: 200, failed: true},
 		{name: "v1 editor view", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"view","path":"e.txt"}`, status: 200},
+		{name: "v1 editor view directory", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"view","path":"dir"}`, status: 200},
+		{name: "v1 editor view directory range", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"view","path":"dir","view_range":[1,2]}`, status: 200, failed: true},
 		{name: "v1 editor create", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"create","path":"w/created.txt","file_text":"made\n"}`, status: 200},
 		{name: "v1 editor create existing", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"create","path":"w/created.txt","file_text":"x"}`, status: 200, failed: true},
 		{name: "v1 editor str_replace", op: "POST /v1/file/str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"str_replace","path":"w/created.txt","old_str":"made","new_str":"MADE"}`, status: 200},
@@ -377,6 +381,9 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 		{name: "v2 upload", op: "POST /v2/fs/upload", url: "/v2/fs/upload", body: up, header: []string{"Content-Type", upType}, status: 200},
 		{name: "v2 upload outside", op: "POST /v2/fs/upload", url: "/v2/fs/upload", body: upOut, header: []string{"Content-Type", upOutType}, status: 403, failed: true},
 		{name: "v2 upload no file", op: "POST /v2/fs/upload", url: "/v2/fs/upload", body: upNoFile, header: []string{"Content-Type", upNoFileType}, status: 422, failed: true},
+		{name: "v2 upload without path", op: "POST /v2/fs/upload", url: "/v2/fs/upload", body: upNoPath, header: []string{"Content-Type", upNoPathType}, status: 200},
+		{name: "v2 upload without path or name", op: "POST /v2/fs/upload", url: "/v2/fs/upload", body: upNoName, header: []string{"Content-Type", upNoNameType}, status: 422, failed: true},
+		{name: "v1 upload without path", op: "POST /v1/file/upload", url: "/v1/file/upload", body: upNoPath, header: []string{"Content-Type", upNoPathType}, status: 200},
 		{name: "v1 upload", op: "POST /v1/file/upload", url: "/v1/file/upload", body: v1Up, header: []string{"Content-Type", v1UpType}, status: 200},
 		{name: "v1 upload bad target", op: "POST /v1/file/upload", url: "/v1/file/upload", body: v1UpBad, header: []string{"Content-Type", v1UpBadType}, status: 200, failed: true},
 		{name: "v2 download", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", status: 200},

@@ -25,13 +25,13 @@ func (s *Server) transferRoutes() {
 			}
 			prefix, tag, dl = "/v1/file/", "v1", "/v1/file/download"
 		}
-		s.handle(p.failures(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: path and file, in either order), streamed and renamed into place", Tag: tag,
+		s.handle(p.failures(route{Method: "POST", Path: prefix + "upload", Summary: "Upload a file (multipart/form-data: file, and path in either order; without path, /tmp/<filename> or <root>/<filename>), streamed and renamed into place", Tag: tag,
 			Query: typeOf[client.UploadQuery](), RawBody: "multipart/form-data", Data: typeOf[client.UploadResult]()}, 400, 403, 404, 409, 507), s.upload(p))
 		for _, m := range []string{"GET", "HEAD"} {
 			// Both planes answer a download's failures with v2 statuses:
 			// its 200 body is the file.
 			s.handle(route{Method: m, Path: dl, Summary: "Download a file's raw bytes (Range, If-Range, ETag = version)", Tag: tag,
-				Query: typeOf[client.DownloadQuery](), Raw: "application/octet-stream", Statuses: []int{400, 403, 404, 409, 416}, Conditional: true}, s.download)
+				Query: typeOf[client.DownloadQuery](), Raw: "application/octet-stream", Statuses: []int{400, 403, 404, 409, 413, 416}, Conditional: true}, s.download)
 		}
 	}
 	s.handle(route{Method: "GET", Path: "/v2/fs/tree", Summary: "A directory as a tar stream", Tag: "v2",
@@ -40,6 +40,15 @@ func (s *Server) transferRoutes() {
 		Query: typeOf[client.TreeQuery](), RawBody: "application/x-tar", Data: typeOf[client.TreeUploadResult](), Statuses: []int{400, 403, 404, 409, 413, 507}}, s.putTree)
 }
 
+// upload serves POST /v2/fs/upload and /v1/file/upload. path is optional,
+// as in AIO's schema (the SDKs' upload_file(file, path?)): a form without
+// one, or with an empty one, places the file by its part's filename with
+// any directories (/ or \) dropped, at /tmp/<name> when /tmp lies inside
+// a root, as on AIO (whose server runs with the whole file system), else
+// at <first root>/<name>, the top of a confined server's workspace. An
+// existing file there is replaced, as with an explicit path, and
+// file_path says where the file went. A filename that leaves no name
+// (empty, "." or "..") is 422 asking for path.
 func (s *Server) upload(p plane) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := newQuery(r)

@@ -2,9 +2,10 @@ package httpapi
 
 import (
 	"fmt"
-	"github.com/fsplane/fsplane/client"
 	"net/http"
+	"syscall"
 
+	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
@@ -108,8 +109,22 @@ func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
 	okHint(w, "Operation successful", res, notice)
 }
 
+// view is str_replace_editor's view: a file in cat -n form, a directory
+// as ops.ViewDir lists it (Anthropic's editor lists one rather than
+// failing). view_range only applies to files.
 func (s *Server) view(r *http.Request, path string, vr []int) (*client.EditorResult, error) {
 	res, err := s.eng.Read(r.Context(), ops.ReadRequest{Path: path})
+	if e, _ := fserr.As(err); e != nil && e.Code == fserr.InvalidTarget && e.Errno == syscall.EISDIR {
+		if len(vr) > 0 {
+			return nil, fserr.New(fserr.BadRequest, "view", path, "The `view_range` parameter is not allowed when `path` points to a directory: view_range only applies to files.").
+				WithHint("drop view_range to list the directory")
+		}
+		d, err := s.eng.ViewDir(r.Context(), path)
+		if err != nil {
+			return nil, err
+		}
+		return &client.EditorResult{Output: d.Output, Path: d.Path, PrevExist: true}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

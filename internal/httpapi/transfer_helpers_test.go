@@ -24,8 +24,15 @@ type xenv struct {
 
 func newXEnv(t testing.TB, eopts ops.Options) *xenv {
 	t.Helper()
-	root := t.TempDir()
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	return newXEnvRoots(t, eopts, t.TempDir())
+}
+
+// newXEnvRoots is newXEnv over chosen roots ("/" for AIO's setup); root
+// is the first.
+func newXEnvRoots(t testing.TB, eopts ops.Options, roots ...string) *xenv {
+	t.Helper()
+	root := roots[0]
+	ws, err := workspace.Open(workspace.Options{Roots: roots, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -330,7 +330,7 @@ func TestUploadFormValidation(t *testing.T) {
 				w, _ := mw.CreateFormFile("file", "f.txt")
 				io.WriteString(w, p[1])
 			} else {
-				mw.WriteField(p[0], p[1])
+				mw.WriteField(strings.TrimPrefix(p[0], "plain:"), p[1])
 			}
 		}
 		mw.Close()
@@ -343,7 +343,8 @@ func TestUploadFormValidation(t *testing.T) {
 		status int
 		loc    []any
 	}{
-		{"file without path", "", func() (string, string) { return form([2]string{"file", "x"}) }, 422, []any{"body", "path"}},
+		{"file without path", "", func() (string, string) { return form([2]string{"file", "x"}) }, 200, nil},
+		{"file without path or filename", "", func() (string, string) { return form([2]string{"plain:file", "x"}) }, 422, []any{"body", "path"}},
 		{"path after file", "", func() (string, string) { return form([2]string{"file", "x"}, [2]string{"path", "a"}) }, 200, nil},
 		{"no file", "", func() (string, string) { return form([2]string{"path", "a"}) }, 422, []any{"body", "file"}},
 		{"not multipart", "", func() (string, string) { return "{}", "application/json" }, 422, []any{"body"}},

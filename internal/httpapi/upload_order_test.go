@@ -271,10 +271,10 @@ func TestUploadFileFirstFailures(t *testing.T) {
 		status int
 		code   string // error_type, or the location for a 422
 	}{
-		{"no path at all", "/v2/fs/upload", []formPart{filePart(big)}, 422, "body.path"},
-		{"empty path after", "/v2/fs/upload", []formPart{filePart(big), pathPart("  ")}, 422, "body.path"},
+		{"no path, filename ..", "/v2/fs/upload", []formPart{{"file", big, ".."}}, 422, "body.path"},
+		{"empty path after, filename dir/..", "/v2/fs/upload", []formPart{{"file", big, "dir/.."}, pathPart("  ")}, 422, "body.path"},
 		{"oversized path after", "/v2/fs/upload", []formPart{filePart(big), pathPart(strings.Repeat("a", 9<<10))}, 422, "body.path"},
-		{"v1 no path at all", "/v1/file/upload", []formPart{filePart(big)}, 422, "body.path"},
+		{"v1 no path, filename a\\.", "/v1/file/upload", []formPart{{"file", big, `a\.`}}, 422, "body.path"},
 		{"outside the roots", "/v2/fs/upload", []formPart{filePart(big), pathPart("/etc/fsplane-order-test")}, 403, "outside_root"},
 		{"missing directory", "/v2/fs/upload", []formPart{filePart(big), pathPart("nodir/x.txt")}, 404, "not_found"},
 		{"v1 missing directory", "/v1/file/upload", []formPart{filePart(big), pathPart("nodir/x.txt")}, 200, "not_found"},

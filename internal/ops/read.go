@@ -2,9 +2,11 @@ package ops
 
 import (
 	"context"
+	"slices"
 
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // ReadRequest asks for a file's text, whole or a range of lines.
@@ -84,4 +86,41 @@ func (e *Engine) readLines(req ReadRequest) (*ReadResult, error) {
 		Path: tl.Path.Abs, Content: string(tl.Content), Version: tl.Version, TotalLines: tl.TotalLines,
 		LineFrom: from, LineTo: to, Size: tl.Size, BOM: tl.BOM, EOL: tl.EOL.Name(),
 	}, nil
+}
+
+// DirViewLimit caps the entries ViewDir lists, so a huge tree cannot make
+// an unbounded answer.
+const DirViewLimit = 1000
+
+// DirViewResult is a directory as str_replace_editor's view shows it.
+type DirViewResult struct {
+	Path      string // absolute, resolved
+	Output    string // edit.ViewDir's text
+	Entries   int    // listed, the directory itself not counted
+	Truncated bool   // more than DirViewLimit entries existed
+}
+
+// ViewDir lists the directory p two levels deep without hidden items, as
+// Anthropic's str_replace_editor views a directory (find -maxdepth 2 -not
+// -path '*/.*'), through the workspace's listing: confined to the roots,
+// links listed but not entered, subdirectories it cannot read skipped.
+// find prints in the directories' own order; the entries here are sorted
+// by path (byte order) so the same tree always reads the same. Past
+// DirViewLimit the listing is cut, and the text says so. A file is
+// invalid_target, a missing path not_found.
+func (e *Engine) ViewDir(_ context.Context, p string) (*DirViewResult, error) {
+	l, err := e.ws.List(p, workspace.ListOptions{Recursive: true, MaxDepth: 2, SkipHidden: true, Limit: DirViewLimit})
+	if err != nil {
+		return nil, fserr.From("view", p, err)
+	}
+	rels := make([]string, len(l.Entries))
+	for i, en := range l.Entries {
+		rels[i] = en.Rel
+	}
+	slices.Sort(rels)
+	cut := 0
+	if l.Truncated {
+		cut = DirViewLimit
+	}
+	return &DirViewResult{Path: l.Path.Abs, Output: edit.ViewDir(p, rels, cut), Entries: len(rels), Truncated: l.Truncated}, nil
 }

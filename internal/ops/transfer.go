@@ -20,7 +20,11 @@ const versionCacheSize = 4096
 // UploadRequest streams a file's whole content (upload).
 type UploadRequest struct {
 	// Path is the target file. When it names an existing directory, the
-	// file goes into it under FileName.
+	// file goes into it under FileName. "" places the file by FileName's
+	// base name (transfer.BaseName), as AIO does when its form has no
+	// path: in /tmp when /tmp lies inside a root (AIO runs with the whole
+	// file system), else at the top of the first root, the directory
+	// relative paths start from.
 	Path     string
 	FileName string // the client's file name (multipart filename); may be empty
 	Body     io.Reader
@@ -48,15 +52,24 @@ type UploadResult struct {
 // must exist (not_found); a full disk is no_space_left.
 func (e *Engine) Upload(ctx context.Context, req UploadRequest) (*UploadResult, error) {
 	const op = "upload"
-	if err := e.writable(op, req.Path); err != nil {
+	dir := req.Path
+	if dir == "" {
+		var err error
+		if dir, err = e.defaultUploadDir(req.FileName); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.writable(op, dir); err != nil {
 		return nil, err
 	}
-	owner, err := e.owner(op, req.Path, req.User)
+	owner, err := e.owner(op, dir, req.User)
 	if err != nil {
 		return nil, err
 	}
-	target := req.Path
-	if name := path.Base(strings.ReplaceAll(req.FileName, "\\", "/")); name != "" && name != "." && name != "/" && name != ".." {
+	target := dir
+	if req.Path == "" {
+		target = filepath.Join(dir, transfer.BaseName(req.FileName))
+	} else if name := path.Base(strings.ReplaceAll(req.FileName, "\\", "/")); name != "" && name != "." && name != "/" && name != ".." {
 		if info, err := e.ws.Stat(target); err == nil && info.IsDir {
 			target = filepath.Join(target, name)
 		}
@@ -68,6 +81,20 @@ func (e *Engine) Upload(ctx context.Context, req UploadRequest) (*UploadResult, 
 	e.fresh.Saw(req.Caller, res.Path.Abs, res.Version)
 	e.log.Info("Upload", "path", res.Path.Abs, "bytes", res.Size, "created", res.Created)
 	return &UploadResult{Path: res.Path.Abs, Size: res.Size, Version: res.Version, Created: res.Created, UndoRecorded: res.UndoRecorded}, nil
+}
+
+// defaultUploadDir is the directory of an upload that names no target
+// (see UploadRequest.Path): /tmp when it lies inside a root, else the
+// first root. A file name with no base name is bad_request.
+func (e *Engine) defaultUploadDir(filename string) (string, error) {
+	if transfer.BaseName(filename) == "" {
+		return "", fserr.New(fserr.BadRequest, "upload", "", "the upload names no target and its file name %q gives none", filename).
+			WithHint("pass path, the file to write")
+	}
+	if _, err := e.ws.LexicalKey("/tmp"); err == nil {
+		return "/tmp", nil
+	}
+	return e.ws.Roots()[0], nil
 }
 
 // OpenDownload opens a regular file for a download and pins its state:

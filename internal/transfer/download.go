@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -199,17 +200,35 @@ type Source struct {
 	same func() bool
 	// afterPin runs once the file is pinned (tests).
 	afterPin func()
+	// mem, when not nil, is the whole file read at open, served instead
+	// of file (which is then nil; see Open).
+	mem []byte
 }
+
+// MemLimit bounds a file served from memory (see Open): the read route's
+// limit, so what can be read can be downloaded.
+const MemLimit = workspace.TextLimit
 
 // Open pins f, a regular file the caller opened at path (absolute, for
 // names and messages), and computes its version through cache. same, when
 // not nil, tells whether the path still names the same file (an atomic
 // replacement is a change for Abort). The Source owns f.
+//
+// A file whose size cannot be trusted is read whole at once, up to
+// MemLimit (too_large above it), and served from memory, so that
+// Content-Length and ranges describe the bytes sent: one on procfs or
+// sysfs, whose files are generated when read (stat says 0 bytes, or a
+// page), or one that cannot seek to its end (ServeContent must). Such
+// a snapshot is its own pinned state: no change can reach it, whatever
+// the policy.
 func Open(f *os.File, path string, cache *VersionCache, same func() bool) (*Source, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, fserr.FromOS("download", path, err)
+	}
+	if pseudoFS(f) || !seekable(f) {
+		return openMem(f, fi, path, MemLimit)
 	}
 	v, stable, err := cache.version(f, fi)
 	if err != nil {
@@ -223,15 +242,50 @@ func Open(f *os.File, path string, cache *VersionCache, same func() bool) (*Sour
 	return s, nil
 }
 
+// seekable reports whether f can seek to its end, as ServeContent does
+// to learn the size. A failed lseek leaves the offset at 0, for openMem;
+// a successful one leaves it at the end, which does not matter: Serve
+// seeks to the start, and the other readers use pread.
+func seekable(f *os.File) bool {
+	_, err := f.Seek(0, io.SeekEnd)
+	return err == nil
+}
+
+// openMem reads f from its start (it was just opened), at most limit
+// bytes, and returns a Source serving those bytes. It closes f.
+func openMem(f *os.File, fi fs.FileInfo, path string, limit int64) (*Source, error) {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fserr.FromOS("download", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fserr.New(fserr.TooLarge, "download", path,
+			"file exceeds the %d MiB limit of a file served from memory (its file system reports no true size, or it cannot seek)", limit>>20).
+			WithHint("read a range of its lines instead")
+	}
+	return &Source{info: fi, path: path, key: keyOf(fi), version: workspace.Version(b), stable: true, mem: b}, nil
+}
+
 // Version returns the content version served as the ETag ("" when the
 // file changed while it was hashed).
 func (s *Source) Version() string { return s.version }
 
 // Size returns the size pinned at open.
-func (s *Source) Size() int64 { return s.info.Size() }
+func (s *Source) Size() int64 {
+	if s.mem != nil {
+		return int64(len(s.mem))
+	}
+	return s.info.Size()
+}
 
 // Close closes the file.
-func (s *Source) Close() error { return s.file.Close() }
+func (s *Source) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.Close()
+}
 
 // changedErr says that, under change_policy=abort, the file changed
 // before or during the transfer.
@@ -261,6 +315,13 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		s.afterPin()
 	}
 	h := w.Header()
+	if s.mem != nil {
+		// No Last-Modified: a generated file's times say nothing of its
+		// content, and If-Range on a date could splice two contents.
+		setHeaders(h, s.version, s.path)
+		http.ServeContent(w, r, filepath.Base(s.path), time.Time{}, bytes.NewReader(s.mem))
+		return true, nil
+	}
 	version, modtime := s.version, s.info.ModTime()
 	fi, err := s.file.Stat()
 	changed := err != nil || keyOf(fi) != s.key
@@ -278,13 +339,7 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 			modtime = fi.ModTime()
 		}
 	}
-	h.Set("Content-Type", "application/octet-stream")
-	if version != "" {
-		h.Set("ETag", `"`+version+`"`)
-	}
-	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(s.path)}); cd != "" {
-		h.Set("Content-Disposition", cd)
-	}
+	setHeaders(h, version, s.path)
 	var content io.ReadSeeker = s.file
 	var g *guard
 	if policy == Abort {
@@ -300,6 +355,17 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		}
 	}
 	return true, nil
+}
+
+// setHeaders sets a download's headers other than ServeContent's.
+func setHeaders(h http.Header, version, path string) {
+	h.Set("Content-Type", "application/octet-stream")
+	if version != "" {
+		h.Set("ETag", `"`+version+`"`)
+	}
+	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(path)}); cd != "" {
+		h.Set("Content-Disposition", cd)
+	}
 }
 
 // guard is the Abort policy's reader: a view of the pinned file that

@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"io"
 	"time"
 
@@ -27,6 +28,9 @@ func (s *Source) Reader() io.Reader { return s.Section(0, s.Size()) }
 // the check after each read, which sees any write (it changes the ctime),
 // and still hashes when the section is the whole file.
 func (s *Source) Section(off, n int64) io.Reader {
+	if s.mem != nil {
+		return bytes.NewReader(s.mem[off : off+n])
+	}
 	if !s.stable || s.version == "" {
 		return io.NewSectionReader(s.file, off, n)
 	}

@@ -40,8 +40,21 @@ var spoolBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b 
 const maxPathField = 8 << 10
 
 // Store places an upload: it reads file to its end and writes it to path.
-// filename is the file part's name, possibly empty.
+// filename is the file part's name, possibly empty. path is "" when the
+// form names no target; filename then has a usable BaseName, and the
+// store chooses where the file goes by it (AIO's /tmp/<filename>).
 type Store func(path, filename string, file io.Reader) error
+
+// BaseName is the last component of an upload's file name, with both /
+// and \ taken as separators (a browser on Windows may send a whole path),
+// or "" when that leaves no name a file can have: empty, "." or "..".
+func BaseName(filename string) string {
+	name := filename[strings.LastIndexAny(filename, "/\\")+1:]
+	if name == "." || name == ".." {
+		return ""
+	}
+	return name
+}
 
 // ReadUpload reads a multipart/form-data upload as a stream and hands its
 // first file part to store with the target path and the part's file name.
@@ -64,9 +77,13 @@ type Store func(path, filename string, file io.Reader) error
 // failure, crash included, leaves it behind. With spoolDir "" such a form
 // is refused.
 //
-// A file part with no target at all is a FormError naming path, so is a
-// form without a file part (naming file) and a body that is not
-// multipart/form-data. Errors from store are returned as they are.
+// A form that names no target at all (AIO's schema makes path optional)
+// is handed to store with path "" once its end shows that no path field
+// follows; when the file part's name has no BaseName, or spoolDir is ""
+// (the file cannot be held until the end), it is a FormError naming
+// path. A form without a file part is a FormError naming file, so is a
+// body that is not multipart/form-data. Errors from store are returned
+// as they are.
 func ReadUpload(r *http.Request, queryPath, spoolDir string, store Store) error {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
@@ -224,7 +241,7 @@ func (t *tail) Read(p []byte) (int, error) {
 
 // spool holds a file part that came before its path in an unnamed file in
 // dir, reads the rest of the form for the path, then hands the spool to
-// store. Placing it is a second copy (store spools it again beside the
+// store (with path "" when none came). Placing it is a second copy (store spools it again beside the
 // target, fsyncs and renames, exactly as for a path-first upload), during
 // which the spool is freed as it is read (drainSpool), so the two together
 // take about the file's size plus punchEvery on disk; the spool itself is
@@ -252,8 +269,10 @@ func (f *form) spool(ctx context.Context, part *multipart.Part, dir string, stor
 		if f.trailing != nil {
 			return malformed(f.trailing)
 		}
-		return &FormError{Field: "path", Missing: true,
-			Message: "missing field `path`: the form has a `file` part but no `path` field naming its target; add one (before or after `file`) or pass ?path="}
+		if BaseName(filename) == "" {
+			return &FormError{Field: "path", Missing: true,
+				Message: fmt.Sprintf("missing field `path`: the `file` part's filename %q gives no file name to place it by; pass `path` (before or after `file`) or ?path=", filename)}
+		}
 	}
 	if _, err := sp.Seek(0, io.SeekStart); err != nil {
 		return fserr.FromOS("upload", f.path, err)

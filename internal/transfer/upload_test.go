@@ -16,14 +16,18 @@ import (
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
-// uploadForm builds a multipart body; a part whose name is "file" is a
-// file part.
+// uploadForm builds a multipart body; a part whose name is "file" (or
+// "file=NAME", to choose its file name) is a file part.
 func uploadForm(parts ...[2]string) ([]byte, string) {
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
 	for _, p := range parts {
-		if p[0] == "file" {
-			w, _ := mw.CreateFormFile("file", "f.bin")
+		if name, ok := strings.CutPrefix(p[0], "file"); ok {
+			// "file" is named f.bin; "file=NAME" is named NAME.
+			if name == "" {
+				name = "f.bin"
+			}
+			w, _ := mw.CreateFormFile("file", strings.TrimPrefix(name, "="))
 			io.WriteString(w, p[1])
 		} else {
 			mw.WriteField(p[0], p[1])
@@ -31,6 +35,18 @@ func uploadForm(parts ...[2]string) ([]byte, string) {
 	}
 	mw.Close()
 	return b.Bytes(), mw.FormDataContentType()
+}
+
+func TestBaseName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"a.txt": "a.txt", "dir/a.txt": "a.txt", "/abs/a.txt": "a.txt", `C:\Users\me\a.txt`: "a.txt", `mixed/dir\a b`: "a b",
+		"": "", ".": "", "..": "", "dir/..": "", `dir\.`: "", "dir/": "", `dir\`: "", ".hidden": ".hidden", "...": "...",
+	} {
+		if got := BaseName(in); got != want {
+			t.Errorf("BaseName(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // TestReadUploadOrder posts forms over loopback to a handler that records
@@ -52,8 +68,11 @@ func TestReadUploadOrder(t *testing.T) {
 		{name: "query", query: "q.txt", parts: [][2]string{{"file", content}}, wantPath: "q.txt"},
 		{name: "query, same path after", query: "q.txt", parts: [][2]string{{"file", content}, {"path", "./q.txt"}}, wantPath: "q.txt"},
 		{name: "file first", parts: [][2]string{{"other", "x"}, {"file", content}, {"path", " b.txt "}, {"file", "ignored"}}, wantPath: "b.txt", spooled: true},
-		{name: "file first, empty path", parts: [][2]string{{"file", content}, {"path", ""}}, wantErr: "form:path"},
-		{name: "file first, no path", parts: [][2]string{{"file", content}}, wantErr: "form:path"},
+		{name: "file first, empty path", parts: [][2]string{{"file", content}, {"path", ""}}, wantPath: "", spooled: true},
+		{name: "file first, no path", parts: [][2]string{{"file", content}}, wantPath: "", spooled: true},
+		{name: "no path, no filename", parts: [][2]string{{"file=", content}}, wantErr: "form:path"},
+		{name: "no path, filename ..", parts: [][2]string{{"file=dir/..", content}}, wantErr: "form:path"},
+		{name: "no path, filename ends in a separator", parts: [][2]string{{`file=C:\dir\`, content}}, wantErr: "form:path"},
 		{name: "no file", parts: [][2]string{{"path", "a.txt"}}, wantErr: "form:file"},
 		{name: "query conflict after", query: "q.txt", parts: [][2]string{{"file", content}, {"path", "b.txt"}}, wantErr: "bad_request"},
 		{name: "query conflict before", query: "q.txt", parts: [][2]string{{"path", "b.txt"}, {"file", content}}, wantErr: "bad_request"},
