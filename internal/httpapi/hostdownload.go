@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/textproto"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/connector/proto"
-	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // hostWriteTimeout bounds each write of a host download to its client, so
@@ -44,17 +41,22 @@ func (p pipeSink) Finish(err error) {
 // ETag = version, Last-Modified) from the host's result, then the bytes as
 // they arrive. A transfer that fails midway (the host aborts it, the
 // client is too slow for the connector, or a write to the client passes
-// hostWriteTimeout) cuts the response, so a
-// client never takes a partial file for a whole one, nor waits for bytes
-// that will not come.
+// hostWriteTimeout) cuts the response, so a client never takes a partial
+// file for a whole one, nor waits for bytes that will not come.
 //
-// A single Range is answered as the local route answers it (206 with
-// Content-Range, or 416 with the JSON envelope and bytes */size), If-Range
-// included: the host resolves the range against the file it opened and
-// sends only those bytes. A host from before ranges sends the whole file,
-// and the client then gets a 200 with all of it, which HTTP allows for any
-// Range. Several ranges get the whole file too (the local route answers
-// them with multipart/byteranges).
+// Ranges and conditional requests are answered as the local route answers
+// them (206, multipart/byteranges, 304, 412, 416 with the JSON envelope):
+// they travel in the download op (proto.Conditional), the host decides on
+// the file it opened and sends only the bytes of that answer, from that
+// descriptor, and the hub checks the answer against the result
+// (hostAnswer).
+//
+// Several ranges travel in one op and come back as one transfer, the
+// parts one after the other, which the hub frames (byteRanges); one op per
+// range would have to pin a version across ops. The host reads every part
+// from the one descriptor and fails the transfer if the file changes
+// (transfer.Source.Sections), so the parts are one version's or the
+// response is cut before its closing boundary.
 func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	path := q.str("path", true)
@@ -73,41 +75,63 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Accept-Ranges", "bytes")
-	rng, err := requestedRange(r)
-	if err != nil {
-		refuseRange(w, "download", path)
-		return
-	}
+	cond, legacy := hostConditional(r.Header)
 	pr, pw := io.Pipe()
 	defer pr.Close()
-	res, err := remote.Download(r.Context(), proto.DownloadRequest{Path: path, Range: rng}, pipeSink{pw})
+	res, err := remote.Download(r.Context(), proto.DownloadRequest{Path: path, Range: legacy, Conditional: cond}, pipeSink{pw})
 	if err != nil {
 		fail(w, v2, "download", path, err)
 		return
 	}
 	// From here a return closes the pipe, which ends the host's transfer.
-	part, err := servedPart(path, rng, res)
+	out, err := hostAnswer(path, cond, legacy, res)
 	if err != nil {
 		fail(w, v2, "download", path, err)
 		return
 	}
-	if part != nil && part.Length == 0 {
-		h.Set("Content-Range", fmt.Sprintf("bytes */%d", res.Size))
+	if out.Status == http.StatusRequestedRangeNotSatisfiable {
+		if cond == nil || !cond.BadRange {
+			h.Set("Content-Range", fmt.Sprintf("bytes */%d", res.Size))
+		}
 		refuseRange(w, "download", path)
 		return
 	}
-	size, status := res.Size, http.StatusOK
-	if part != nil {
-		size, status = part.Length, http.StatusPartialContent
-		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", part.Offset, part.Offset+part.Length-1, res.Size))
-	}
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	if res.Version != "" {
 		h.Set("ETag", `"`+res.Version+`"`)
 	}
-	h.Set("Last-Modified", res.ModTime.UTC().Format(http.TimeFormat))
-	w.WriteHeader(status)
+	if t := res.ModTime; !t.IsZero() && !t.Equal(time.Unix(0, 0)) {
+		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	}
+	switch out.Status {
+	case http.StatusNotModified:
+		// As http.ServeContent: no representation headers, and the date
+		// only without a tag (RFC 9110 §15.4.5).
+		if res.Version != "" {
+			h.Del("Last-Modified")
+		}
+		w.WriteHeader(out.Status)
+		return
+	case http.StatusPreconditionFailed:
+		h.Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(out.Status)
+		return
+	}
+	h.Set("Content-Type", "application/octet-stream")
+	var body io.Reader = pr
+	size := res.Size
+	switch len(out.Parts) {
+	case 0:
+	case 1:
+		p := out.Parts[0]
+		size = p.Length
+		h.Set("Content-Range", contentRange(p, res.Size))
+	default:
+		var ctype string
+		ctype, size, body = byteRanges(out.Parts, res.Size, pr)
+		h.Set("Content-Type", ctype)
+	}
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(out.Status)
 	if r.Method == http.MethodHead {
 		pr.CloseWithError(errors.New("HEAD request: body not wanted"))
 		return
@@ -116,127 +140,11 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	// closed pipe then fails the stream, and the host is told.
 	stop := context.AfterFunc(r.Context(), func() { pr.CloseWithError(r.Context().Err()) })
 	defer stop()
-	n, err := copyTimed(w, pr)
+	n, err := copyTimed(w, body)
 	if err != nil || n != size {
 		s.log.Warn("Host download cut", "path", path, "bytes", n, "of", size, "err", err)
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// errBadRange is a Range header the local route's http.ServeContent
-// would refuse with 416 whatever the file.
-var errBadRange = errors.New("invalid range")
-
-// requestedRange is the range to ask the host for: nil when the request
-// has no Range, names several ranges, or has an If-Range that cannot hold
-// (a weak or malformed validator, as http.ServeContent judges it); an
-// error when the Range is malformed. It parses as http.ServeContent does,
-// so the two routes agree on what a header means.
-func requestedRange(r *http.Request) (*proto.RangeRequest, error) {
-	v := r.Header.Get("Range")
-	if v == "" {
-		return nil, nil
-	}
-	specs, ok := strings.CutPrefix(v, "bytes=")
-	if !ok {
-		return nil, errBadRange
-	}
-	var rng *proto.RangeRequest
-	n := 0
-	for spec := range strings.SplitSeq(specs, ",") {
-		spec = textproto.TrimString(spec)
-		if spec == "" {
-			continue
-		}
-		one, err := parseRangeSpec(spec)
-		if err != nil {
-			return nil, err
-		}
-		rng, n = one, n+1
-	}
-	if n != 1 || !ifRange(r.Header.Get("If-Range"), rng) {
-		return nil, nil
-	}
-	return rng, nil
-}
-
-// parseRangeSpec parses one byte range: first-last, first- or -suffix.
-func parseRangeSpec(spec string) (*proto.RangeRequest, error) {
-	first, last, ok := strings.Cut(spec, "-")
-	if !ok {
-		return nil, errBadRange
-	}
-	first, last = textproto.TrimString(first), textproto.TrimString(last)
-	if first == "" {
-		if last == "" || last[0] == '-' {
-			return nil, errBadRange
-		}
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n < 0 {
-			return nil, errBadRange
-		}
-		return &proto.RangeRequest{Last: &n}, nil
-	}
-	a, err := strconv.ParseInt(first, 10, 64)
-	if err != nil || a < 0 {
-		return nil, errBadRange
-	}
-	rng := &proto.RangeRequest{First: &a}
-	if last != "" {
-		b, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || b < a {
-			return nil, errBadRange
-		}
-		rng.Last = &b
-	}
-	return rng, nil
-}
-
-// ifRange copies an If-Range header into rng's condition, which the host
-// checks against the file it opens; false when the header can never hold,
-// so the whole file is asked for. As http.ServeContent: a strong ETag must
-// equal the version, a weak one never matches, and a date must be the
-// file's modification time to the second.
-func ifRange(v string, rng *proto.RangeRequest) bool {
-	v = textproto.TrimString(v)
-	switch {
-	case v == "":
-		return true
-	case strings.HasPrefix(v, "W/"):
-		return false
-	case strings.HasPrefix(v, `"`):
-		tag, _, closed := strings.Cut(v[1:], `"`)
-		if !closed || tag == "" {
-			return false
-		}
-		rng.IfVersion = tag
-		return true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return false
-	}
-	rng.IfModTime = &t
-	return true
-}
-
-// servedPart is the part of the file res says the host sends for rng: nil
-// for the whole file. A host that honours ranges sends exactly the part
-// rng resolves to against the file it opened (proto.RangeRequest.Part);
-// one that does not (it predates ranges) sends the whole file and says
-// nothing. Anything else would put other bytes under the Content-Range
-// the client trusts, and is refused.
-func servedPart(path string, rng *proto.RangeRequest, res *proto.DownloadResult) (*proto.ByteRange, error) {
-	if res.Range == nil {
-		return nil, nil
-	}
-	if rng != nil {
-		if want, ok := rng.Part(res.Size, res.Version, res.ModTime); ok && want == *res.Range {
-			return res.Range, nil
-		}
-	}
-	return nil, fserr.New(fserr.IOError, "download", path, "the host sent %d bytes from byte %d of %s, not the range asked", res.Range.Length, res.Range.Offset, path).
-		WithHint("download the whole file, or update fsplane on the host")
 }
 
 // copyTimed copies src to w, giving each write to the client, and the

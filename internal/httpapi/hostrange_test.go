@@ -70,30 +70,28 @@ func TestHostDownloadRange(t *testing.T) {
 		t.Fatalf("ETag from the host %q, locally %q: want one version", etag, local.Header.Get("ETag"))
 	}
 	for _, tc := range []struct {
-		name           string
-		rng, ifRange   string
-		status         int
-		body           string // of a 200 or 206
-		contentRange   string
-		differsLocally bool // the local route answers multipart/byteranges
+		name         string
+		rng, ifRange string
+		status       int
+		body         string // of a 200 or 206
+		contentRange string
 	}{
-		{"first bytes", "bytes=0-3", "", 206, "0123", "bytes 0-3/10", false},
-		{"from an offset", "bytes=5-", "", 206, "56789", "bytes 5-9/10", false},
-		{"suffix", "bytes=-4", "", 206, "6789", "bytes 6-9/10", false},
-		{"end past the end", "bytes=8-100", "", 206, "89", "bytes 8-9/10", false},
-		{"suffix longer than the file", "bytes=-40", "", 206, content, "bytes 0-9/10", false},
-		{"the whole file as a range", "bytes=0-", "", 206, content, "bytes 0-9/10", false},
-		{"no range", "", "", 200, content, "", false},
-		{"start at the end", "bytes=10-", "", 416, "", "bytes */10", false},
-		{"start past the end", "bytes=100-200", "", 416, "", "bytes */10", false},
-		{"end before start", "bytes=3-1", "", 416, "", "", false},
-		{"another unit", "lines=0-3", "", 416, "", "", false},
-		{"If-Range with the ETag", "bytes=0-3", etag, 206, "0123", "bytes 0-3/10", false},
-		{"If-Range with another ETag", "bytes=0-3", `"other"`, 200, content, "", false},
-		{"If-Range with a weak ETag", "bytes=0-3", "W/" + etag, 200, content, "", false},
-		{"If-Range with Last-Modified", "bytes=0-3", lastMod, 206, "0123", "bytes 0-3/10", false},
-		{"If-Range with another date", "bytes=0-3", mtime.Add(-time.Hour).Format(http.TimeFormat), 200, content, "", false},
-		{"several ranges", "bytes=0-1,4-5", "", 200, content, "", true},
+		{"first bytes", "bytes=0-3", "", 206, "0123", "bytes 0-3/10"},
+		{"from an offset", "bytes=5-", "", 206, "56789", "bytes 5-9/10"},
+		{"suffix", "bytes=-4", "", 206, "6789", "bytes 6-9/10"},
+		{"end past the end", "bytes=8-100", "", 206, "89", "bytes 8-9/10"},
+		{"suffix longer than the file", "bytes=-40", "", 206, content, "bytes 0-9/10"},
+		{"the whole file as a range", "bytes=0-", "", 206, content, "bytes 0-9/10"},
+		{"no range", "", "", 200, content, ""},
+		{"start at the end", "bytes=10-", "", 416, "", "bytes */10"},
+		{"start past the end", "bytes=100-200", "", 416, "", "bytes */10"},
+		{"end before start", "bytes=3-1", "", 416, "", ""},
+		{"another unit", "lines=0-3", "", 416, "", ""},
+		{"If-Range with the ETag", "bytes=0-3", etag, 206, "0123", "bytes 0-3/10"},
+		{"If-Range with another ETag", "bytes=0-3", `"other"`, 200, content, ""},
+		{"If-Range with a weak ETag", "bytes=0-3", "W/" + etag, 200, content, ""},
+		{"If-Range with Last-Modified", "bytes=0-3", lastMod, 206, "0123", "bytes 0-3/10"},
+		{"If-Range with another date", "bytes=0-3", mtime.Add(-time.Hour).Format(http.TimeFormat), 200, content, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -124,9 +122,6 @@ func TestHostDownloadRange(t *testing.T) {
 				}
 			} else if string(body) != tc.body || resp.ContentLength != int64(len(tc.body)) {
 				t.Errorf("host: body %q (Content-Length %d), want %q", body, resp.ContentLength, tc.body)
-			}
-			if tc.differsLocally {
-				return
 			}
 			local, lbody := getWith(t, localURL, h)
 			if local.StatusCode != resp.StatusCode || local.Header.Get("Content-Range") != resp.Header.Get("Content-Range") ||

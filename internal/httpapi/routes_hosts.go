@@ -35,8 +35,8 @@ func (s *Server) hostRoutes() {
 		Body: typeOf[client.GrepRequest](), Data: typeOf[client.GrepResult](), Statuses: hostStatuses, Params: hostParams}, s.hostCall(s.grep(v2)))
 	s.handle(route{Method: "GET", Path: p + "/fs/search", Summary: "Find files by name on a host (as GET /v2/fs/search)", Tag: "hosts",
 		Query: typeOf[client.FindQuery](), Data: typeOf[client.FindResult](), Statuses: hostStatuses, Params: hostParams}, s.hostCall(s.v2Find))
-	s.handle(route{Method: "GET", Path: p + "/fs/download", Summary: "Download a file's bytes from a host, streamed (Range, If-Range, ETag = version; up to the transfer limit per response)", Tag: "hosts",
-		Query: typeOf[client.HostDownloadQuery](), Raw: "application/octet-stream", Statuses: hostDownloadStatuses, Params: hostParams}, s.hostCall(s.hostDownload))
+	s.handle(route{Method: "GET", Path: p + "/fs/download", Summary: "Download a file's bytes from a host, streamed, as GET /v2/fs/download (Range, several ranges, If-Range, If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, ETag = version; up to the transfer limit per response)", Tag: "hosts",
+		Query: typeOf[client.HostDownloadQuery](), Raw: "application/octet-stream", Statuses: hostDownloadStatuses, Params: hostParams, Conditional: true}, s.hostCall(s.hostDownload))
 	s.handle(route{Method: "POST", Path: p + "/text_editor", Summary: "Agent Zero's text_editor_remote on a host: read, write or patch", Tag: "hosts",
 		Body: typeOf[client.TextEditorRequest](), Data: typeOf[client.TextEditorResult](), Statuses: hostStatuses, Params: hostParams,
 		ErrData: typeOf[client.TextEditorResult]()}, s.hostCall(s.textEditor))

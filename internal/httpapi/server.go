@@ -89,7 +89,8 @@ type route struct {
 	// BareErrors: failures may also carry no data (data null), as AIO's
 	// watch routes answer theirs.
 	BareErrors bool
-	// Conditional: served by http.ServeContent, so Range and conditional
+	// Conditional: served as http.ServeContent serves (the local download
+	// route by it, the host's to the same rules), so Range and conditional
 	// requests add 206, 304 and 412.
 	Conditional bool
 }

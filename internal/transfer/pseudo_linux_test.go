@@ -81,6 +81,11 @@ func TestServePseudoFile(t *testing.T) {
 				if err != nil || !bytes.Equal(got, all[1:]) {
 					t.Fatalf("Section: %q %v", got, err)
 				}
+				// Several ranges of a host download (there is no descriptor).
+				got, err = io.ReadAll(s.Sections([]Span{{0, 2}, {3, 2}}))
+				if want := append(all[0:2:2], all[3:5]...); err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("Sections: %q %v, want %q", got, err, want)
+				}
 			})
 		}
 	}

@@ -3,6 +3,7 @@ package transfer
 import (
 	"bytes"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/workspace"
@@ -46,3 +47,42 @@ func (s *Source) Section(off, n int64) io.Reader {
 
 // ModTime returns the modification time the file had when opened.
 func (s *Source) ModTime() time.Time { return s.info.ModTime() }
+
+// Span is a part of a file: Length bytes from Offset.
+type Span struct{ Offset, Length int64 }
+
+// Sections reads parts of the pinned file one after the other, each
+// within the pinned size (a download of several byte ranges, sent as one
+// stream); one part is Section, none an empty reader.
+//
+// The parts make one answer, so they must be one state of the file's:
+// after every read the file is checked against that state, and a change
+// fails the reader with a conflict rather than let the parts mix
+// versions. The state is the one pinned at open when the file has a
+// version. Without one (it changed while it was hashed) it is the state
+// found now, provided the size, which the parts were resolved against,
+// is the pinned one.
+func (s *Source) Sections(parts []Span) io.Reader {
+	switch len(parts) {
+	case 0:
+		return strings.NewReader("")
+	case 1:
+		return s.Section(parts[0].Offset, parts[0].Length)
+	}
+	rs := make([]io.Reader, len(parts))
+	if s.mem != nil {
+		for i, p := range parts {
+			rs[i] = s.Section(p.Offset, p.Length)
+		}
+		return io.MultiReader(rs...)
+	}
+	pinned := *s
+	pinned.same = nil
+	if fi, err := s.file.Stat(); err == nil && s.version == "" && fi.Size() == s.key.size {
+		pinned.key = keyOf(fi)
+	}
+	for i, p := range parts {
+		rs[i] = io.LimitReader(&guard{src: &pinned, off: p.Offset, h: workspace.NewVersionHash()}, p.Length)
+	}
+	return io.MultiReader(rs...)
+}

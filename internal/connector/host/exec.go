@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	json "github.com/segmentio/encoding/json"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -118,32 +119,34 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 		if err := decodeArgs(op, &req); err != nil {
 			return call{}, err
 		}
-		if req.Range != nil {
-			if err := req.Range.Check(); err != nil {
-				return call{}, badArgs(op, err)
-			}
+		if err := req.Check(); err != nil {
+			return call{}, badArgs(op, err)
 		}
-		return download(e, p, req.Range), nil
+		return download(e, p, req), nil
 	}
 	return call{}, fserr.New(fserr.BadRequest, op.Op, op.Path, "unknown op: %s", op.Op).
 		WithHint("this host executes %v", Ops)
 }
 
 // download opens the file for a download: the result carries its size,
-// version and time, and the part sent when rng asked for one and the file
-// allows it (proto.RangeRequest.Part); those bytes follow as a data
-// transfer, read from the descriptor the result describes. A transfer over
-// the connection's limit is refused with too_large before the result: once
+// version and time, and what is sent: with a Conditional, the outcome it
+// decides on the opened file (proto.Conditional.Decide); with a single
+// Range, the part it resolves to (proto.RangeRequest.Part); else the whole
+// file. Those bytes follow as a data transfer, read from the descriptor
+// the result describes (transfer.Source.Sections: several parts are one
+// state of the file, or the transfer fails). A transfer over the
+// connection's limit is refused with too_large before the result: once
 // the hub has the result it starts its answer (an HTTP 200 or 206 with the
 // size), and the bytes could then only be cut off. The limit is on what is
 // sent, so a file over it can still be fetched a range at a time.
-func download(e *ops.Engine, p string, rng *proto.RangeRequest) call {
+func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 	var src *transfer.Source
-	var off, n int64
+	var parts []transfer.Span
+	var n int64
 	f := &followUp{
 		stream: func(ctx context.Context, conn *connector.Conn, opID string) error {
 			defer src.Close()
-			return conn.SendData(ctx, opID, src.Section(off, n), n)
+			return conn.SendData(ctx, opID, src.Sections(parts), n)
 		},
 		release: func() { src.Close() },
 	}
@@ -153,24 +156,49 @@ func download(e *ops.Engine, p string, rng *proto.RangeRequest) call {
 			return nil, err
 		}
 		res := proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}
-		off, n = 0, s.Size()
-		if rng != nil {
-			if part, ok := rng.Part(s.Size(), s.Version(), s.ModTime()); ok {
-				off, n, res.Range = part.Offset, part.Length, &part
+		whole := []transfer.Span{{Offset: 0, Length: s.Size()}}
+		what := fmt.Sprintf("the file is %d bytes", s.Size())
+		switch {
+		case req.Conditional != nil:
+			out := req.Conditional.Decide(s.Size(), s.Version(), s.ModTime())
+			res.Status, res.Parts = out.Status, out.Parts
+			switch out.Status {
+			case http.StatusOK:
+				parts = whole
+			case http.StatusPartialContent:
+				parts = make([]transfer.Span, len(out.Parts))
+				for i, b := range out.Parts {
+					parts[i] = transfer.Span(b)
+				}
+				what = fmt.Sprintf("the ranges asked are %d bytes", span(parts))
 			}
+		case req.Range != nil:
+			parts = whole
+			if part, ok := req.Range.Part(s.Size(), s.Version(), s.ModTime()); ok {
+				parts, res.Range = []transfer.Span{transfer.Span(part)}, &part
+				what = fmt.Sprintf("the range asked is %d bytes", part.Length)
+			}
+		default:
+			parts = whole
 		}
+		n = span(parts)
 		if limit := transferLimit(ctx); n > limit {
 			s.Close()
-			what := fmt.Sprintf("the file is %d bytes", s.Size())
-			if res.Range != nil {
-				what = fmt.Sprintf("the range asked is %d bytes", n)
-			}
 			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
 				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
 		src = s
 		return res, nil
 	}}
+}
+
+// span is the number of bytes in parts.
+func span(parts []transfer.Span) int64 {
+	var n int64
+	for _, p := range parts {
+		n += p.Length
+	}
+	return n
 }
 
 // connKey carries a session's Conn in the context of its operations, for

@@ -214,11 +214,13 @@ func (r *Remote) Find(ctx context.Context, req ops.FindRequest) (*ops.FindResult
 	return call[ops.FindResult](ctx, r, proto.OpSearch, req.Path, "", req)
 }
 
-// Download asks the host for a file's bytes, or the range req names: it
-// returns the file's size, version and time, and the part being sent (nil
-// for the whole file: no range was asked, its If-Range condition failed,
-// or the host predates ranges and ignored it); the bytes then flow into
-// sink (which learns the end, or the failure, through Finish).
+// Download asks the host for a file's bytes, or the parts req names: it
+// returns the file's size, version and time, and what is sent: the
+// outcome the host decided for req.Conditional (Status, Parts), or the
+// legacy Range's part (nil for the whole file: no range was asked, its
+// If-Range condition failed, or the host predates ranges and ignored it).
+// The bytes then flow into sink (which learns the end, or the failure,
+// through Finish).
 func (r *Remote) Download(ctx context.Context, req proto.DownloadRequest, sink connector.DataSink) (*proto.DownloadResult, error) {
 	var out proto.DownloadResult
 	if err := r.host.CallData(ctx, proto.OpDownload, req.Path, "", req, &out, sink); err != nil {

@@ -163,6 +163,25 @@ type DownloadRequest struct {
 	// of it. It is optional and additive: a host from before ranges ignores
 	// it and sends the whole file, which its result (no Range) says.
 	Range *RangeRequest `json:",omitempty"`
+	// Conditional, when set, is the HTTP request's ranges and
+	// preconditions; a host that knows it answers from it alone (ignoring
+	// Range) and says so with its result's Status. Optional and additive
+	// too: a host from before it ignores it, and the hub then decides on
+	// the result (see Conditional).
+	Conditional *Conditional `json:",omitempty"`
+}
+
+// Check reports arguments no file could make sense of.
+func (r *DownloadRequest) Check() error {
+	if r.Range != nil {
+		if err := r.Range.Check(); err != nil {
+			return err
+		}
+	}
+	if r.Conditional != nil {
+		return r.Conditional.Check()
+	}
+	return nil
 }
 
 // DownloadResult is the Result of OpDownload, sent before the bytes.
@@ -171,10 +190,18 @@ type DownloadResult struct {
 	Version string
 	ModTime time.Time
 	// Range is the part of the file the data transfer carries, set only
-	// when the request asked for a range and the host honoured it; absent,
-	// the transfer carries the whole file. A Length of 0 means the range
-	// cannot be satisfied (it starts at or past the end): no bytes follow.
+	// when the request asked for a range (without Conditional) and the
+	// host honoured it; absent, the transfer carries the whole file. A
+	// Length of 0 means the range cannot be satisfied (it starts at or
+	// past the end): no bytes follow.
 	Range *ByteRange `json:",omitempty"`
+	// Status and Parts are the Outcome the host decided for the request's
+	// Conditional (Conditional.Decide); Status is absent when the request
+	// had none, or the host predates it. The transfer then carries the
+	// whole file for 200, the Parts' bytes one after the other for 206,
+	// and nothing otherwise.
+	Status int         `json:",omitempty"`
+	Parts  []ByteRange `json:",omitempty"`
 }
 
 // Op asks the host to run one operation.
