@@ -79,6 +79,9 @@ type PatchResult struct {
 	DryRun  bool        `json:"dry_run"`
 	Diff    string      `json:"diff,omitempty"`
 	Notices []string    `json:"notices,omitempty"`
+	// UndoRecorded is false when a file the patch changed has no undo
+	// record (the hint names them).
+	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert the change of some file (the hint names them and says why); absent when it can revert every file"`
 }
 
 // UndoRequest is POST /v2/fs/undo's body (extension).
@@ -100,6 +103,7 @@ type WriteResult struct {
 	BytesWritten int    `json:"bytes_written"`
 	Version      string `json:"version" jsonschema:"content hash after the write"`
 	Created      bool   `json:"created"`
+	UndoRecorded *bool  `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // EditorResult is AIO's StrReplaceEditorResult plus fsplane's fields.
@@ -116,6 +120,8 @@ type EditorResult struct {
 	Count      int            `json:"replaced_count,omitempty"`
 	StartLine  int            `json:"start_line,omitempty" jsonschema:"1-based first line changed"`
 	EndLine    int            `json:"end_line,omitempty" jsonschema:"1-based last line changed"`
+	// UndoRecorded is set by create, str_replace and insert.
+	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // V1ReadRequest is POST /v1/file/read's body.
@@ -175,6 +181,7 @@ type ReplaceResult struct {
 	File          string `json:"file"`
 	ReplacedCount int    `json:"replaced_count"`
 	Version       string `json:"version"`
+	UndoRecorded  *bool  `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // Health is GET /health's body (no envelope).
@@ -378,9 +385,10 @@ type CopyResult struct {
 	BytesCopied int64  `json:"bytes_copied"`
 	// Extensions: a tree's symbolic links, copied as links, and what was
 	// left out (the envelope's hint says so too).
-	LinksCopied  int `json:"links_copied,omitempty" jsonschema:"extension: symbolic links copied as links"`
-	LinksSkipped int `json:"links_skipped,omitempty" jsonschema:"extension: symbolic links not copied because their target would lead outside the workspace"`
-	OtherSkipped int `json:"other_skipped,omitempty" jsonschema:"extension: sockets, FIFOs and devices not copied"`
+	LinksCopied  int   `json:"links_copied,omitempty" jsonschema:"extension: symbolic links copied as links"`
+	LinksSkipped int   `json:"links_skipped,omitempty" jsonschema:"extension: symbolic links not copied because their target would lead outside the workspace"`
+	OtherSkipped int   `json:"other_skipped,omitempty" jsonschema:"extension: sockets, FIFOs and devices not copied"`
+	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // MoveRequest is the body of POST /v2/fs/move and /v1/file/move.
@@ -393,9 +401,10 @@ type MoveRequest struct {
 
 // MoveResult is the data of move.
 type MoveResult struct {
-	Source      string `json:"source"`
-	Destination string `json:"destination"`
-	Version     string `json:"version,omitempty"`
+	Source       string `json:"source"`
+	Destination  string `json:"destination"`
+	Version      string `json:"version,omitempty"`
+	UndoRecorded *bool  `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // DeleteRequest is the body of POST /v2/fs/delete and /v1/file/delete.
@@ -407,8 +416,9 @@ type DeleteRequest struct {
 
 // DeleteResult is the data of delete.
 type DeleteResult struct {
-	Path        string `json:"path"`
-	IsDirectory bool   `json:"is_directory"`
+	Path         string `json:"path"`
+	IsDirectory  bool   `json:"is_directory"`
+	UndoRecorded *bool  `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // UndoHistoryQuery is GET /v2/fs/undo's query.

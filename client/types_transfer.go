@@ -11,17 +11,18 @@ type UploadQuery struct {
 
 // UploadResult is AIO's FileUploadResult plus the content version.
 type UploadResult struct {
-	FilePath string `json:"file_path"`
-	FileSize int64  `json:"file_size"`
-	Success  bool   `json:"success"`
-	Version  string `json:"version,omitempty" jsonschema:"content hash of the stored file"`
-	Created  bool   `json:"created"`
+	FilePath     string `json:"file_path"`
+	FileSize     int64  `json:"file_size"`
+	Success      bool   `json:"success"`
+	Version      string `json:"version,omitempty" jsonschema:"content hash of the stored file"`
+	Created      bool   `json:"created"`
+	UndoRecorded *bool  `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo cannot revert this change (the hint says why); absent when it can"`
 }
 
 // DownloadQuery is the query of GET/HEAD /v2/fs/download and /v1/file/download.
 type DownloadQuery struct {
 	Path         string `json:"path" jsonschema:"file to download"`
-	ChangePolicy string `json:"change_policy,omitempty" jsonschema:"ignore (default) or abort: 409, or a cut transfer, when the file changes before or during the download"`
+	ChangePolicy string `json:"change_policy,omitempty" jsonschema:"ignore (default): the opened file, also when its path is replaced, cut if a file with several hard links is rewritten in place; or abort: 409, or a cut transfer, when the file changes before or during the download"`
 }
 
 // TreeQuery is the query of GET and PUT /v2/fs/tree.
@@ -35,6 +36,8 @@ type TreeUploadResult struct {
 	Path    string `json:"path"`
 	Entries int    `json:"entries" jsonschema:"archive members extracted (directories, files, links)"`
 	Mode    string `json:"mode" jsonschema:"rename (destination was absent; the staged tree was renamed into place) or merge (merged into an existing directory)"`
+	// UndoRecorded is always false: undo does not record an extraction.
+	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false, as undo does not record an extracted archive (the hint says so)"`
 }
 
 // CreateWatchRequest is the body of POST /v2/watch and /v1/file/watch.

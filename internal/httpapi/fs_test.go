@@ -181,13 +181,15 @@ func TestCopySaysWhatItLeftOut(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(e.root, "lk", "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A tree copy has no undo record; the hint says that too.
+	const noUndo = "this change has no undo record, so undo cannot revert it: undo does not record directories"
 	tests := []struct {
 		source, hint string
 		data         map[string]any
 	}{
-		{source: "lk", hint: "not copied: 1 symbolic link leading outside the workspace and 1 socket, FIFO or device; copy their targets or recreate them separately if they are needed",
+		{source: "lk", hint: "not copied: 1 symbolic link leading outside the workspace and 1 socket, FIFO or device; copy their targets or recreate them separately if they are needed; " + noUndo,
 			data: map[string]any{"files_copied": 1.0, "links_copied": 1.0, "links_skipped": 1.0, "other_skipped": 1.0}},
-		{source: "whole", data: map[string]any{"files_copied": 1.0}},
+		{source: "whole", hint: noUndo, data: map[string]any{"files_copied": 1.0}},
 	}
 	for _, tt := range tests {
 		status, body := e.raw("POST", "/v2/fs/copy", `{"source":"`+tt.source+`","destination":"`+tt.source+`-copy"}`)

@@ -51,6 +51,12 @@ func (s *syncBuffer) String() string {
 
 func newEnv(t *testing.T, files map[string]string, opts httpapi.Options) *env {
 	t.Helper()
+	return newEnvUndo(t, files, workspace.UndoLimits{}, opts)
+}
+
+// newEnvUndo is newEnv with chosen undo limits (zero fields: defaults).
+func newEnvUndo(t *testing.T, files map[string]string, undo workspace.UndoLimits, opts httpapi.Options) *env {
+	t.Helper()
 	root := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -67,7 +73,7 @@ func newEnv(t *testing.T, files map[string]string, opts httpapi.Options) *env {
 			t.Fatal(err)
 		}
 	}
-	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
+	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir(), Undo: undo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -250,8 +250,9 @@ func (s *Server) copyFile(p plane) http.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
+			undo, hint := undoNote(res.UndoRecorded, entryWhy(res.IsDirectory))
 			return hinted{client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied,
-				LinksCopied: res.LinksCopied, LinksSkipped: res.LinksSkipped, OtherSkipped: res.OtherSkipped}, res.Skipped()}, nil
+				LinksCopied: res.LinksCopied, LinksSkipped: res.LinksSkipped, OtherSkipped: res.OtherSkipped, UndoRecorded: undo}, joinHints(res.Skipped(), hint)}, nil
 		})
 }
 
@@ -262,7 +263,8 @@ func (s *Server) move(p plane) http.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			return client.MoveResult{Source: res.Source, Destination: res.Destination, Version: res.Version}, nil
+			undo, hint := undoNote(res.UndoRecorded, entryWhy(res.IsDirectory))
+			return hinted{client.MoveResult{Source: res.Source, Destination: res.Destination, Version: res.Version, UndoRecorded: undo}, hint}, nil
 		})
 }
 
@@ -273,7 +275,8 @@ func (s *Server) remove(p plane) http.HandlerFunc {
 			if err != nil {
 				return nil, err
 			}
-			return client.DeleteResult{Path: res.Path, IsDirectory: res.IsDirectory}, nil
+			undo, hint := undoNote(res.UndoRecorded, entryWhy(res.IsDirectory))
+			return hinted{client.DeleteResult{Path: res.Path, IsDirectory: res.IsDirectory, UndoRecorded: undo}, hint}, nil
 		})
 }
 

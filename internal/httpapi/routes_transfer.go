@@ -85,13 +85,16 @@ func (s *Server) upload(p plane) http.HandlerFunc {
 			fail(w, p, "upload", target, err)
 			return
 		}
-		ok(w, "File uploaded successfully", client.UploadResult{FilePath: res.Path, FileSize: res.Size, Success: true, Version: res.Version, Created: res.Created})
+		undo, hint := undoNote(res.UndoRecorded, fileWhy(res.Created))
+		okHint(w, "File uploaded successfully", client.UploadResult{FilePath: res.Path, FileSize: res.Size, Success: true, Version: res.Version, Created: res.Created, UndoRecorded: undo}, hint)
 	}
 }
 
-// download serves a file with http.ServeContent on the raw *os.File: the
-// writer chain (request log, auth) forwards io.ReaderFrom, so the body
-// goes out through sendfile.
+// download serves a file with http.ServeContent (see transfer.Source.Serve):
+// on the raw *os.File under change_policy=ignore, where the writer chain
+// (request log, auth) forwards io.ReaderFrom, so the body goes out
+// through sendfile; through a checked reader under abort, and for a file
+// with several hard links.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	path := q.str("path", true)
@@ -193,5 +196,6 @@ func (s *Server) putTree(w http.ResponseWriter, r *http.Request) {
 		fail(w, v2, "tree", path, err)
 		return
 	}
-	ok(w, "Tree extracted", client.TreeUploadResult{Path: res.Path, Entries: res.Entries, Mode: res.Mode})
+	undo, hint := undoNote(false, whyTree)
+	okHint(w, "Tree extracted", client.TreeUploadResult{Path: res.Path, Entries: res.Entries, Mode: res.Mode, UndoRecorded: undo}, hint)
 }

@@ -66,13 +66,13 @@ func (s *Server) v1Write(w http.ResponseWriter, r *http.Request) {
 		invalid(w, errs)
 		return
 	}
-	res, err := s.write(r, writeParams{Path: b.File, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
+	res, hint, err := s.write(r, writeParams{Path: b.File, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
 		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion, User: sudoUser(b.Sudo)})
 	if err != nil {
 		fail(w, v1, "write", b.File, err)
 		return
 	}
-	ok(w, "File written successfully", res)
+	okHint(w, "File written successfully", res, hint)
 }
 
 var editorCommands = map[string]bool{"view": true, "create": true, "str_replace": true, "insert": true, "undo_edit": true}
@@ -97,7 +97,7 @@ func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
 	case "view":
 		res, err = s.view(r, b.Path, b.ViewRange)
 	case "create":
-		res, err = s.create(r, b.Path, b.FileText)
+		res, notice, err = s.create(r, b.Path, b.FileText)
 	default:
 		res, notice, err = s.editor(r, editorParams{Command: b.Command, Path: b.Path, OldStr: b.OldStr, NewStr: b.NewStr, InsertLine: b.InsertLine,
 			ReplaceMode: deref(b.ReplaceMode), Match: deref(b.Match), ExpectedVersion: b.ExpectedVersion})
@@ -145,9 +145,11 @@ func (s *Server) view(r *http.Request, path string, vr []int) (*client.EditorRes
 	}, nil
 }
 
-func (s *Server) create(r *http.Request, path string, text *string) (*client.EditorResult, error) {
+// create is str_replace_editor's create; the string is the envelope's
+// hint (see undoNote).
+func (s *Server) create(r *http.Request, path string, text *string) (*client.EditorResult, string, error) {
 	if text == nil {
-		return nil, fserr.New(fserr.BadRequest, "create", path, "Parameter `file_text` is required for command: create")
+		return nil, "", fserr.New(fserr.BadRequest, "create", path, "Parameter `file_text` is required for command: create")
 	}
 	res, err := s.eng.Write(r.Context(), ops.WriteRequest{Path: path, Content: []byte(*text), CreateOnly: true})
 	if err != nil {
@@ -156,12 +158,13 @@ func (s *Server) create(r *http.Request, path string, text *string) (*client.Edi
 			out := *e
 			out.Message = fmt.Sprintf("File already exists at: %s. Cannot overwrite files using command `create`.", path)
 			out.Hint = "use str_replace or insert to change it, or the write route to replace it"
-			return nil, &out
+			return nil, "", &out
 		}
-		return nil, err
+		return nil, "", err
 	}
+	undo, hint := undoNote(res.UndoRecorded, whyCreated)
 	return &client.EditorResult{Output: "File created successfully at: " + path, Path: res.Path, PrevExist: false,
-		NewContent: text, Version: res.Version}, nil
+		NewContent: text, Version: res.Version, UndoRecorded: undo}, hint, nil
 }
 
 func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
@@ -180,5 +183,6 @@ func (s *Server) v1Replace(w http.ResponseWriter, r *http.Request) {
 		fail(w, v1, "replace", b.File, aioEditError(err, strict))
 		return
 	}
-	ok(w, "Operation successful", client.ReplaceResult{File: res.Path, ReplacedCount: res.Count, Version: res.Version})
+	undo, hint := undoNote(res.UndoRecorded, whyFile)
+	okHint(w, "Operation successful", client.ReplaceResult{File: res.Path, ReplacedCount: res.Count, Version: res.Version, UndoRecorded: undo}, hint)
 }

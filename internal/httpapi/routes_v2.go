@@ -108,13 +108,13 @@ func (s *Server) v2Write(w http.ResponseWriter, r *http.Request) {
 		invalid(w, errs)
 		return
 	}
-	res, err := s.write(r, writeParams{Path: b.Path, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
+	res, hint, err := s.write(r, writeParams{Path: b.Path, Content: b.Content, Encoding: deref(b.Encoding), Append: b.Append,
 		LeadingNewline: b.LeadingNewline, TrailingNewline: b.TrailingNewline, ExpectedVersion: b.ExpectedVersion, User: s.user(r)})
 	if err != nil {
 		fail(w, v2, "write", b.Path, err)
 		return
 	}
-	ok(w, "File written successfully", res)
+	okHint(w, "File written successfully", res, hint)
 }
 
 func deref[T any](p *T) T {
@@ -196,7 +196,19 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 	if b.DryRun {
 		msg = "Patch planned (dry run): nothing was written"
 	}
-	ok(w, msg, d)
+	var unrecorded []string
+	for _, f := range res.Files {
+		if !res.DryRun && !f.UndoRecorded {
+			unrecorded = append(unrecorded, f.Path)
+		}
+	}
+	var hint string
+	if len(unrecorded) > 0 {
+		recorded := false
+		d.UndoRecorded = &recorded
+		hint = "no undo record for " + strings.Join(unrecorded, ", ") + ", so undo cannot revert the patch there: " + whyFile
+	}
+	okHint(w, msg, d, hint)
 }
 
 func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {

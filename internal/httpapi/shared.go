@@ -67,23 +67,26 @@ func contentBytes(p writeParams) ([]byte, error) {
 	return []byte(s), nil
 }
 
-func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, error) {
+// write runs a write for the v1 and v2 routes; the string is the
+// envelope's hint (see undoNote).
+func (s *Server) write(r *http.Request, p writeParams) (*client.WriteResult, string, error) {
 	eng, err := s.engineFor(r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if p.Encoding == "" {
 		p.Encoding = "utf-8"
 	}
 	b, err := contentBytes(p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	res, err := eng.Write(r.Context(), ops.WriteRequest{Path: p.Path, Content: b, Append: p.Append, ExpectedVersion: p.ExpectedVersion, User: p.User})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &client.WriteResult{File: res.Path, BytesWritten: len(b), Version: res.Version, Created: res.Created}, nil
+	undo, hint := undoNote(res.UndoRecorded, fileWhy(res.Created))
+	return &client.WriteResult{File: res.Path, BytesWritten: len(b), Version: res.Version, Created: res.Created, UndoRecorded: undo}, hint, nil
 }
 
 // editorParams is one str_replace_editor call as both planes describe it.
@@ -131,8 +134,9 @@ func contentOf(b []byte) *string {
 	return strp(string(b))
 }
 
-// editor runs one str_replace_editor command; the string is a notice for
-// the envelope's hint (the file changed since the caller's last read).
+// editor runs one str_replace_editor command; the string is the
+// envelope's hint: a notice that the file changed since the caller's
+// last read, and the change's lack of an undo record (see undoNote).
 func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, string, error) {
 	eng, err := s.engineFor(r)
 	if err != nil {
@@ -154,11 +158,12 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		if err != nil {
 			return nil, "", aioEditError(err, strict)
 		}
+		undo, hint := undoNote(res.UndoRecorded, whyFile)
 		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.", p.Path, p.Path, res.Snippet),
 			Path:   res.Path, PrevExist: true, OldContent: contentOf(res.Before), NewContent: contentOf(res.After),
-			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine,
-		}, res.Notice, nil
+			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine, UndoRecorded: undo,
+		}, joinHints(res.Notice, hint), nil
 	case "insert":
 		if p.InsertLine == nil {
 			return nil, "", fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `insert_line` is required for command: insert")
@@ -170,11 +175,12 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 		if err != nil {
 			return nil, "", err
 		}
+		undo, hint := undoNote(res.UndoRecorded, whyFile)
 		return &client.EditorResult{
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n%sReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.", p.Path, res.Snippet),
 			Path:   res.Path, PrevExist: true, OldContent: contentOf(res.Before), NewContent: contentOf(res.After),
-			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine,
-		}, "", nil
+			Version: res.Version, StartLine: res.StartLine, EndLine: res.EndLine, UndoRecorded: undo,
+		}, hint, nil
 	case "undo_edit":
 		res, err := eng.Undo(ctx, ops.UndoRequest{Path: p.Path})
 		if err != nil {

@@ -242,6 +242,63 @@ func TestDownloadAbortOnReplace(t *testing.T) {
 	}
 }
 
+// TestDownloadIgnoreWriteDuringTransfer writes a file over the API while
+// it downloads under the default change_policy (ignore). A file with a
+// second hard link is rewritten in place (to keep the link): its
+// transfer must be cut, never complete with the new bytes after the old
+// under the old ETag. An ordinary file is replaced by a rename, which
+// leaves the opened file whole: its transfer completes with the old
+// content.
+func TestDownloadIgnoreWriteDuringTransfer(t *testing.T) {
+	t.Parallel()
+	const size = 16 << 20
+	old, now := bytes.Repeat([]byte("O"), size), strings.Repeat("N", size)
+	for _, linked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("linked=%v", linked), func(t *testing.T) {
+			t.Parallel()
+			e := newXEnv(t, ops.Options{})
+			e.put("f.bin", old)
+			if linked {
+				if err := os.Link(e.path("f.bin"), e.path("link.bin")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := e.c.Download(bg, "f.bin", client.DownloadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Body.Close()
+			if d.Version != version(old) {
+				t.Fatalf("ETag %s, want the old content's", d.Version)
+			}
+			head := make([]byte, 1024)
+			if _, err := io.ReadFull(d.Body, head); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.c.Write(bg, client.WriteRequest{Path: "f.bin", Content: now}); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := io.ReadAll(d.Body)
+			body := append(head, rest...)
+			if n := bytes.Count(body, []byte("O")); n != len(body) {
+				t.Fatalf("the body mixes contents: %d of %d bytes old (read error %v)", n, len(body), err)
+			}
+			if linked {
+				if got, _ := os.ReadFile(e.path("link.bin")); string(got) != now {
+					t.Fatal("the write did not go through the hard link (not in place)")
+				}
+				if err == nil || len(body) >= size {
+					t.Fatalf("got %d of %d bytes, read error %v; want a cut transfer", len(body), size, err)
+				}
+				return
+			}
+			if err != nil || len(body) != size {
+				t.Fatalf("got %d of %d bytes, read error %v; want the old content whole", len(body), size, err)
+			}
+		})
+	}
+}
+
 func TestUpload(t *testing.T) {
 	t.Parallel()
 	e := newXEnv(t, ops.Options{})

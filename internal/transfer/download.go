@@ -23,8 +23,23 @@ type Policy string
 
 // The change policies.
 const (
-	// Ignore serves whatever the file holds while it is read, with the
-	// zero-copy path.
+	// Ignore serves the file opened even when its path is replaced
+	// meanwhile: a replacement (fsplane's own writes rename a new file
+	// over the path) leaves the opened file's bytes whole. Content
+	// changed before the headers is served as it is then, without the
+	// validators pinned at open. A file rewritten in place during the
+	// transfer is cut short, as Abort cuts it, rather than sent as a
+	// mix of two contents under a length and ETag that say complete.
+	//
+	// That guard reads through user space, so it is kept to the files
+	// fsplane itself rewrites in place: those with several hard links
+	// when the transfer starts (workspace keeps their links that way).
+	// Every other file goes out through sendfile(2), which cannot be
+	// guarded: the kernel sends page-cache pages by reference, so even
+	// bytes it has reported sent can turn into later ones. Another
+	// program that rewrites such a file in place (O_TRUNC, or writes
+	// into it) while it downloads can still make it mix; Abort, whose
+	// reads are all checked, is the policy for files written that way.
 	Ignore Policy = "ignore"
 	// Abort pins the file at open and refuses (409) or cuts the transfer
 	// when it changes before or during it.
@@ -48,6 +63,14 @@ type fileKey struct {
 	dev, ino     uint64
 	size         int64
 	mtime, ctime int64
+}
+
+// nlinkOf returns fi's hard link count, 1 when the system gives none.
+func nlinkOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }
 
 func keyOf(fi fs.FileInfo) fileKey {
@@ -267,6 +290,21 @@ func openMem(f *os.File, fi fs.FileInfo, path string, limit int64) (*Source, err
 	return &Source{info: fi, path: path, key: keyOf(fi), version: workspace.Version(b), stable: true, mem: b}, nil
 }
 
+// intact reports whether fi, the pinned file's state now, still holds
+// the content pinned at open: its key is the pinned one, or only the
+// ctime moved, with the link count. Adding or removing a name changes
+// the ctime and no byte; that is what a replacement of the path does to
+// the file it replaces (rename unlinks it), which must not pass for a
+// change of content where a replacement is ignored.
+func (s *Source) intact(fi fs.FileInfo) bool {
+	k := keyOf(fi)
+	if k == s.key {
+		return true
+	}
+	k.ctime = s.key.ctime
+	return k == s.key && nlinkOf(fi) != nlinkOf(s.info)
+}
+
 // Version returns the content version served as the ETag ("" when the
 // file changed while it was hashed).
 func (s *Source) Version() string { return s.version }
@@ -294,22 +332,33 @@ func changedErr(path string) *fserr.Error {
 		WithHint("download again; pass change_policy=ignore to accept a file that is being written")
 }
 
+// rewrittenErr says that, under change_policy=ignore, the file was
+// rewritten in place during the transfer, which was cut.
+func rewrittenErr(path string) *fserr.Error {
+	return fserr.New(fserr.Conflict, "download", path, "File was rewritten in place during download; the transfer was cut rather than mix two contents").
+		WithHint("download again")
+}
+
 // Serve answers r (GET or HEAD) with the file's bytes through
 // http.ServeContent: a strong ETag (the content version), Last-Modified,
 // a single Range (206; 416 when unsatisfiable), If-Range, If-Match,
 // If-None-Match.
 //
-// With Ignore, ServeContent gets the *os.File itself, so the body goes
-// out through sendfile(2) when w allows it (plain TCP, no wrapper hiding
-// io.ReaderFrom). With Abort, every read is checked against the state
-// pinned at open (fstat after each read, the path every few
-// milliseconds) and a whole-file transfer is hashed as it goes; its last
-// bytes are released only when the hash equals the pinned version. A
-// change found before the headers is returned as a conflict (409) with
-// started false; a change found later cuts the connection short of
-// Content-Length, so the client cannot take the body for complete, and
-// is returned with started true. Serve writes nothing when it returns
-// started false.
+// With Abort, every read is checked against the state pinned at open
+// (fstat after each read, the path every few milliseconds) and a
+// whole-file transfer is hashed as it goes; its last bytes are released
+// only when the hash equals the pinned version. A change found before
+// the headers is returned as a conflict (409) with started false; a
+// change found later cuts the connection short of Content-Length, so the
+// client cannot take the body for complete, and is returned with started
+// true. Serve writes nothing when it returns started false.
+//
+// With Ignore (see it for why), a file with one link goes to
+// ServeContent as the *os.File itself, so the body goes out through
+// sendfile(2) when w allows it (plain TCP, no wrapper hiding
+// io.ReaderFrom). A file with several links is read as Abort reads it,
+// except that a replacement of its path is no change: a rewrite in place
+// cuts the transfer and is returned with started true.
 func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (started bool, err error) {
 	if s.afterPin != nil {
 		s.afterPin()
@@ -324,7 +373,7 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 	}
 	version, modtime := s.version, s.info.ModTime()
 	fi, err := s.file.Stat()
-	changed := err != nil || keyOf(fi) != s.key
+	changed := err != nil || !s.intact(fi)
 	switch {
 	case policy == Abort && (changed || !s.stable || (s.same != nil && !s.same())):
 		return false, changedErr(s.path)
@@ -342,11 +391,22 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 	setHeaders(h, version, s.path)
 	var content io.ReadSeeker = s.file
 	var g *guard
-	if policy == Abort {
+	switch {
+	case policy == Abort:
 		g = &guard{src: s, h: workspace.NewVersionHash()}
 		content = g
-	} else if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return false, fserr.FromOS("download", s.path, err)
+	case err == nil && nlinkOf(fi) > 1:
+		pinned := *s
+		pinned.same = nil
+		if changed {
+			pinned.info, pinned.key, pinned.version = fi, keyOf(fi), ""
+		}
+		g = &guard{src: &pinned, h: workspace.NewVersionHash(), inPlace: true}
+		content = g
+	default:
+		if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+			return false, fserr.FromOS("download", s.path, err)
+		}
 	}
 	http.ServeContent(w, r, filepath.Base(s.path), modtime, content)
 	if g != nil {
@@ -368,12 +428,16 @@ func setHeaders(h http.Header, version, path string) {
 	}
 }
 
-// guard is the Abort policy's reader: a view of the pinned file that
-// fails as soon as the file is seen to change.
+// guard is a view of the pinned file that fails as soon as the file is
+// seen to change: the Abort policy's reader, and Ignore's for a file
+// with several links.
 type guard struct {
-	src      *Source
-	off      int64
-	hashing  bool // reading the whole file from offset 0, in order
+	src *Source
+	off int64
+	// hashing: reading the whole file from offset 0, in order, to check
+	// it against the pinned version (when there is one).
+	hashing  bool
+	inPlace  bool // Ignore's: the failure is rewrittenErr
 	h        *workspace.VersionHash
 	lastPath time.Time
 	// err is the first failure. For a multi-range request ServeContent
@@ -414,12 +478,15 @@ func (g *guard) Seek(offset int64, whence int) (int64, error) {
 		return 0, errors.New("transfer: negative position")
 	}
 	g.off = offset
-	g.hashing = offset == 0
+	g.hashing = offset == 0 && g.src.version != ""
 	g.h.Reset()
 	return offset, nil
 }
 
 func (g *guard) fail() (int, error) {
+	if g.inPlace {
+		return 0, g.setErr(rewrittenErr(g.src.path))
+	}
 	return 0, g.setErr(changedErr(g.src.path))
 }
 
@@ -447,7 +514,7 @@ func (g *guard) Read(p []byte) (int, error) {
 	// Released only after a check that follows the read: a write that
 	// began before the check changes the ctime.
 	fi, serr := g.src.file.Stat()
-	if serr != nil || keyOf(fi) != g.src.key {
+	if serr != nil || !g.src.intact(fi) {
 		return g.fail()
 	}
 	end := g.off + int64(n)
