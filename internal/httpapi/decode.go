@@ -47,6 +47,9 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
 	}
+	if !jsonx.DepthOK(raw) {
+		return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("JSON nests deeper than %d arrays or objects", jsonx.MaxDepth), Type: "value_error.jsondecode"}}
+	}
 	var fields map[string]json.RawMessage
 	if err := fastjson.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return []client.ValidationError{{Location: []string{"body"}, Message: jsonMessage(err, raw), Type: "value_error.jsondecode"}}

@@ -145,6 +145,31 @@ func TestBodyMustBeValidUTF8(t *testing.T) {
 	}
 }
 
+// TestBodyNestingBounded: segmentio/encoding/json decodes nesting by
+// recursion without a bound, so a body of a few megabytes of "[" (even
+// in a field nobody reads) overflowed the stack and killed the server; a
+// body nested past jsonx.MaxDepth is refused and nothing is written.
+func TestBodyNestingBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, httpapi.Options{})
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, path := range []string{"/v2/fs/write", "/v1/file/write"} {
+		status, body := e.raw("POST", path, `{"path":"n.txt","file":"n.txt","content":"x","zz":`+deep+`}`)
+		if status != 422 {
+			t.Fatalf("%s: status %d %v, want 422", path, status, body)
+		}
+		if _, msg := firstError(t, body); !strings.Contains(msg, "nests deeper than 10000") {
+			t.Errorf("%s: message %q", path, msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "n.txt")); err == nil {
+		t.Errorf("n.txt was written")
+	}
+	if status, body := e.raw("POST", "/v1/file/write", `{"file":"ok.txt","content":"x","zz":[[[1]]]}`); status != 200 || body["success"] != true {
+		t.Errorf("a shallow body: %d %v", status, body)
+	}
+}
+
 // TestSandboxCapabilitiesKey: AIO's GET /v2/sandbox names the field
 // "capabilities".
 func TestSandboxCapabilitiesKey(t *testing.T) {

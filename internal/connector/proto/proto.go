@@ -323,6 +323,9 @@ type wire struct {
 // Decode parses one text frame into its message type (*Hello, *Op, …),
 // checking the fields every message of that type must have.
 func Decode(frame []byte) (any, error) {
+	if !jsonx.DepthOK(frame) {
+		return nil, fmt.Errorf("connector: malformed message: JSON nests deeper than %d arrays or objects", jsonx.MaxDepth)
+	}
 	if r, ok := decodeResult(frame); ok {
 		if err := validate(r); err != nil {
 			return nil, fmt.Errorf("connector: invalid %s message: %w", TypeResult, err)

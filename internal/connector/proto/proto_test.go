@@ -55,6 +55,10 @@ func TestDecodeRejects(t *testing.T) {
 		{`{"type":"op","op_id":5,"op":"read"}`, "malformed op"},
 		{`{"type":"transfer_credit","transfer_id":1,"bytes":0}`, "bytes > 0"},
 		{`{"type":"transfer_credit","transfer_id":1,"bytes":-5}`, "bytes > 0"},
+		// segmentio recurses without a bound: deep enough, a peer's frame
+		// would overflow the stack and kill the process.
+		{`{"type":"op","op_id":"x","op":"read","args":{"zz":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`, "nests deeper"},
+		{`{"type":"result","op_id":"x","ok":true,"result":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, "nests deeper"},
 	} {
 		_, err := Decode([]byte(tt.frame))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
