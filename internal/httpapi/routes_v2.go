@@ -222,6 +222,6 @@ func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return nil, err
 			}
-			return client.UndoResult{Path: res.Path, Undone: res.Op, Deleted: res.Deleted, Version: res.Version}, nil
+			return client.UndoResult{Path: res.Path, Undone: res.Op, Deleted: res.Deleted, Version: res.Version, AlreadyUndone: res.AlreadyUndone}, nil
 		})(w, r)
 }

@@ -17,6 +17,8 @@ type undoFileResult struct {
 	Undone  string `json:"undone" jsonschema:"the operation reverted (write, edit, patch, move, delete…)"`
 	Deleted bool   `json:"deleted,omitempty" jsonschema:"the reverted change had created the file, so it was removed"`
 	Version string `json:"version,omitempty" jsonschema:"the restored content's version"`
+	// AlreadyUndone: see ops.UndoResult.
+	AlreadyUndone bool `json:"already_undone,omitempty" jsonschema:"an interrupted earlier undo had already restored the file; this one only consumed its record"`
 }
 
 type undoResult struct {
@@ -50,6 +52,8 @@ func undoIn(ctx context.Context, c *Call, pl place, in undoArgs) (string, undoRe
 func undone(b *strings.Builder, pl place, r *ops.UndoResult) undoFileResult {
 	name := pl.display(r.Path)
 	switch {
+	case r.AlreadyUndone:
+		fmt.Fprintf(b, "Undid the %s of %s: an earlier undo of it had already restored the file before it was interrupted; nothing else changed.\n", r.Op, name)
 	case r.Deleted:
 		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
 	case r.Version == "":
@@ -58,5 +62,5 @@ func undone(b *strings.Builder, pl place, r *ops.UndoResult) undoFileResult {
 	default:
 		fmt.Fprintf(b, "Undid the %s of %s: restored version %s.\n", r.Op, name, r.Version)
 	}
-	return undoFileResult{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version}
+	return undoFileResult{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version, AlreadyUndone: r.AlreadyUndone}
 }

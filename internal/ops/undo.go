@@ -22,6 +22,9 @@ type UndoResult struct {
 	// Also lists the other files the same undo reverted: undoing a move
 	// brings its source back and removes (or restores) its destination.
 	Also []UndoResult
+	// AlreadyUndone: an earlier undo of this change was interrupted after
+	// restoring the file; this one only consumed its record.
+	AlreadyUndone bool
 }
 
 // Undo reverts the newest recorded change of a file (workspace.Undo): it
@@ -35,11 +38,11 @@ func (e *Engine) Undo(_ context.Context, req UndoRequest) (*UndoResult, error) {
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	out := &UndoResult{Path: r.Path.Abs, Op: r.Op, Deleted: r.Deleted, Version: r.Version}
+	out := &UndoResult{Path: r.Path.Abs, Op: r.Op, Deleted: r.Deleted, Version: r.Version, AlreadyUndone: r.AlreadyUndone}
 	e.sawUndone(req.Caller, *r)
 	for _, f := range r.Also {
 		e.sawUndone(req.Caller, f)
-		out.Also = append(out.Also, UndoResult{Path: f.Path.Abs, Op: f.Op, Deleted: f.Deleted, Version: f.Version})
+		out.Also = append(out.Also, UndoResult{Path: f.Path.Abs, Op: f.Op, Deleted: f.Deleted, Version: f.Version, AlreadyUndone: f.AlreadyUndone})
 	}
 	e.log.Info("Undo", "path", r.Path.Abs, "undone", r.Op, "files", 1+len(r.Also))
 	return out, nil

@@ -228,8 +228,9 @@ func checkChange(op string, c Change) error {
 	return checkOwner(op, c.Path, c.Owner)
 }
 
-// plan resolves and validates every change; it writes nothing. keepPrev
-// keeps previous contents small enough for the undo journal.
+// plan resolves and validates every change; it writes nothing but takes
+// the directory locks (lockDirs) that the rest of the mutation holds.
+// keepPrev keeps previous contents small enough for the undo journal.
 func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error) {
 	pl := make(plan, 0, len(reqs))
 	seen := make(map[string]string, len(reqs))
@@ -252,8 +253,18 @@ func (w *Workspace) plan(op string, reqs []*request, keepPrev bool) (plan, error
 			return pl, fserr.New(fserr.BadRequest, op, rq.Path, "%s and %s name the same file in one commit", other, rq.Path)
 		}
 		seen[res.canonKey] = rq.Path
-		p := &planned{req: rq, res: res, uid: -1, gid: -1}
-		pl = append(pl, p)
+		pl = append(pl, &planned{req: rq, res: res, uid: -1, gid: -1})
+	}
+	// What is on disk is read, and the expectations checked, under the
+	// directory locks, which execute still holds.
+	ts := make([]lockTarget, len(pl))
+	for i, p := range pl {
+		ts[i] = targetOf(p.res)
+	}
+	if err := w.lockDirs(op, reqs[0].Path, ts...); err != nil {
+		return pl, err
+	}
+	for _, p := range pl {
 		if err := w.planOne(op, p, keepPrev); err != nil {
 			return pl, err
 		}
@@ -316,6 +327,9 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 		return osErr(op, given, err)
 	}
 	if err := checkRegular(op, given, fi); err != nil {
+		return err
+	}
+	if err := checkWritable(op, given, root, rel, fi); err != nil {
 		return err
 	}
 	p.existed = true
@@ -529,6 +543,8 @@ func applyOne(root *os.Root, p *planned) error {
 	case kindInPlace:
 		c := p.req.Content
 		return rewriteInPlace(root, p.res.Rel, bytes.NewReader(c), int64(len(c)))
+	case kindCreate:
+		return renameNoReplace(root, p.temp, p.res.Rel)
 	default:
 		return root.Rename(p.temp, p.res.Rel)
 	}

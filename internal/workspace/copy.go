@@ -220,10 +220,14 @@ func stageCopy(srcRoot *os.Root, srcRel string, dstRoot *os.Root, dstRel string,
 // installFile renames a staged copy to d and records the change in undo:
 // the content it replaces (when small enough), or, with recordCreate, its
 // creation. With expected set, the file at d must have that version
-// (stale_version otherwise). The caller holds the locks and removes the
-// temp on error.
+// (stale_version otherwise). The caller holds the state lock (locked);
+// installFile takes d's directory lock. The caller removes the temp on
+// error.
 func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, recordCreate bool, expected string) (recorded bool, err error) {
 	if err := w.refuseBlocked(op, d); err != nil {
+		return false, err
+	}
+	if err := w.lockDirs(op, d.Given, targetOf(d)); err != nil {
 		return false, err
 	}
 	root := d.r.root
@@ -233,6 +237,11 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	}
 	if err := checkFileDest(op, d, dfi, overwrite); err != nil {
 		return false, err
+	}
+	if dfi != nil && dfi.Mode().IsRegular() {
+		if err := checkWritable(op, d.Given, root, d.Rel, dfi); err != nil {
+			return false, err
+		}
 	}
 	if expected != "" && dfi == nil {
 		return false, staleVersion(op, d.Given, expected, "")
@@ -249,7 +258,11 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 		p.kind, p.existed, p.kept, p.prev, p.prevMode, p.prevVersion = kindReplace, true, prev.kept, prev.content, prev.mode, prev.version
 		p.uid, p.gid, _ = fileOwner(dfi)
 	}
-	if err := root.Rename(st.temp, d.Rel); err != nil {
+	rename := root.Rename
+	if dfi == nil {
+		rename = func(o, n string) error { return renameNoReplace(root, o, n) }
+	}
+	if err := rename(st.temp, d.Rel); err != nil {
 		return false, osErr(op, d.Given, err)
 	}
 	if err := syncDir(root, path.Dir(d.Rel)); err != nil {
@@ -337,6 +350,9 @@ func (w *Workspace) copyTree(op string, s, d *resolved, sfi fs.FileInfo, overwri
 		return fail(err)
 	}
 	err = w.locked(op, dst, func() error {
+		if err := w.lockDirs(op, dst, targetOf(d)); err != nil {
+			return err
+		}
 		if fi, err := lstatEntry(d); err != nil || fi != nil {
 			if err != nil {
 				return osErr(op, dst, err)
@@ -645,9 +661,18 @@ func (tc *treeCopy) link(srcRel, dstRel, inner string, fi fs.FileInfo) error {
 			if err := tc.w.refuseBlockedKey(tc.op, tc.given(dstRel), filepath.Join(tc.dst.real, dstRel)); err != nil {
 				return err
 			}
-			if dfi, err := dr.Lstat(dstRel); err == nil && dfi.IsDir() {
+			if err := tc.w.lockDirs(tc.op, tc.given(dstRel), lockTarget{tc.dst, dstRel}); err != nil {
+				return err
+			}
+			dfi, err := dr.Lstat(dstRel)
+			switch {
+			case err == nil && dfi.IsDir():
 				return fserr.New(fserr.InvalidTarget, tc.op, tc.given(dstRel),
 					"cannot copy the symbolic link %s over the directory %s", filepath.Join(tc.src.path, srcRel), tc.given(dstRel))
+			case err == nil && dfi.Mode().IsRegular():
+				if err := checkWritable(tc.op, tc.given(dstRel), dr, dstRel, dfi); err != nil {
+					return err
+				}
 			}
 			if err := dr.Rename(tmp, dstRel); err != nil {
 				return err

@@ -34,6 +34,9 @@ func (w *Workspace) Mkdir(p string, parents bool, owner *Owner) (created bool, e
 		if err := w.refuseBlocked(op, r); err != nil {
 			return err
 		}
+		if err := w.lockDirs(op, p, targetOf(r)); err != nil {
+			return err
+		}
 		var err error
 		created, err = mkdirLocked(op, p, r, parents, owner)
 		return err
@@ -123,6 +126,9 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 	root := r.r.root
 	err = w.locked(op, p, func() error {
 		if err := w.refuseBlocked(op, r); err != nil {
+			return err
+		}
+		if err := w.lockDirs(op, p, targetOf(r)); err != nil {
 			return err
 		}
 		fi, err := lstatEntry(r)

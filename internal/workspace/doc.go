@@ -49,12 +49,33 @@
 //
 // A *Workspace is safe for concurrent use. Commit and Undo are serialised
 // within the process and, through a flock on a lock file in the state
-// directory, with every other process that shares the state directory; so
-// an ExpectedVersion check and the write it guards are atomic with respect
-// to other fsplane writers. Writers that bypass fsplane are not excluded: a
-// change they make between the check and the rename is lost, as with any
-// editor. Reads take no locks and may observe a transaction half applied;
-// the all-or-nothing guarantee is about failures and crashes, not isolation.
+// directory, with every other process that shares the state directory.
+// Every mutation also holds an exclusive flock on the directory of each
+// file it changes (for a file in a directory it creates, the nearest
+// existing ancestor), from before it reads what is on disk to after the
+// rename and the undo journal; so an ExpectedVersion or ExpectAbsent check
+// and the write it guards are atomic with respect to every fsplane
+// process on the same files, whatever its state directory or root (nested
+// roots lock the same directories). A create into a directory the commit
+// made is renamed without replacing (Linux) and refused as stale_version
+// if another writer created the file meanwhile. Where the file system
+// does not support flock (NFS, some FUSE file systems), the directory
+// locks are skipped and only processes sharing the state directory are
+// excluded; lock.go has the details. Writers that bypass fsplane are not
+// excluded: a change they make between the check and the rename is lost,
+// as with any editor. Reads take no locks and may observe a transaction
+// half applied; the all-or-nothing guarantee is about failures and
+// crashes, not isolation.
+//
+// # Read-only files
+//
+// A file this process could not open for writing (chmod a-w, for an
+// account other than root) is not replaced or deleted, though a rename
+// over it would succeed: write, edit, patch, upload, copy or move onto it,
+// Remove of it, a tree merged over it and Undo of a change to it are
+// permission_denied, and nothing changes. Moving the file itself, removing
+// a link to it and removing or moving a tree that holds it are not
+// refused (readonly.go).
 //
 // # Directories
 //
@@ -80,7 +101,10 @@
 //
 // Commit records the previous state of each changed file in a bounded,
 // persistent journal in the state directory; Undo restores it, and refuses
-// when the file changed since the recorded edit; UndoHistory lists it.
+// when the file changed since the recorded edit; UndoHistory lists it. An
+// undo interrupted between restoring a file and dropping its record
+// leaves the file as the record would restore it: the next Undo drops the
+// record and reports it done (UndoResult.AlreadyUndone).
 // Remove of a regular file or of a symbolic link goes through Commit and
 // is recorded like any delete (Change.Entry: Undo makes the link again,
 // pointing where it pointed). Copy records the file it creates or the

@@ -53,7 +53,9 @@ func (w *Workspace) resolveEntry(op, p string) (*resolved, error) {
 	return r, checkSlash(op, r)
 }
 
-// locked runs fn holding the locks every mutation holds (see Commit).
+// locked runs fn holding the locks every mutation holds (see Commit): the
+// state lock here, and the directory locks fn takes (lockDirs), which are
+// released when it returns.
 func (w *Workspace) locked(op, p string, fn func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -65,6 +67,7 @@ func (w *Workspace) locked(op, p string, fn func() error) error {
 		return err
 	}
 	defer unlock()
+	defer w.releaseDirs(0)
 	// Recover what interrupted transactions and moves the state directory
 	// holds first: this workspace's own failed rollbacks, and those of
 	// another process sharing the state directory that crashed meanwhile

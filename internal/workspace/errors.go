@@ -17,6 +17,12 @@ func osErr(op, given string, err error) *fserr.Error {
 	if e, ok := fserr.As(err); ok {
 		return fserr.From(op, given, e)
 	}
+	if errors.Is(err, errAppeared) {
+		e := fserr.New(fserr.StaleVersion, op, given, "%s was created by another writer while this change was made; nothing was changed", given).
+			WithHint("re-read the file and plan the change again")
+		e.Retryable = true
+		return e
+	}
 	if isEscape(err) {
 		// The walk in resolve saw no escape, so a link was swapped in
 		// meanwhile and the *os.Root refused it.
@@ -36,6 +42,10 @@ func osErr(op, given string, err error) *fserr.Error {
 	}
 	return e
 }
+
+// errAppeared is a create refused because the file appeared since it
+// was planned (renameNoReplace).
+var errAppeared = errors.New("file created meanwhile")
 
 // isEscape reports whether err is the *os.Root refusal of a path that
 // leaves the root (fserr.IsRootEscape; a test pins the text).

@@ -94,6 +94,9 @@ func (w *Workspace) Move(src, dst string, overwrite bool, expectedVersion string
 
 func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVersion string, res *MoveResult) error {
 	src, dst := s.Given, d.Given
+	if err := w.lockDirs(op, src, targetOf(s), targetOf(d)); err != nil {
+		return err
+	}
 	sfi, err := lstatEntry(s)
 	switch {
 	case err != nil:
@@ -131,6 +134,11 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 	if dfi != nil {
 		if err := checkMoveDest(op, d, sfi, dfi, overwrite); err != nil {
 			return err
+		}
+		if dfi.Mode().IsRegular() {
+			if err := checkWritable(op, dst, d.r.root, d.Rel, dfi); err != nil {
+				return err
+			}
 		}
 	}
 	if err := refuseEscapingLinks(op, s, d, sfi); err != nil {
@@ -172,7 +180,11 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		}
 	}
 	err = syscall.EXDEV
-	if s.r == d.r {
+	switch {
+	case s.r != d.r:
+	case dfi == nil:
+		err = renameNoReplace(s.r.root, s.Rel, d.Rel)
+	default:
 		err = s.r.root.Rename(s.Rel, d.Rel)
 	}
 	if errors.Is(err, syscall.EXDEV) {
@@ -190,6 +202,12 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		removeDirs(droot, dirs)
 		if _, ok := fserr.As(err); ok {
 			return err
+		}
+		if errors.Is(err, errAppeared) {
+			e := fserr.New(fserr.AlreadyExists, op, dst, "destination %s was created by another writer while %s was moved there; nothing was moved", dst, src).
+				WithHint("look at %s; pass overwrite to replace it", dst)
+			e.Retryable = true
+			return e
 		}
 		return osErr(op, src, err)
 	}

@@ -90,6 +90,9 @@ type Workspace struct {
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
 	journal *undoJournal
+	// dirLocks are the directories the running mutation holds (lock.go),
+	// released when it ends; under mu.
+	dirLocks []dirLock
 	// blocked maps the canonical keys of files named by interrupted
 	// transactions this workspace cannot settle to the manifest's ID.
 	blocked map[string]string
@@ -106,7 +109,8 @@ type testHooks struct {
 	// crashAt, when it returns true at a step of a transaction, makes the
 	// transaction stop there as if the process died: no rollback, no
 	// cleanup. Steps: "manifest", "prepare/<i>", "apply/<i>", "synced",
-	// "committed".
+	// "committed"; and "undone", after Undo restored the files and before
+	// it drops their records.
 	crashAt func(step string) bool
 	// moveLink and moveRemove, when set, stand in for the hard link a
 	// move across file systems keeps the replaced destination by and for

@@ -119,6 +119,10 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 			return StreamResult{}, err
 		}
 		if fi.Mode().IsRegular() {
+			// Refused before the body is spooled too.
+			if err := checkWritable(op, p, root, d.Rel, fi); err != nil {
+				return StreamResult{}, err
+			}
 			meta.mode = fi.Mode() & permBits
 			meta.uid, meta.gid, _ = fileOwner(fi)
 			if orig, err := root.OpenFile(d.Rel, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {

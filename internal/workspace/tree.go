@@ -448,6 +448,9 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 			return err
 		}
 		if t.mode == TreeRename {
+			if err := t.w.lockDirs(t.op, given, targetOf(t.d)); err != nil {
+				return err
+			}
 			fi, err := lstatEntry(t.d)
 			if err != nil {
 				return osErr(t.op, given, err)
@@ -554,14 +557,32 @@ func (t *TreeWriter) merge() error {
 			case fi.IsDir():
 				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
 					"cannot merge %s over the directory %s", name, filepath.Join(t.d.r.path, dst))
+			case fi.Mode().IsRegular():
+				if err := checkWritable(t.op, filepath.Join(t.d.r.path, dst), t.root, dst, fi); err != nil {
+					return err
+				}
+				fallthrough
 			default:
 				steps = append(steps, mergeStep{name})
 			}
 		}
 		return nil
 	}
-	if err := plan("."); err != nil {
-		return err
+	// Planned once to learn the directories the steps change, and again
+	// under their locks (lockDirs), which the renames need; a directory
+	// the second plan adds is locked too.
+	for range 2 {
+		steps = steps[:0]
+		if err := plan("."); err != nil {
+			return err
+		}
+		ts := make([]lockTarget, len(steps))
+		for i, s := range steps {
+			ts[i] = lockTarget{t.d.r, path.Join(t.d.Rel, s.name)}
+		}
+		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
+			return err
+		}
 	}
 	touched, moved := map[string]bool{}, map[string]bool{}
 	for _, s := range steps {

@@ -47,6 +47,11 @@ type UndoResult struct {
 	// Also lists the other files the same undo reverted: the other side
 	// of a move.
 	Also []UndoResult
+	// AlreadyUndone: the file was already as the undo leaves it, because
+	// an earlier undo of the same change was interrupted after restoring
+	// it; its record was dropped and nothing else changed (Replaced is
+	// "").
+	AlreadyUndone bool
 }
 
 // undoEntry is the state of one file before one recorded change.
@@ -242,10 +247,32 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 				"%s was moved here and the record of where it came from is gone; undo would lose its content", p)
 		}
 	}
+	// The files are looked at, and changed, under their directory locks.
+	ts := make([]lockTarget, len(targets))
+	for i, t := range targets {
+		ts[i] = targetOf(t)
+	}
+	if err := w.lockDirs(op, p, ts...); err != nil {
+		return nil, err
+	}
+	states := make([]fileState, len(group))
+	after, before := true, true
+	for i, ge := range group {
+		st, err := currentState(targets[i])
+		if err != nil {
+			return nil, osErr(op, targets[i].Given, err)
+		}
+		states[i] = st
+		after = after && st.isAfter(ge)
+		before = before && st.isBefore(ge)
+	}
+	if !after && before {
+		return w.alreadyUndone(op, group, targets, states)
+	}
 	reqs := make([]*request, len(group))
 	for i, ge := range group {
 		var err error
-		if reqs[i], err = w.undoRequest(op, ge, targets[i]); err != nil {
+		if reqs[i], err = w.undoRequest(op, ge, targets[i], states[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -257,11 +284,14 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	if _, err := w.execute(op, pl); err != nil {
 		return nil, err
 	}
-	// The files are restored; a failure to drop an entry only leaves an
-	// entry whose after-state no longer matches, which Undo refuses.
+	if w.hooks.crashAt != nil && w.hooks.crashAt("undone") {
+		return nil, errCrashed
+	}
+	// The files are restored; records whose drop fails (or is cut short
+	// by a crash) are settled by the next Undo (alreadyUndone).
+	_ = w.journal.drop(group...)
 	out := make([]UndoResult, len(group))
 	for i, ge := range group {
-		_ = w.journal.drop(ge)
 		out[i] = UndoResult{
 			Path:     pl[i].res.Path,
 			Op:       ge.Op,
@@ -277,18 +307,44 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	return &out[0], nil
 }
 
-// undoRequest is the change that reverts e on target, or conflict when
-// the file is no longer as e left it.
-func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*request, error) {
-	p := target.Given
-	curExists, curVersion, err := currentState(target)
-	if err != nil {
-		return nil, osErr(op, p, err)
+// alreadyUndone settles a change whose files are all as undoing it would
+// leave them while its records are still there: an undo killed between
+// its restore and the drop of the records (a crash, kill -9) left them.
+// Refusing them as changed since would block the file's older history
+// for good; restoring again would change nothing. So the records are
+// dropped and the undo reported done, marked AlreadyUndone. Another
+// writer who put back the very same content and mode gets the same
+// answer, which is as true.
+func (w *Workspace) alreadyUndone(op string, group []*undoEntry, targets []*resolved, states []fileState) (*UndoResult, error) {
+	if err := w.journal.drop(group...); err != nil {
+		return nil, stateErr(op, w.stateDir, err)
 	}
-	if curExists != e.AfterExists || (curExists && curVersion != e.AfterVersion) {
+	out := make([]UndoResult, len(group))
+	for i, ge := range group {
+		out[i] = UndoResult{
+			Path:          targets[i].Path,
+			Op:            ge.Op,
+			Restored:      ge.Existed,
+			Deleted:       !ge.Existed,
+			Version:       states[i].version,
+			AlreadyUndone: true,
+		}
+	}
+	if len(out) > 1 {
+		out[0].Also = out[1:]
+	}
+	return &out[0], nil
+}
+
+// undoRequest is the change that reverts e on target, whose state is cur,
+// or conflict when the file is no longer as e left it.
+func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved, cur fileState) (*request, error) {
+	p := target.Given
+	if !cur.isAfter(e) {
 		return nil, fserr.New(fserr.Conflict, op, p,
 			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)
 	}
+	curExists, curVersion := cur.exists, cur.version
 	if !e.Existed {
 		return &request{Change: Change{Path: p, Delete: true, ExpectedVersion: curVersion}}, nil
 	}
@@ -310,22 +366,52 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved) (*req
 	return rq, nil
 }
 
-// currentState reports whether r exists and its content version. A
-// directory or special file counts as existing with no version, which
-// matches no recorded state.
-func currentState(r *resolved) (bool, string, error) {
-	fi, err := r.r.root.Lstat(r.Rel)
-	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-		return false, "", nil
+// fileState is what Undo compares with a record: whether the file
+// exists, and the content version and permission bits of a regular file
+// or the target of a symbolic link. A directory or special file exists
+// with neither, which matches no recorded state.
+type fileState struct {
+	exists  bool
+	version string      // a regular file's
+	mode    fs.FileMode // a regular file's permission bits
+	isLink  bool
+	target  string // the link's
+}
+
+// isAfter reports whether the file is as e's change left it.
+func (s fileState) isAfter(e *undoEntry) bool {
+	return s.exists == e.AfterExists && (!s.exists || s.version == e.AfterVersion)
+}
+
+// isBefore reports whether the file is as it was before e's change: what
+// undoing e restores.
+func (s fileState) isBefore(e *undoEntry) bool {
+	switch {
+	case !e.Existed:
+		return !s.exists
+	case e.Link:
+		return s.isLink && Version([]byte(s.target)) == e.PrevVersion
 	}
-	if err != nil {
-		return false, "", err
+	return s.exists && s.version != "" && s.version == e.PrevVersion && s.mode == e.Mode
+}
+
+// currentState describes r now.
+func currentState(r *resolved) (fileState, error) {
+	root := r.r.root
+	fi, err := root.Lstat(r.Rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+		return fileState{}, nil
+	case err != nil:
+		return fileState{}, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := root.Readlink(r.Rel)
+		return fileState{exists: true, isLink: true, target: target}, err
+	case !fi.Mode().IsRegular():
+		return fileState{exists: true}, nil
 	}
-	if !fi.Mode().IsRegular() {
-		return true, "", nil
-	}
-	v, err := fileVersion(r.r.root, r.Rel)
-	return v != "", v, err
+	v, err := fileVersion(root, r.Rel)
+	return fileState{exists: v != "", version: v, mode: fi.Mode() & permBits}, err
 }
 
 // recordUndo records the previous state of every file of a committed plan
@@ -713,13 +799,20 @@ func (j *undoJournal) readBlob(e *undoEntry) ([]byte, error) {
 	return data, nil
 }
 
-// drop removes e from the journal.
-func (j *undoJournal) drop(e *undoEntry) error {
-	if err := j.appendRecords([]undoRecord{{Drop: e.Seq}}); err != nil {
+// drop removes es from the journal in one append (one write, one
+// fsync).
+func (j *undoJournal) drop(es ...*undoEntry) error {
+	recs := make([]undoRecord, len(es))
+	for i, e := range es {
+		recs[i] = undoRecord{Drop: e.Seq}
+	}
+	if err := j.appendRecords(recs); err != nil {
 		return err
 	}
-	if e.Existed {
-		_ = j.state.Remove(blobName(e.Seq))
+	for _, e := range es {
+		if e.Existed {
+			_ = j.state.Remove(blobName(e.Seq))
+		}
 	}
 	return nil
 }
