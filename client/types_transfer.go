@@ -35,9 +35,12 @@ type TreeQuery struct {
 type TreeUploadResult struct {
 	Path    string `json:"path"`
 	Entries int    `json:"entries" jsonschema:"archive members extracted (directories, files, links)"`
-	Mode    string `json:"mode" jsonschema:"rename (destination was absent; the staged tree was renamed into place) or merge (merged into an existing directory)"`
-	// UndoRecorded is always false: undo does not record an extraction.
-	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false, as undo does not record an extracted archive (the hint says so)"`
+	Mode    string `json:"mode" jsonschema:"rename (destination was absent; the staged tree was renamed into place) or merge (merged into an existing directory as one transaction: every file or none)"`
+	// UndoRecorded is false when no extracted file can be undone: a
+	// rename (undo does not record a directory created whole), or a
+	// merge that recorded none; the hint says why.
+	UndoRecorded *bool `json:"undo_recorded,omitempty" jsonschema:"extension: false when undo can revert none of the extraction (the hint says why)"`
+	UndoFiles    int   `json:"undo_files,omitempty" jsonschema:"extension: merged files whose change POST /v2/fs/undo can revert (restoring a replaced file, removing an added one)"`
 }
 
 // CreateWatchRequest is the body of POST /v2/watch and /v1/file/watch.

@@ -11,6 +11,7 @@ import (
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/transfer"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // transferRoutes registers upload and download on both planes and the
@@ -196,6 +197,10 @@ func (s *Server) putTree(w http.ResponseWriter, r *http.Request) {
 		fail(w, v2, "tree", path, err)
 		return
 	}
-	undo, hint := undoNote(false, whyTree)
-	okHint(w, "Tree extracted", client.TreeUploadResult{Path: res.Path, Entries: res.Entries, Mode: res.Mode, UndoRecorded: undo}, hint)
+	why := whyTree
+	if res.Mode == workspace.TreeMerge {
+		why = whyMerge
+	}
+	undo, hint := undoNote(res.UndoRecorded > 0, why)
+	okHint(w, "Tree extracted", client.TreeUploadResult{Path: res.Path, Entries: res.Entries, Mode: res.Mode, UndoRecorded: undo, UndoFiles: res.UndoRecorded}, hint)
 }

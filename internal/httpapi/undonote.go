@@ -21,7 +21,8 @@ var (
 	// whyCreated: a created file has no previous content to keep.
 	whyCreated = "the state directory could not store the record (full or not writable)"
 	whyDir     = "undo does not record directories"
-	whyTree    = "undo does not record an extracted archive"
+	whyTree    = "undo does not record a directory an archive created whole; delete the directory to revert it"
+	whyMerge   = "the archive held no file undo records (only directories and links), or the state directory could not store the records"
 )
 
 // undoNote returns a change's undo_recorded and hint: nil and "" when it

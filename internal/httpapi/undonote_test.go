@@ -55,7 +55,7 @@ func TestUndoRecordedReported(t *testing.T) {
 		{name: "v2 move", url: "/v2/fs/move", body: `{"source":"mv.txt","destination":"moved.txt"}`, noUndo: true, hint: "larger than undo keeps"},
 		{name: "v2 copy over", url: "/v2/fs/copy", body: `{"source":"src.txt","destination":"cp.txt","overwrite":true}`, noUndo: true, hint: "larger than undo keeps"},
 		{name: "v2 upload over", url: "/v2/fs/upload", body: form.String(), ct: mw.FormDataContentType(), noUndo: true, hint: "larger than undo keeps"},
-		{name: "v2 tree", method: "PUT", url: "/v2/fs/tree?path=tree", body: string(archive), ct: "application/x-tar", noUndo: true, hint: "undo does not record an extracted archive"},
+		{name: "v2 tree", method: "PUT", url: "/v2/fs/tree?path=tree", body: string(archive), ct: "application/x-tar", noUndo: true, hint: "undo does not record a directory an archive created whole"},
 		{name: "v2 write recorded", url: "/v2/fs/write", body: `{"path":"small.txt","content":"new\n"}`},
 		{name: "v2 write created", url: "/v2/fs/write", body: `{"path":"created.txt","content":"new\n"}`},
 		{name: "v2 edit recorded", url: "/v2/fs/edit", body: `{"command":"str_replace","path":"small-ed.txt","old_str":"small","new_str":"SMALL"}`},

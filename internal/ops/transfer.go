@@ -142,16 +142,18 @@ type TreeRequest struct {
 
 // TreeResult describes an extracted archive.
 type TreeResult struct {
-	Path    string // absolute
-	Entries int
-	Mode    string // workspace.TreeRename or workspace.TreeMerge
+	Path         string // absolute
+	Entries      int
+	Mode         string // workspace.TreeRename or workspace.TreeMerge
+	UndoRecorded int    // merged files whose change Undo can revert
 }
 
 // PutTree extracts the tar archive req.Body at req.Path: staged beside
 // (or inside) the destination, checked member by member (no "..",
 // absolute names, links out of the root or device nodes; within the
-// limits), then renamed into place or merged entry by entry, each file
-// atomically. On any error nothing of the archive remains.
+// limits), then renamed into place or merged as one transaction, recorded
+// in undo per file (see workspace.TreeWriter). On any error nothing of
+// the archive remains.
 func (e *Engine) PutTree(_ context.Context, req TreeRequest) (*TreeResult, error) {
 	const op = "tree"
 	if err := e.writable(op, req.Path); err != nil {
@@ -177,8 +179,8 @@ func (e *Engine) PutTree(_ context.Context, req TreeRequest) (*TreeResult, error
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	e.log.Info("PutTree", "path", res.Path.Abs, "entries", res.Entries, "mode", res.Mode)
-	return &TreeResult{Path: res.Path.Abs, Entries: res.Entries, Mode: res.Mode}, nil
+	e.log.Info("PutTree", "path", res.Path.Abs, "entries", res.Entries, "mode", res.Mode, "undo_recorded", res.UndoRecorded)
+	return &TreeResult{Path: res.Path.Abs, Entries: res.Entries, Mode: res.Mode, UndoRecorded: res.UndoRecorded}, nil
 }
 
 // GetTree writes the directory p to w as a tar archive and returns the

@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 		journalChild()
 		os.Exit(0)
 	}
+	if os.Getenv(treeChildEnv) != "" {
+		treeChild()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

@@ -109,9 +109,10 @@
 // is recorded like any delete (Change.Entry: Undo makes the link again,
 // pointing where it pointed). Copy records the file it creates or the
 // content it overwrites. Move of a regular file records both paths as one
-// change, which Undo of either path reverts as a whole. Changes of
-// directories (mkdir, removing or moving a tree) and Move of a link are
-// not recorded.
+// change, which Undo of either path reverts as a whole. A tree merged
+// into a directory (TreeWriter) records each file it adds or replaces.
+// Changes of directories (mkdir, removing or moving a tree, a new tree)
+// and Move of a link are not recorded.
 //
 // Paths are those of a POSIX system; the package is written for Linux and
 // builds on other Unix systems.

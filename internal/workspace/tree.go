@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -114,7 +113,7 @@ const (
 	// into place whole.
 	TreeRename = "rename"
 	// TreeMerge: the destination was a directory; the staged tree was
-	// merged into it entry by entry.
+	// merged into it as one transaction.
 	TreeMerge = "merge"
 )
 
@@ -123,18 +122,42 @@ const (
 // slash-separated paths below the tree's top, without "..", absolute
 // parts or NUL bytes; every parent of an entry must be a directory of the
 // tree (never a link). A TreeWriter is not safe for concurrent use.
+//
+// A new tree (TreeRename) appears whole or not at all: one rename. It is
+// not recorded in undo, which reverts changes of files, not directories;
+// nothing existed there before, so deleting the directory reverts it.
+//
+// A merge (TreeMerge) is one transaction of Commit's journaled protocol:
+// every file and link it adds or replaces and every directory it creates
+// lands, or none does, also across a crash, which the next recovery rolls
+// back (or finishes, past the commit point) like a patch. The transaction
+// has no limit of its own: its manifest holds names only, the content is
+// the staged tree and hard-link backups on the same file system, and it
+// needs a few hundred bytes of memory per entry plus the previous
+// contents kept for undo; the archive's limits bound it (transfer.Limits,
+// 100,000 entries and 4 GiB by default). Each regular file it adds or
+// replaces is recorded in undo like a patch's (Undo restores the previous
+// file or removes the added one) within UndoLimits: the first MaxEntries
+// files in path order, previous contents up to MaxEntryBytes each and
+// TotalBytes in all, evicting older records as any change does. Not
+// recorded: links it puts in place (Undo resolves a path through its
+// link), replaced special files (no content to keep), and the directories
+// it creates (undoing every file leaves them empty).
 type TreeWriter struct {
-	w       *Workspace
-	op      string
-	d       *resolved
-	root    *os.Root
-	stage   string // staging directory, relative to the root
-	mode    string
-	owner   *Owner
-	kinds   map[string]fs.FileMode // staged entries: name → type bits (0 for regular files)
-	perms   map[string]fs.FileMode // directory permissions, applied at Commit
-	entries int
-	closed  bool
+	w     *Workspace
+	op    string
+	d     *resolved
+	root  *os.Root
+	stage string // staging directory, relative to the root
+	mode  string
+	owner *Owner
+	kinds map[string]fs.FileMode // staged entries: name → type bits (0 for regular files)
+	perms map[string]fs.FileMode // directory permissions, applied at Commit
+	// versions holds a merge's staged files' versions, which its
+	// transaction journals and undo records.
+	versions map[string]string
+	entries  int
+	closed   bool
 }
 
 // TreeResult reports a committed tree.
@@ -142,6 +165,9 @@ type TreeResult struct {
 	Path    Path
 	Entries int    // entries written (directories, files and links; the top not counted)
 	Mode    string // TreeRename or TreeMerge
+	// UndoRecorded counts the merged files whose change Undo can revert
+	// (see TreeWriter).
+	UndoRecorded int
 }
 
 // CreateTree starts writing a tree at p. When p does not exist the tree
@@ -170,7 +196,7 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 		return nil, osErr(op, p, err)
 	}
 	t := &TreeWriter{w: w, op: op, d: d, root: d.r.root, owner: owner,
-		kinds: map[string]fs.FileMode{".": fs.ModeDir}, perms: map[string]fs.FileMode{}}
+		kinds: map[string]fs.FileMode{".": fs.ModeDir}, perms: map[string]fs.FileMode{}, versions: map[string]string{}}
 	switch {
 	case fi == nil:
 		if err := checkParentDir(op, p, t.root, path.Dir(d.Rel)); err != nil {
@@ -287,6 +313,7 @@ func (t *TreeWriter) replace(name, rel string) error {
 		return osErr(t.op, t.d.Given, err)
 	}
 	delete(t.kinds, name)
+	delete(t.versions, name)
 	t.entries--
 	return nil
 }
@@ -326,8 +353,14 @@ func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, 
 	if err != nil {
 		return 0, osErr(t.op, t.d.Given, err)
 	}
+	var dst io.Writer = onlyWriter{f}
+	var h *VersionHash
+	if t.mode == TreeMerge {
+		h = NewVersionHash()
+		dst = io.MultiWriter(f, h)
+	}
 	bp := streamBufs.Get().(*[]byte)
-	n, err := io.CopyBuffer(onlyWriter{f}, src, *bp)
+	n, err := io.CopyBuffer(dst, src, *bp)
 	streamBufs.Put(bp)
 	if err == nil && t.owner != nil {
 		err = f.Chown(t.owner.UID, t.owner.GID)
@@ -343,6 +376,9 @@ func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, 
 		return 0, osErr(t.op, t.d.Given, err)
 	}
 	t.kinds[name] = 0
+	if h != nil {
+		t.versions[name] = h.Version()
+	}
 	t.entries++
 	return n, nil
 }
@@ -394,6 +430,9 @@ func (t *TreeWriter) Link(name, target string) error {
 		return osErr(t.op, t.d.Given, err)
 	}
 	t.kinds[name] = 0
+	if v, ok := t.versions[target]; ok {
+		t.versions[name] = v
+	}
 	t.entries++
 	return nil
 }
@@ -407,16 +446,20 @@ func (t *TreeWriter) Abort() {
 	_ = t.w.removeOwn(t.op, t.stage, t.root, t.stage)
 }
 
-// Commit installs the tree: it applies the directories' permissions,
-// flushes the file system once (syncfs), then renames the staged tree
-// into place (TreeRename, failing with already_exists if the destination
-// appeared meanwhile) or merges it: every entry is checked against the
-// destination first (a directory cannot replace a file or the reverse:
-// invalid_target, nothing changed; an entry in the state directory:
-// outside_root, nothing changed), then each file and link is renamed
-// over its destination, which is atomic per file, and new directories are
-// renamed in whole. Merged changes are not recorded in undo. On error
-// the staging directory is removed.
+// Commit installs the tree: it flushes the file system once (syncfs),
+// then renames the staged tree into place with the directories'
+// permissions applied (TreeRename, failing with already_exists if the
+// destination appeared meanwhile) or merges it (TreeMerge): every entry
+// is checked against the destination first (a directory cannot replace a
+// file or the reverse: invalid_target, nothing changed; an entry in the
+// state directory: outside_root, nothing changed), then the files and
+// links are committed as one transaction (see TreeWriter): the
+// directories the merge creates are made, each replaced entry gets a
+// backup, and each staged file is renamed over its destination. The
+// directories it created take the archive's modes after the commit
+// point (one without write permission could not be filled or rolled
+// back); a crash in between leaves them with the default mode. Existing
+// directories keep theirs. On error the staging directory is removed.
 func (t *TreeWriter) Commit() (TreeResult, error) {
 	if t.closed {
 		return TreeResult{}, fserr.New(fserr.BadRequest, t.op, t.d.Given, "the tree is already committed or aborted")
@@ -425,8 +468,8 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 	res := TreeResult{Path: t.d.Path, Entries: t.entries, Mode: t.mode}
 	if t.mode == TreeRename {
 		// The staged top is renamed within its parent, which a read-only
-		// directory allows; a merge moves directories to new parents (their
-		// ".." changes), which it does not, so it applies them afterwards.
+		// directory allows; a merge fills the directories it creates, so
+		// it gives them their modes after its commit.
 		if err := t.applyPerms(t.stage, nil); err != nil {
 			return res, err
 		}
@@ -465,7 +508,9 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 			t.closed = true
 			return syncDir(t.root, path.Dir(t.d.Rel))
 		}
-		return t.merge()
+		var err error
+		res.UndoRecorded, err = t.merge()
+		return err
 	})
 	if err != nil {
 		return res, fserr.From(t.op, given, err)
@@ -476,7 +521,7 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 // applyPerms gives the tree's directories their permissions, below base
 // (the staging directory, or the destination after a merge), deepest
 // first so a read-only parent is changed last. With only set, just the
-// directories it accepts (a merge passes the directories it moved in,
+// directories it accepts (a merge passes the directories it created,
 // never its top, which keeps the destination's own mode).
 func (t *TreeWriter) applyPerms(base string, only func(name string) bool) error {
 	names := make([]string, 0, len(t.perms))
@@ -516,17 +561,77 @@ func (t *TreeWriter) flush() error {
 	return nil
 }
 
-// mergeStep is one rename of a merge.
-type mergeStep struct{ name string }
+// kindMkdir is the first change of a merge's transaction when it
+// creates directories: its dirs (txFile.Dirs, parents first) are made in
+// prepare and, on rollback, removed where empty. Rolled back last, after
+// the files put in them.
+const kindMkdir kind = "mkdir"
 
-// merge plans and applies the merge of the staged tree into the
-// destination. The caller holds the locks.
-func (t *TreeWriter) merge() error {
-	var steps []mergeStep
-	// plan walks the staged tree; a directory absent at the destination
-	// moves whole, so its entries need no steps.
-	var plan func(dir string) error
-	plan = func(dir string) error {
+// undoBatch is how many undo records a merge adds to the journal at once.
+const undoBatch = 256
+
+// mergePlan is a validated merge.
+type mergePlan struct {
+	pl      plan            // the transaction: the kindMkdir change (if any), then the files in path order
+	undo    plan            // the files whose change is recorded in undo
+	created map[string]bool // the tree's directories the merge creates
+}
+
+// merge commits the staged tree into the destination as one transaction
+// (see TreeWriter) and returns how many files' changes undo recorded. The
+// caller holds the locks.
+func (t *TreeWriter) merge() (int, error) {
+	// Planned once to learn the directories the merge changes, and again
+	// under their locks (lockDirs), which the plan's checks need; a
+	// directory the second plan adds is locked too.
+	var m *mergePlan
+	for range 2 {
+		var err error
+		if m, err = t.planMerge(); err != nil {
+			return 0, err
+		}
+		ts := make([]lockTarget, len(m.pl))
+		for i, p := range m.pl {
+			ts[i] = targetOf(p.res)
+		}
+		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
+			return 0, err
+		}
+	}
+	if len(m.pl) == 0 {
+		return 0, nil
+	}
+	txID, err := t.w.executeTxWith(t.op, m.pl, t.prepare)
+	if err != nil {
+		return 0, err
+	}
+	// In batches: the journal's eviction check compares each new record
+	// with the others of its batch, which for 10,000 at once cost seconds.
+	recorded := 0
+	for b := range slices.Chunk(m.undo, undoBatch) {
+		for _, ok := range t.w.recordUndo(t.op, txID, b) {
+			if ok {
+				recorded++
+			}
+		}
+	}
+	if err := t.applyPerms(t.d.Rel, func(n string) bool { return m.created[n] }); err != nil {
+		e := fserr.From(t.op, t.d.Given, err)
+		e.Message = "the archive was merged, but its new directories could not all be given their modes: " + e.Message
+		return recorded, e
+	}
+	return recorded, nil
+}
+
+// planMerge walks the staged tree against the destination and plans the
+// transaction; it changes nothing. A directory absent at the destination
+// is created, and nothing below it is looked up there.
+func (t *TreeWriter) planMerge() (*mergePlan, error) {
+	m := &mergePlan{created: map[string]bool{}}
+	var mkdirs, mkNames []string // created: root-relative and tree names, parents first
+	b := newUndoBudget(t.w.limits)
+	var walk func(dir string, fresh bool) error
+	walk = func(dir string, fresh bool) error {
 		names, err := readNames(t.root, path.Join(t.stage, dir))
 		if err != nil {
 			return osErr(t.op, t.d.Given, err)
@@ -534,87 +639,153 @@ func (t *TreeWriter) merge() error {
 		slices.Sort(names)
 		for _, n := range names {
 			name := path.Join(dir, n)
-			isDir := t.kinds[name] == fs.ModeDir
 			dst := path.Join(t.d.Rel, name)
-			fi, err := t.root.Lstat(dst)
+			var fi fs.FileInfo
+			if !fresh {
+				fi, err = t.root.Lstat(dst)
+				switch {
+				case gone(err):
+					fi = nil
+				case err != nil:
+					return osErr(t.op, filepath.Join(t.d.r.path, dst), err)
+				}
+			}
 			// check refused these already; the plan is the last word
-			// before anything moves.
-			if t.w.inStateBelow(t.d.r, dst, existing(fi, err)) {
+			// before anything changes.
+			if t.w.inStateBelow(t.d.r, dst, fi) {
 				return t.stateErr(name)
 			}
+			isDir := t.kinds[name] == fs.ModeDir
 			switch {
-			case gone(err):
-				steps = append(steps, mergeStep{name})
-			case err != nil:
-				return osErr(t.op, filepath.Join(t.d.r.path, dst), err)
+			case isDir && fi == nil:
+				mkdirs, mkNames = append(mkdirs, dst), append(mkNames, name)
+				m.created[name] = true
+				err = walk(name, true)
 			case isDir && fi.IsDir():
-				if err := plan(name); err != nil {
-					return err
-				}
+				err = walk(name, false)
 			case isDir:
 				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
 					"cannot merge the directory %s over %s, which is not a directory", name, filepath.Join(t.d.r.path, dst))
-			case fi.IsDir():
+			case fi != nil && fi.IsDir():
 				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
 					"cannot merge %s over the directory %s", name, filepath.Join(t.d.r.path, dst))
-			case fi.Mode().IsRegular():
+			case fi != nil && fi.Mode().IsRegular():
 				if err := checkWritable(t.op, filepath.Join(t.d.r.path, dst), t.root, dst, fi); err != nil {
 					return err
 				}
 				fallthrough
 			default:
-				steps = append(steps, mergeStep{name})
+				err = t.planFile(m, b, name, fi)
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	// Planned once to learn the directories the steps change, and again
-	// under their locks (lockDirs), which the renames need; a directory
-	// the second plan adds is locked too.
-	for range 2 {
-		steps = steps[:0]
-		if err := plan("."); err != nil {
-			return err
-		}
-		ts := make([]lockTarget, len(steps))
-		for i, s := range steps {
-			ts[i] = lockTarget{t.d.r, path.Join(t.d.Rel, s.name)}
-		}
-		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
-			return err
-		}
+	if err := walk(".", false); err != nil {
+		return nil, err
 	}
-	touched, moved := map[string]bool{}, map[string]bool{}
-	for _, s := range steps {
-		dst := path.Join(t.d.Rel, s.name)
-		if err := t.root.Rename(path.Join(t.stage, s.name), dst); err != nil {
-			if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENOTEMPTY) {
-				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given, "%s changed while the tree was merged", filepath.Join(t.d.r.path, dst))
-			}
+	if len(mkdirs) > 0 {
+		mk := &planned{res: t.target(mkNames[0]), kind: kindMkdir, dirs: mkdirs, owner: t.owner, uid: -1, gid: -1}
+		mk.req = &request{Change: Change{Path: mk.res.Given}}
+		m.pl = append(plan{mk}, m.pl...)
+	}
+	return m, nil
+}
+
+// target is the resolved destination of the tree entry name: below the
+// resolved destination, through directories only (planMerge descends no
+// link), so its key is the one resolve gives the same path.
+func (t *TreeWriter) target(name string) *resolved {
+	rel := path.Join(t.d.Rel, name)
+	return &resolved{
+		Path:     Path{Given: filepath.Join(t.d.Given, name), Root: t.d.Root, Rel: rel, Abs: filepath.Join(t.d.r.path, rel)},
+		r:        t.d.r,
+		canonKey: filepath.Join(t.d.r.real, rel),
+	}
+}
+
+// planFile plans the staged file or link name over fi (nil: absent).
+func (t *TreeWriter) planFile(m *mergePlan, b *undoBudget, name string, fi fs.FileInfo) error {
+	res := t.target(name)
+	p := &planned{
+		req:  &request{Change: Change{Path: res.Given}},
+		res:  res,
+		kind: kindCreate, temp: path.Join(t.stage, name), newVersion: t.versions[name],
+		uid: -1, gid: -1,
+	}
+	if t.kinds[name] == fs.ModeSymlink {
+		target, err := t.root.Readlink(p.temp)
+		if err != nil {
 			return osErr(t.op, t.d.Given, err)
 		}
-		touched[path.Dir(dst)] = true
-		if t.kinds[s.name] == fs.ModeDir {
-			moved[s.name] = true
-		}
+		p.newLink, p.newVersion = target, ""
 	}
-	// Directories new at the destination take their modes now that they
-	// are in place; those that were there keep theirs.
-	movedIn := func(n string) bool {
-		for ; n != "."; n = path.Dir(n) {
-			if moved[n] {
-				return true
+	// Undo resolves a link at its path, so a link put in place is not
+	// recorded.
+	record := p.newLink == ""
+	if fi != nil {
+		p.kind, p.existed, p.prevMode = kindReplace, true, fi.Mode()&permBits
+		p.uid, p.gid, _ = fileOwner(fi)
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := t.root.Readlink(res.Rel)
+			if err != nil {
+				return osErr(t.op, res.Given, err)
 			}
+			p.prevLink, p.prev, p.kept = target, []byte(target), true
+		case fi.Mode().IsRegular() && record && b.fits(fi.Size()):
+			ps, err := t.w.readPrev(t.root, res.Rel, false)
+			if err != nil {
+				return osErr(t.op, res.Given, err)
+			}
+			p.prev, p.kept, p.prevVersion = ps.content, ps.kept, ps.version
 		}
-		return false
+		record = record && p.kept
 	}
-	if err := t.applyPerms(t.d.Rel, movedIn); err != nil {
-		return err
-	}
-	for dir := range touched {
-		if err := syncDir(t.root, dir); err != nil {
-			return osErr(t.op, t.d.Given, err)
-		}
+	m.pl = append(m.pl, p)
+	if record && b.take(len(p.prev)) {
+		m.undo = append(m.undo, p)
 	}
 	return nil
+}
+
+// prepare is step 2 of the merge's transaction: the new content is
+// staged already, so it makes the new directories (kindMkdir) and the
+// backups of replaced entries.
+func (t *TreeWriter) prepare(p *planned) error {
+	if p.kind == kindMkdir {
+		return makeDirs(p.res.r.root, p.dirs, p.owner)
+	}
+	return backupTx(p)
+}
+
+// undoBudget picks the files of a merge that the undo journal can keep
+// (UndoLimits): the journal would evict the others as soon as it
+// recorded them, and picking them before their previous contents are
+// read keeps a large merge's old files out of memory.
+type undoBudget struct {
+	entries  int
+	bytes    int64
+	entryMax int64
+}
+
+func newUndoBudget(l UndoLimits) *undoBudget {
+	return &undoBudget{entries: l.MaxEntries, bytes: l.TotalBytes, entryMax: min(l.MaxEntryBytes, l.TotalBytes)}
+}
+
+// fits reports whether a previous content of size bytes can be recorded.
+func (b *undoBudget) fits(size int64) bool {
+	return b.entries > 0 && size <= b.entryMax && size <= b.bytes
+}
+
+// take spends one record of n bytes, if one is left.
+func (b *undoBudget) take(n int) bool {
+	if b.entries == 0 || int64(n) > b.bytes {
+		return false
+	}
+	b.entries--
+	b.bytes -= int64(n)
+	return true
 }

@@ -46,12 +46,22 @@ func manifestName(id string) string { return path.Join(txDir, id+".json") }
 
 // executeTx runs the transaction protocol documented on Commit.
 func (w *Workspace) executeTx(op string, pl plan) (string, error) {
+	return w.executeTxWith(op, pl, prepareTx)
+}
+
+// executeTxWith is executeTx with prepare making each file's parents,
+// temp and backup (step 2). A temp already set in the plan is kept: a
+// tree merge's new content is staged before the transaction begins (see
+// TreeWriter.Commit).
+func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) error) (string, error) {
 	m := &manifest{ID: randomTag(), State: statePending}
 	for _, p := range pl {
 		rel := p.res.Rel
 		switch p.kind {
 		case kindReplace, kindCreate:
-			p.temp = siblingName(rel, randomTag(), "tmp")
+			if p.temp == "" {
+				p.temp = siblingName(rel, randomTag(), "tmp")
+			}
 		}
 		switch p.kind {
 		case kindReplace, kindDelete, kindInPlace:
@@ -91,7 +101,7 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 		return "", e
 	}
 	for i, p := range pl {
-		if err := prepareTx(p); err != nil {
+		if err := prepare(p); err != nil {
 			return fail(p, err)
 		}
 		if crash("prepare", i) {
@@ -104,8 +114,10 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 				return fail(p, err)
 			}
 		}
-		if err := applyOne(p.res.r.root, p); err != nil {
-			return fail(p, err)
+		if p.kind != kindMkdir { // its directories were made in prepare
+			if err := applyOne(p.res.r.root, p); err != nil {
+				return fail(p, err)
+			}
 		}
 		if crash("apply", i) {
 			return "", errCrashed
@@ -151,7 +163,7 @@ func (w *Workspace) executeTx(op string, pl plan) (string, error) {
 
 // prepareTx creates p's parent directories, temp file and backup.
 func prepareTx(p *planned) error {
-	root, rel := p.res.r.root, p.res.Rel
+	root := p.res.r.root
 	if err := makeDirs(root, p.dirs, p.owner); err != nil {
 		return err
 	}
@@ -172,27 +184,43 @@ func prepareTx(p *planned) error {
 			return err
 		}
 	}
+	return backupTx(p)
+}
+
+// backupTx makes the backup of p's current file, if its kind needs one.
+// p.orig may be nil (a tree merge keeps no file open per entry): the file
+// is then opened only when a copy is needed.
+func backupTx(p *planned) error {
+	root, rel := p.res.r.root, p.res.Rel
 	switch p.kind {
 	case kindReplace, kindDelete:
 		// A hard link costs no space and keeps the very inode (mode, owner,
 		// xattrs, other links); linkat(2) links a symbolic link itself.
 		// File systems without links get a copy.
-		if err := linkBackup(root, rel, p.backup); err == nil {
-			return nil
-		} else if isNoSpace(err) {
-			return err
+		lerr := linkBackup(root, rel, p.backup)
+		if lerr == nil || isNoSpace(lerr) {
+			return lerr
 		}
 		if p.prevLink != "" {
 			// A new link to the same target is a complete copy the
 			// moment it exists.
 			return symlinkOwned(root, p.prevLink, p.backup, p.uid, p.gid)
 		}
+		meta := p.origMeta()
+		if p.orig == nil {
+			f, _, err := openRegular(root, rel, "", rel)
+			if err != nil {
+				return lerr // a special file cannot be copied
+			}
+			defer f.Close()
+			meta.xattrSrc = f
+		}
 		// The copy gets the backup's name only once complete: recovery
 		// renames a backup over the target, and a copy cut short by a
 		// crash must never be one.
 		tmp := siblingName(rel, randomTag(), "tmp")
 		noteTemp(root, tmp)
-		if _, err := copyVerified(root, p.orig, tmp, p.origMeta()); err != nil {
+		if _, err := copyVerified(root, meta.xattrSrc, tmp, meta); err != nil {
 			return err
 		}
 		if err := root.Rename(tmp, p.backup); err != nil {
@@ -274,16 +302,9 @@ func (w *Workspace) writeManifest(m *manifest) (renamed bool, err error) {
 // finish completes a committed transaction: backups and temps go, then
 // the manifest. It is idempotent, so recovery may repeat it.
 func (w *Workspace) finish(m *manifest) error {
-	synced := map[dirKey]bool{}
-	return w.settleFiles(m, func(root *os.Root, f txFile) error {
-		err := errors.Join(removeIfExists(root, f.Temp), removeIfExists(root, f.Backup))
-		if k := (dirKey{root, path.Dir(f.Rel)}); err == nil && !synced[k] {
-			synced[k] = true
-			if err = syncDir(root, k.dir); gone(err) {
-				err = nil
-			}
-		}
-		return err
+	return w.settleFiles(m, func(root *os.Root, f txFile, touched func(string)) error {
+		touched(path.Dir(f.Rel))
+		return errors.Join(removeIfExists(root, f.Temp), removeIfExists(root, f.Backup))
 	})
 }
 
