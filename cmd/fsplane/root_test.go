@@ -66,6 +66,8 @@ func TestCommandLineErrors(t *testing.T) {
 			[]string{"fsplane serve: AIO_DEFAULT_USER (for --default-user): no such user"}, nil},
 		{"bad surface from the environment", []string{"FSPLANE_API_SURFACE=v3"}, []string{"serve", "--state-dir", state}, 2,
 			[]string{`fsplane serve: FSPLANE_API_SURFACE (for --api-surface) "v3": use full or v2`}, nil},
+		{"negative connection cap", nil, []string{"serve", "--max-connections", "-1", "--state-dir", state}, 2,
+			[]string{"fsplane serve: --max-connections -1: must not be negative"}, nil},
 		{"log level from the environment", []string{"FSPLANE_LOG_LEVEL=loud"}, []string{"mcp", "--state-dir", state}, 2,
 			[]string{`fsplane mcp: FSPLANE_LOG_LEVEL (for --log-level) "loud"`}, nil},
 		{"missing root", nil, []string{"serve", "--root", "/nonexistent/root", "--state-dir", state}, 1,

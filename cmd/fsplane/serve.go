@@ -32,6 +32,7 @@ type serveConfig struct {
 	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
 	opTimeout, grace, idle                         time.Duration
+	maxConns                                       int
 	// source names where a flag's value came from, for errors (see
 	// flagSource).
 	source func(flag string) string
@@ -73,6 +74,11 @@ DNS-rebinding page sends its own name); --allow-host adds a name. An
 --api-key turns that check off; --insecure-no-auth keeps it only for
 requests a browser marks as coming from a page (Sec-Fetch-Site).
 
+At most --max-connections connections (requests, event streams, hosts'
+WebSockets) are open at once; further clients wait to be accepted until one
+closes. This keeps the server's descriptors for its files when many clients,
+or slow ones, connect; keep it well under the open-file limit (ulimit -n).
+
 SIGINT or SIGTERM stops the server: it stops accepting connections, lets
 the requests in flight finish for up to --shutdown-grace, then closes the
 connections still open (an upload cut short leaves nothing behind) and
@@ -100,6 +106,7 @@ exits with 128 plus the signal's number (130, 143).`,
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
 	f.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGINT or SIGTERM, how long requests in flight may run before their connections are closed")
 	f.DurationVar(&c.idle, "idle-timeout", defaultIdle, "close a keep-alive connection idle this long between requests (never one whose request, stream or WebSocket runs)")
+	f.IntVar(&c.maxConns, "max-connections", defaultMaxConns, "connections open at once (hosts' included); more wait to be accepted; 0 means no cap")
 	f.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (then any intermediates) to serve HTTPS with; needs --tls-key")
 	f.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	bindEnv(f, "listen", "FSPLANE_LISTEN")
@@ -147,6 +154,9 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	}
 	if c.idle <= 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--idle-timeout %s: must be positive", c.idle)}
+	}
+	if c.maxConns < 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--max-connections %d: must not be negative (0 means no cap)", c.maxConns)}
 	}
 	if c.grace < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--shutdown-grace %s: must not be negative", c.grace)}
@@ -221,6 +231,15 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 			err = fmt.Errorf("%w\nHint: another process listens there; stop it or choose another address with --listen", err)
 		}
 		return &exitError{code: 1, err: err}
+	}
+	if c.maxConns > 0 {
+		if lim, ok := openFileLimit(); ok && uint64(c.maxConns)+fdReserve > lim {
+			log.Warn("The open-file limit leaves little room beyond --max-connections; raise it (ulimit -n) or lower --max-connections",
+				"max_connections", c.maxConns, "open_file_limit", lim)
+		}
+		ln = limitConns(ln, c.maxConns, func() {
+			log.Warn("Connection limit reached; new connections wait until one closes", "max_connections", c.maxConns)
+		})
 	}
 	conns := &connTracker{}
 	// IdleTimeout closes keep-alive connections that sit between requests

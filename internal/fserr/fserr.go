@@ -66,6 +66,9 @@ const (
 	// Timeout: the target did not answer in time. The operation may still
 	// have completed: re-read before retrying.
 	Timeout Code = "timeout"
+	// Busy: the target (a connected host) is running and holding as many
+	// operations as it takes; this one was not run. Retry in a moment.
+	Busy Code = "busy"
 )
 
 // Error is fsplane's error. The zero value is not useful; use New or FromOS.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/refuse"
 )
 
 // publicPaths answer without a key: probes and the API description.
@@ -33,16 +34,29 @@ var selfAuthenticated = map[string]bool{"/v2/connector": true}
 // other failure has: a caller told only "Unauthorized" cannot tell a
 // missing key from a wrong one, nor where the key comes from. Neither
 // names the key the server holds nor echoes the one that was sent.
+//
+// The refusal closes the connection without waiting for the request's
+// body (see package refuse), and so does a public path's answer to a
+// request with a body, which no public route reads: otherwise anyone who
+// can reach the server could hold its connections open without the key.
 func requireKey(key string, next http.Handler) http.Handler {
 	if key == "" {
 		return next
 	}
 	want := []byte(key)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if publicPaths[r.URL.Path] || selfAuthenticated[r.URL.Path] || keyMatches(r, want) {
+		switch {
+		case selfAuthenticated[r.URL.Path] || keyMatches(r, want):
+			next.ServeHTTP(w, r)
+			return
+		case publicPaths[r.URL.Path]:
+			if refuse.HasBody(r) {
+				refuse.CloseAfter(w)
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
+		refuse.CloseAfter(w)
 		failWith(w, http.StatusUnauthorized, fserr.New(unauthorized, "request", r.URL.Path, "Unauthorized").
 			WithHint("send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"))
 	})
@@ -97,6 +111,9 @@ func keyMatches(r *http.Request, want []byte) bool {
 //     rebinding page's same-origin fetch carries no Origin, only that
 //     mark (browsers too old to send it are not covered).
 //
+// Refusals, and preflights with a body, close the connection without
+// waiting for the request's body (see package refuse).
+//
 // /v2/connector is left alone: it authenticates with the connector token
 // (no token, no connection) and checks Origin against its own list
 // (--connector-allow-origin).
@@ -141,6 +158,7 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	site := r.Header.Get("Sec-Fetch-Site")
 	marked := site != "" && site != "none" // a browser says a page sent it
 	if g.noKey && (!g.exposed || marked) && !g.hostAllowed(r.Host) {
+		refuse.CloseAfter(w)
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenHost, "request", r.URL.Path,
 			"Host %q is refused: without an API key, fsplane answers only requests addressed to localhost or an IP address (protection against DNS rebinding)", r.Host).
 			WithHint("connect with the IP address (e.g. 127.0.0.1) or localhost, restart fsplane serve with --allow-host %s, or set --api-key", hostName(r.Host)))
@@ -155,6 +173,7 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.next.ServeHTTP(w, r)
 		}
 	case hasOrigin:
+		refuse.CloseAfter(w)
 		allow := "scheme://host[:port] naming the page's origin exactly"
 		if err == nil {
 			allow = n + " (an exact scheme://host[:port] match)"
@@ -163,6 +182,7 @@ func (g *browserGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"requests from web pages are refused: origin %q is not allowed", o).
 			WithHint("fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin %s", allow))
 	case site == "cross-site" || site == "same-site":
+		refuse.CloseAfter(w)
 		fail(w, v2, "request", r.URL.Path, fserr.New(forbiddenOrigin, "request", r.URL.Path,
 			"requests from web pages are refused (Sec-Fetch-Site: %s)", site).
 			WithHint("fsplane serves tools and agents, not browsers; to let a page call it, restart fsplane serve with --allow-origin scheme://host[:port] naming the page's origin exactly"))
@@ -190,6 +210,9 @@ func allowCORS(w http.ResponseWriter, r *http.Request, origin string) bool {
 		h.Set("Access-Control-Allow-Headers", req)
 	}
 	h.Set("Access-Control-Max-Age", "600")
+	if refuse.HasBody(r) {
+		refuse.CloseAfter(w)
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return true
 }

@@ -46,6 +46,7 @@ var codeStatus = map[fserr.Code]int{
 	fserr.IOError:            http.StatusInternalServerError,
 	fserr.Unavailable:        http.StatusServiceUnavailable,
 	fserr.Timeout:            http.StatusGatewayTimeout,
+	fserr.Busy:               http.StatusServiceUnavailable,
 	forbiddenOrigin:          http.StatusForbidden,
 	forbiddenHost:            http.StatusForbidden,
 	unauthorized:             http.StatusUnauthorized,

@@ -49,6 +49,7 @@ var recovery = map[fserr.Code]string{
 	fserr.IOError:            "an I/O error occurred; the call may succeed if retried later",
 	fserr.Unavailable:        "the target is not connected; retry when it is",
 	fserr.Timeout:            "the target did not answer in time; the operation may still have completed — read before retrying",
+	fserr.Busy:               "the host is busy with other operations and did not run this one; retry in a moment",
 }
 
 // toolError is the error a handler returns for a tool result with

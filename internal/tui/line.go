@@ -177,8 +177,9 @@ func Duration(d time.Duration) string {
 }
 
 // Banner describes the host in one line, for the top of the plain log.
+// The hub URL's query values are masked (host.RedactURL).
 func Banner(hubURL, name string, roots []string, mode proto.Mode) string {
-	return fmt.Sprintf("fsplane connect: hub %s, host %s, roots %s, mode %s", hubURL, name, strings.Join(roots, ", "), ModeLabel(mode))
+	return fmt.Sprintf("fsplane connect: hub %s, host %s, roots %s, mode %s", host.RedactURL(hubURL), name, strings.Join(roots, ", "), ModeLabel(mode))
 }
 
 // Plain returns an event handler (host.Options.OnEvent) that writes each

@@ -42,7 +42,7 @@ import (
 
 // Options configure a Model.
 type Options struct {
-	HubURL string
+	HubURL string // shown with its query values masked (host.RedactURL)
 	Name   string
 	Roots  []string
 	Mode   proto.Mode // initial; "" is read_only
@@ -324,7 +324,7 @@ func (m Model) header(l layout) []string {
 		lines = append(lines, s.title.Render(" fsplane connect"))
 	}
 	if l.hub {
-		lines = append(lines, row("Hub", s.value.Render(m.opts.HubURL)))
+		lines = append(lines, row("Hub", s.value.Render(host.RedactURL(m.opts.HubURL))))
 	}
 	if l.state {
 		lines = append(lines, row("State", m.stateText()))

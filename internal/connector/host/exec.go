@@ -86,6 +86,13 @@ func bind[Req, Res any](op *proto.Op, fill func(*Req), dry func(*Req) bool, f fu
 // prepare decodes an op into a call on e. The op's path is authoritative
 // and its caller identifies the agent context for freshness
 // (docs/connector-protocol.md §2, §3).
+//
+// The host alone decides who owns the files it creates and their
+// permissions: a write's User and Mode are cleared, so a new file and its
+// new parents belong to the user running the host, with the permissions a
+// local write gives (0644 for a file, 0755 less the umask for a
+// directory). A hub could otherwise have a host running as root create
+// files owned by anyone, or world-writable and setuid ones.
 func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 	p, caller := op.Path, op.Caller
 	switch op.Op {
@@ -100,7 +107,10 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 	case proto.OpSearch:
 		return bind(op, func(r *ops.FindRequest) { r.Path = p }, nil, e.Find)
 	case proto.OpWrite:
-		return bind(op, func(r *ops.WriteRequest) { r.Path, r.Caller = p, caller }, nil, e.Write)
+		return bind(op, func(r *ops.WriteRequest) {
+			r.Path, r.Caller = p, caller
+			r.User, r.Mode = "", 0
+		}, nil, e.Write)
 	case proto.OpEdit:
 		return bind(op, func(r *ops.EditRequest) { r.Path, r.Caller = p, caller },
 			func(r *ops.EditRequest) bool { return r.DryRun }, e.Edit)

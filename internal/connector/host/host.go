@@ -30,6 +30,15 @@ const (
 	BaseBackoff = 250 * time.Millisecond
 	// MaxConcurrentOps bounds the operations running at once; more wait.
 	MaxConcurrentOps = 32
+	// MaxQueuedOps and MaxQueuedBytes (of their args) bound the operations
+	// waiting for one of those slots; the hub's further ops are answered
+	// busy at once. Each waiting op holds its args in memory: a hub
+	// sending ops faster than they finish would otherwise grow the host
+	// without bound. An op that finds none waiting queues whatever its
+	// size (up to max_transfer_bytes), so a large write is not refused for
+	// being large.
+	MaxQueuedOps   = 256
+	MaxQueuedBytes = 64 << 20
 	// WelcomeTimeout is how long the hub has to answer hello.
 	WelcomeTimeout = 10 * time.Second
 	// DialTimeout bounds one connection attempt (TCP, TLS, upgrade).
@@ -94,6 +103,10 @@ type Options struct {
 
 	// backoff overrides BaseBackoff and MaxBackoff in tests.
 	backoffBase, backoffMax time.Duration
+	// queueOps and queueBytes override MaxQueuedOps and MaxQueuedBytes in
+	// tests.
+	queueOps   int
+	queueBytes int64
 }
 
 // Host is one connector host. See the package documentation for its
@@ -109,6 +122,10 @@ type Host struct {
 	mode    atomic.Pointer[proto.Mode]
 	opSlots chan struct{}
 	opsWG   sync.WaitGroup // op goroutines, waited for before Run returns
+
+	queueMu     sync.Mutex // guards queued, queuedBytes: the ops waiting for a slot
+	queued      int
+	queuedBytes int64
 
 	evMu sync.Mutex // serialises OnEvent calls
 
@@ -159,6 +176,12 @@ func New(opts Options) (*Host, error) {
 	if opts.backoffMax <= 0 {
 		opts.backoffMax = MaxBackoff
 	}
+	if opts.queueOps <= 0 {
+		opts.queueOps = MaxQueuedOps
+	}
+	if opts.queueBytes <= 0 {
+		opts.queueBytes = MaxQueuedBytes
+	}
 	h := &Host{
 		url:     u,
 		opts:    opts,
@@ -176,10 +199,12 @@ func New(opts Options) (*Host, error) {
 
 // HubURL normalises a hub URL: it checks the scheme (http, https, ws,
 // wss) and appends /v2/connector unless the path already ends with it.
+// Its errors show the URL as RedactURL does.
 func HubURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
+	shown := RedactURL(strings.TrimSpace(raw))
 	if err != nil {
-		return "", fmt.Errorf("hub URL %q: %v", raw, err)
+		return "", fmt.Errorf("hub URL %q: %v", shown, parseError(err))
 	}
 	switch u.Scheme {
 	case "http":
@@ -188,13 +213,13 @@ func HubURL(raw string) (string, error) {
 		u.Scheme = "wss"
 	case "ws", "wss":
 	default:
-		return "", fmt.Errorf("hub URL %q: use http://, https://, ws:// or wss://", raw)
+		return "", fmt.Errorf("hub URL %q: use http://, https://, ws:// or wss://", shown)
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("hub URL %q has no host", raw)
+		return "", fmt.Errorf("hub URL %q has no host", shown)
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("hub URL %s: credentials in the URL are not supported; use the token", u.Redacted())
+		return "", fmt.Errorf("hub URL %s: credentials in the URL are not supported; use the token", shown)
 	}
 	if !strings.HasSuffix(u.Path, Path) {
 		u.Path = strings.TrimSuffix(u.Path, "/") + Path
@@ -204,7 +229,8 @@ func HubURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-// URL returns the hub's connector URL the host dials.
+// URL returns the hub's connector URL the host dials. It may hold a
+// secret in its query: show RedactURL's form.
 func (h *Host) URL() string { return h.url }
 
 // Name returns the host's name.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // dial opens the WebSocket, authenticating with the token and requesting
@@ -39,7 +40,7 @@ func (h *Host) dial(ctx context.Context) (*websocket.Conn, *connector.FrameConn,
 		Subprotocols: []string{proto.Protocol},
 	})
 	if err != nil {
-		return nil, nil, dialError(resp, err)
+		return nil, nil, h.scrub(dialError(resp, err))
 	}
 	if ws.Subprotocol() != proto.Protocol {
 		_ = ws.Close(websocket.StatusProtocolError, "subprotocol "+proto.Protocol+" required")
@@ -245,18 +246,30 @@ func opSuffix(id string) string {
 // startOp registers op and runs it on the calling goroutine (the Conn
 // hands reading off when it takes long; see inlineBudget) — unless every
 // op slot is taken: then it waits for one on a goroutine of its own, so a
-// queue of ops never holds the reader a budget per op.
+// queue of ops never holds the reader a budget per op. An op that finds
+// the queue full (see MaxQueuedOps) is answered busy at once and not run.
 func (s *session) startOp(op *proto.Op) {
 	h := s.h
 	start := time.Now()
 	s.mu.Lock()
 	if _, dup := s.inflight[op.OpID]; dup {
 		s.mu.Unlock()
-		h.opsWG.Go(func() {
-			err := fmt.Errorf("duplicate op_id %q: an operation with this id is running", op.OpID)
-			s.answer(op, start, nil, &proto.Error{Code: "bad_request", Message: err.Error()}, "bad_request")
-		})
+		s.refuse(op, start, fserr.New(fserr.BadRequest, op.Op, op.Path, "duplicate op_id %q: an operation with this id is running", op.OpID))
 		return
+	}
+	haveSlot := false
+	select {
+	case h.opSlots <- struct{}{}:
+		haveSlot = true
+	default:
+		if !h.enqueue(int64(len(op.Args))) {
+			s.mu.Unlock()
+			e := fserr.New(fserr.Busy, op.Op, op.Path, "host %s is busy: %d operations are running and as many as it holds are waiting; this %s was not run", h.opts.Name, MaxConcurrentOps, op.Op).
+				WithHint("retry in a moment, or send fewer operations at once")
+			e.Retryable = true
+			s.refuse(op, start, e)
+			return
+		}
 	}
 	// streamCtx ends with a cancel from the hub or the session; ctx also
 	// at the op's timeout, which bounds running the op, not the data
@@ -277,16 +290,45 @@ func (s *session) startOp(op *proto.Op) {
 	}
 	o := &runningOp{op: op, start: start, ctx: ctx, streamCtx: streamCtx, cancel: cancel}
 	h.opsWG.Add(1)
-	select {
-	case h.opSlots <- struct{}{}:
+	if haveSlot {
 		defer h.opsWG.Done()
 		s.run(o, true)
-	default:
-		go func() {
-			defer h.opsWG.Done()
-			s.run(o, false)
-		}()
+		return
 	}
+	go func() {
+		defer h.opsWG.Done()
+		s.run(o, false)
+	}()
+}
+
+// refuse answers op with e without running it, on the reading goroutine
+// (the Conn hands reading off if the send waits), after dropping op's
+// args: a refused op holds no memory while its answer waits to be sent.
+func (s *session) refuse(op *proto.Op, start time.Time, e *fserr.Error) {
+	op.Args = nil
+	w := wireError(op.Op, op.Path, e)
+	s.answer(op, start, nil, w, w.Code)
+}
+
+// enqueue takes a place among the ops waiting for a slot, for args of n
+// bytes, and reports whether there was one (see MaxQueuedOps).
+func (h *Host) enqueue(n int64) bool {
+	h.queueMu.Lock()
+	defer h.queueMu.Unlock()
+	if h.queued >= h.opts.queueOps || (h.queued > 0 && h.queuedBytes+n > h.opts.queueBytes) {
+		return false
+	}
+	h.queued++
+	h.queuedBytes += n
+	return true
+}
+
+// dequeue gives back the place enqueue took.
+func (h *Host) dequeue(n int64) {
+	h.queueMu.Lock()
+	defer h.queueMu.Unlock()
+	h.queued--
+	h.queuedBytes -= n
 }
 
 // runningOp is an op startOp registered.
@@ -308,9 +350,12 @@ func (s *session) run(o *runningOp, haveSlot bool) {
 		o.cancel(nil)
 	}()
 	if !haveSlot {
+		n := int64(len(op.Args))
 		select {
 		case h.opSlots <- struct{}{}:
+			h.dequeue(n)
 		case <-ctx.Done():
+			h.dequeue(n)
 			s.record(op, start, ctxResult(ctx, ctx.Err()), false)
 			return
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/refuse"
 )
 
 // DefaultTimeout is how long the hub waits for an operation's result.
@@ -179,18 +180,22 @@ func (h *Hub) listLocked() string {
 }
 
 // ServeHTTP accepts a host on the connector endpoint. Authentication and
-// the origin check happen before the upgrade.
+// the origin check happen before the upgrade; a refusal closes the
+// connection without waiting for a request body (see package refuse).
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Token == "" {
+		refuse.CloseAfter(w)
 		http.Error(w, "this hub accepts no hosts: start fsplane serve with --connector-token (or --api-key)", http.StatusForbidden)
 		return
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.opts.Token)) != 1 {
+		refuse.CloseAfter(w)
 		http.Error(w, "Unauthorized: the connector token is missing or wrong", http.StatusUnauthorized)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !slices.Contains(h.opts.AllowedOrigins, o) {
+		refuse.CloseAfter(w)
 		http.Error(w, "browser origin "+o+" is not allowed to connect hosts", http.StatusForbidden)
 		return
 	}

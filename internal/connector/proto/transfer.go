@@ -90,7 +90,10 @@ func (a *Assembler) Start(ts TransferStart, now time.Time) error {
 	if ts.TotalBytes > a.limits.MaxTransferBytes {
 		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTransferTooLarge, ts.TotalBytes, a.limits.MaxTransferBytes)
 	}
-	a.open[ts.TransferID] = &inbound{start: ts, data: make([]byte, 0, ts.TotalBytes), last: now}
+	// No buffer yet: total_bytes is only what the peer announces, and
+	// reserving it here let a peer hold max_transfer_bytes per transfer
+	// without sending any. The buffer grows with the chunks (see Chunk).
+	a.open[ts.TransferID] = &inbound{start: ts, last: now}
 	return nil
 }
 
@@ -107,6 +110,13 @@ func (a *Assembler) Chunk(id, index uint32, payload []byte, now time.Time) error
 		return fmt.Errorf("chunk index %d arrived; expected %d", index, t.next)
 	case int64(len(t.data)+len(payload)) > t.start.TotalBytes:
 		return fmt.Errorf("transfer %d sent more than its %d bytes", id, t.start.TotalBytes)
+	}
+	if need := len(t.data) + len(payload); need > cap(t.data) {
+		// Double, but never past the announced size, which a complete
+		// transfer reaches exactly.
+		grown := make([]byte, len(t.data), min(max(2*cap(t.data), need), int(t.start.TotalBytes)))
+		copy(grown, t.data)
+		t.data = grown
 	}
 	t.data = append(t.data, payload...)
 	t.next++

@@ -1,0 +1,100 @@
+package host
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// masked stands for a secret in what the host shows (as url.Redacted
+// masks a password).
+const masked = "xxxxx"
+
+// RedactURL returns a hub URL fit to print or log: every query value (a
+// hub behind a proxy may take its token as ?token=, ?api_key=, …), the
+// fragment and a password are masked; the scheme, host, path and query
+// keys are kept. A URL that does not parse has its user information and
+// everything from its first '?' or '#' on masked.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i+1] + masked
+		}
+		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+			authority := rest
+			if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+				authority = rest[:i]
+			}
+			if at := strings.LastIndex(authority, "@"); at >= 0 {
+				raw = scheme + "://" + masked + rest[at:]
+			}
+		}
+		return raw
+	}
+	u.RawQuery = redactQuery(u.RawQuery)
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = masked, ""
+	}
+	return u.Redacted()
+}
+
+// redactQuery masks each value of a raw query, and each element without
+// one (it may be a bare token).
+func redactQuery(q string) string {
+	if q == "" {
+		return ""
+	}
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=" + masked
+		} else if p != "" {
+			parts[i] = masked
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// scrubbed is an error whose text had the dial URL's secrets masked; it
+// still unwraps to the original for errors.Is.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub masks the query of the URL the host dials wherever err's text
+// quotes it: net/http's and the WebSocket library's errors name the URL
+// they failed on, and those errors are printed on every reconnection.
+func (h *Host) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	u, perr := url.Parse(h.url)
+	if perr != nil || u.RawQuery == "" {
+		return err
+	}
+	msg, q := err.Error(), "?"+u.RawQuery
+	repl := "?" + redactQuery(u.RawQuery)
+	clean := strings.ReplaceAll(msg, q, repl)
+	if quoted := strconv.Quote(q); len(quoted) > 2 {
+		clean = strings.ReplaceAll(clean, quoted[1:len(quoted)-1], repl) // as %q renders it
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
+}
+
+// parseError is url.Parse's complaint without the URL it quotes.
+func parseError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
