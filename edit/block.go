@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"hash/maphash"
 	"strings"
 )
 
@@ -13,7 +14,10 @@ type Doc struct {
 	bom     int
 	idx     *lines
 	eol     EOL
-	freq    *[256]int // byte counts over a sample of the body (see index)
+	freq    *[256]int    // byte counts over a sample of the body (see index)
+	scanned int          // bytes read by scan, which decides when to build exact
+	exact   []lineHash   // the lines by hash, for the exact rung (see exactIndex)
+	seed    maphash.Seed // exact's
 }
 
 // NewDoc indexes content. A UTF-8 byte order mark is not part of line 0.

@@ -2,6 +2,9 @@ package edit
 
 import (
 	"bytes"
+	"cmp"
+	"hash/maphash"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,16 +34,80 @@ func (d *Doc) scan(lit string, first, last int, match func(line int) bool) {
 	}
 	body, needle := d.body(), []byte(lit)
 	line, start := first, d.idx.start[first]
+	reached := len(body)
+	defer func() { d.scanned += reached - d.idx.start[first] }()
 	for line <= last {
 		k := d.index(body[start:], needle)
 		if k < 0 {
 			return
 		}
 		if line = d.idx.lineOf(start + k); line > last || match(line) {
+			reached = start + k
 			return
 		}
 		line++
 		start = d.idx.start[line]
+	}
+	reached = start
+}
+
+// A patch's hunks are found one after the other, each from where the one
+// before it matched to the end of the file (every match counts: two make
+// the hunk ambiguous), so scanning for each costs the rest of the file,
+// and a patch of one hunk per few lines is quadratic: 25,000 hunks took 3
+// seconds, 100,000 a minute. Once the scans of a Doc have read its body
+// indexAfter times over, the exact rung (which decides every hunk that
+// applies cleanly) looks its candidates up instead, in an index of the
+// lines by the hash of their text, built once. The other rungs still
+// scan: only hunks that miss the exact rung pay for that.
+
+// indexAfter is how many times over scans read a Doc's body before the
+// exact rung indexes its lines.
+const indexAfter = 8
+
+// lineHash is one line of the index: its text's hash and its number.
+type lineHash struct {
+	h    uint64
+	line int
+}
+
+// exactIndex returns the lines sorted by hash, then line, building them
+// when scans have read enough; nil before then.
+func (d *Doc) exactIndex() []lineHash {
+	if d.exact == nil && d.scanned > indexAfter*len(d.body()) {
+		d.seed = maphash.MakeSeed()
+		d.exact = make([]lineHash, d.Len())
+		for i := range d.exact {
+			d.exact[i] = lineHash{maphash.Bytes(d.seed, d.idx.text(i)), i}
+		}
+		slices.SortFunc(d.exact, func(a, b lineHash) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.line, b.line)) })
+	}
+	return d.exact
+}
+
+// lookup calls match with each window start i in [first, last], in order,
+// whose lines could equal keys (their hashes agree on the key that fewest
+// lines have), until match returns true.
+func (d *Doc) lookup(keys []string, first, last int, match func(i int) bool) {
+	idx := d.exact
+	var run []lineHash
+	pivot := -1
+	for j, key := range keys {
+		h := maphash.String(d.seed, key)
+		lo, _ := slices.BinarySearchFunc(idx, h, func(e lineHash, h uint64) int { return cmp.Compare(e.h, h) })
+		hi := lo
+		for hi < len(idx) && idx[hi].h == h {
+			hi++
+		}
+		if pivot < 0 || hi-lo < len(run) {
+			pivot, run = j, idx[lo:hi]
+		}
+	}
+	k, _ := slices.BinarySearchFunc(run, first+pivot, func(e lineHash, line int) int { return cmp.Compare(e.line, line) })
+	for _, e := range run[k:] {
+		if i := e.line - pivot; i > last || match(i) {
+			return
+		}
 	}
 }
 
@@ -232,8 +299,7 @@ func (d *Doc) findBlock(want []string, from int, eof, firstOnly bool) (Tier, []B
 		}
 		var out []Block
 		deferred := false
-		d.scan(lit, first+pivot, n-k+pivot, func(line int) bool {
-			i := line - pivot
+		try := func(i int) bool {
 			for j, key := range keys {
 				if string(r.key(d.idx.text(i+j))) != key {
 					return false
@@ -248,7 +314,12 @@ func (d *Doc) findBlock(want []string, from int, eof, firstOnly bool) (Tier, []B
 				out = append(out, b)
 			}
 			return ok && firstOnly
-		})
+		}
+		if r.tier == TierExact && d.exactIndex() != nil {
+			d.lookup(keys, first, n-k, try)
+		} else {
+			d.scan(lit, first+pivot, n-k+pivot, func(line int) bool { return try(line - pivot) })
+		}
 		if deferred {
 			return d.findBlockRef(want, from, eof)
 		}

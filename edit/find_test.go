@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -85,15 +86,17 @@ func TestFindersMatchTheirDefinitions(t *testing.T) {
 		want := randomWant(r, doc)
 		from := r.IntN(doc.Len()+3) - 1
 		eof := r.IntN(4) == 0
-		gotTier, got := doc.FindBlock(want, from, eof)
 		wantTier, wantBlocks := doc.findBlockRef(want, from, eof)
-		if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
-			t.Fatalf("findBlock(%q, %d, %v) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
-		}
-		// FindFirstBlock may leave out blocks after the first, never change them.
-		if gotTier, got := doc.FindFirstBlock(want, from, eof); gotTier != wantTier || (len(got) == 0) != (len(wantBlocks) == 0) ||
-			len(got) > len(wantBlocks) || !slices.Equal(got, wantBlocks[:len(got)]) {
-			t.Fatalf("findBlock(%q, %d, %v, first) on %q\n got %v %+v\nwant %v %+v", want, from, eof, content, gotTier, got, wantTier, wantBlocks)
+		for _, d := range []*Doc{doc, indexed([]byte(content))} {
+			gotTier, got := d.FindBlock(want, from, eof)
+			if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
+				t.Fatalf("findBlock(%q, %d, %v) on %q (indexed %v)\n got %v %+v\nwant %v %+v", want, from, eof, content, d.exact != nil, gotTier, got, wantTier, wantBlocks)
+			}
+			// FindFirstBlock may leave out blocks after the first, never change them.
+			if gotTier, got := d.FindFirstBlock(want, from, eof); gotTier != wantTier || (len(got) == 0) != (len(wantBlocks) == 0) ||
+				len(got) > len(wantBlocks) || !slices.Equal(got, wantBlocks[:len(got)]) {
+				t.Fatalf("findBlock(%q, %d, %v, first) on %q (indexed %v)\n got %v %+v\nwant %v %+v", want, from, eof, content, d.exact != nil, gotTier, got, wantTier, wantBlocks)
+			}
 		}
 		text := findPieces[r.IntN(len(findPieces))]
 		if len(want) > 0 && r.IntN(2) == 0 {
@@ -126,11 +129,14 @@ func FuzzFinders(f *testing.F) {
 			want = append(want, doc.Text(j))
 		}
 		want[len(want)/2] = line
+		idoc := indexed([]byte(content))
 		for _, from := range []int{0, i, i + 1} {
-			gotTier, got := doc.FindBlock(want, from, eof)
 			wantTier, wantBlocks := doc.findBlockRef(want, from, eof)
-			if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
-				t.Fatalf("findBlock(%q, %d, %v)\n got %v %+v\nwant %v %+v", want, from, eof, gotTier, got, wantTier, wantBlocks)
+			for _, d := range []*Doc{doc, idoc} {
+				gotTier, got := d.FindBlock(want, from, eof)
+				if gotTier != wantTier || !slices.Equal(got, wantBlocks) {
+					t.Fatalf("findBlock(%q, %d, %v) (indexed %v)\n got %v %+v\nwant %v %+v", want, from, eof, d.exact != nil, gotTier, got, wantTier, wantBlocks)
+				}
 			}
 			gotLine, gotOK := doc.FindLine(line, from)
 			wantLine, wantOK := doc.findLineRef(line, from)
@@ -139,6 +145,14 @@ func FuzzFinders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// indexed is NewDoc(content) as a patch of many hunks leaves it: its exact
+// rung looks lines up in the index rather than scanning.
+func indexed(content []byte) *Doc {
+	d := NewDoc(content)
+	d.scanned = indexAfter*len(d.body()) + 1
+	return d
 }
 
 // TestIndexMatchesBytesIndex checks Doc.index, including its hand-over
@@ -163,5 +177,29 @@ func TestIndexMatchesBytesIndex(t *testing.T) {
 				t.Fatalf("index(hay[%d:], %q) = %d, want %d", off, needle, got, want)
 			}
 		}
+	}
+}
+
+// TestFindBlockManyHunksScansLinearly: finding n blocks one after the
+// other, each from where the last matched (a patch's hunks), reads the
+// content a bounded number of times over, not once per block.
+func TestFindBlockManyHunksScansLinearly(t *testing.T) {
+	t.Parallel()
+	const n = 2000
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "ctx %d\nold %d\n\n", i, i)
+	}
+	d := NewDoc([]byte(sb.String()))
+	from := 0
+	for i := range n {
+		tier, blocks := d.FindBlock([]string{fmt.Sprintf("ctx %d", i), fmt.Sprintf("old %d", i)}, from, false)
+		if tier != TierExact || len(blocks) != 1 || blocks[0].Line != 3*i {
+			t.Fatalf("block %d: %v %+v", i, tier, blocks)
+		}
+		from = blocks[0].Line + blocks[0].Count
+	}
+	if limit := (indexAfter + 2) * len(d.body()); d.scanned > limit {
+		t.Errorf("scanned %d bytes for %d blocks of a %d-byte document, want at most %d", d.scanned, n, len(d.body()), limit)
 	}
 }

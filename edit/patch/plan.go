@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -140,11 +141,22 @@ type linkEntry struct {
 // Move overwrites its destination (Codex semantics), whether or not that
 // file is text.
 func Build(p *Patch, src Source) (*Plan, error) {
-	pl := &planner{src: src, files: map[string]*fileState{}, dialect: p.Dialect,
+	return BuildContext(context.Background(), p, src)
+}
+
+// BuildContext is Build that gives up, returning ctx.Err(), once ctx is
+// done: it looks before every section and every hunk. A patch of 100,000
+// hunks takes a minute to plan, which is no reason to go on after the
+// caller has left.
+func BuildContext(ctx context.Context, p *Patch, src Source) (*Plan, error) {
+	pl := &planner{ctx: ctx, src: src, files: map[string]*fileState{}, dialect: p.Dialect,
 		linkKeys: map[string]string{}, links: map[string]*linkEntry{}}
 	pl.linker, _ = src.(LinkSource)
 	plan := &Plan{}
 	for _, op := range p.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := pl.apply(op, plan); err != nil {
 			return nil, err
 		}
@@ -171,6 +183,7 @@ func Build(p *Patch, src Source) (*Plan, error) {
 }
 
 type planner struct {
+	ctx      context.Context
 	src      Source
 	linker   LinkSource // src, when it knows links
 	files    map[string]*fileState
@@ -361,6 +374,9 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 	var edits []edit.Edit
 	var hunks []HunkResult
 	for _, ch := range op.Chunks {
+		if err := pl.ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		from, anchor := cursor, -1
 		for _, a := range ch.Anchors {
 			line, ok := doc.FindLine(a, from)

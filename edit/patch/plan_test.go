@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -531,6 +532,57 @@ func TestBuildTrailingSlash(t *testing.T) {
 		var e *edit.Error
 		if !errors.As(err, &se) || se.Kind != Add || !errors.As(err, &e) || e.Code != "invalid_target" || !strings.Contains(e.Message, "ends with /") {
 			t.Errorf("%q: err = %v, want invalid_target for a path ending in /", patch, err)
+		}
+	}
+}
+
+// stopAfter is a context whose Err reports cancellation from its n-th
+// call on, counting the calls: the planner's checks.
+type stopAfter struct {
+	context.Context
+	n, calls int
+}
+
+func (c *stopAfter) Err() error {
+	if c.calls++; c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// manyHunks is a file of n blocks and a patch with one hunk per block.
+func manyHunks(n int) (patch string, content []byte) {
+	var file, p strings.Builder
+	p.WriteString("*** Begin Patch\n*** Update File: f.txt\n")
+	for i := range n {
+		fmt.Fprintf(&file, "ctx %d\nold %d\n\n", i, i)
+		fmt.Fprintf(&p, "@@\n ctx %d\n-old %d\n+new %d\n", i, i, i)
+	}
+	p.WriteString("*** End Patch")
+	return p.String(), []byte(file.String())
+}
+
+// TestBuildContextStops: a cancelled context stops planning at the next
+// hunk, however many are left.
+func TestBuildContextStops(t *testing.T) {
+	t.Parallel()
+	text, content := manyHunks(1000)
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := memSource{"f.txt": string(content)}
+	if plan, err := BuildContext(t.Context(), p, src); err != nil || len(plan.Hunks) != 1000 {
+		t.Fatalf("uncancelled: %v", err)
+	}
+	for _, n := range []int{1, 2, 10} {
+		ctx := &stopAfter{Context: t.Context(), n: n}
+		plan, err := BuildContext(ctx, p, src)
+		if !errors.Is(err, context.Canceled) || plan != nil {
+			t.Errorf("cancelled at check %d: plan %v, err %v; want context.Canceled", n, plan != nil, err)
+		}
+		if ctx.calls != n {
+			t.Errorf("cancelled at check %d: checked %d times, want to stop at the first that saw it", n, ctx.calls)
 		}
 	}
 }

@@ -165,7 +165,7 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 	}
 	var res *PatchResult
 	err = e.replan(ctx, op, display, e.lockKeys(!req.DryRun, names...), func() (err error) {
-		res, err = e.patch(op, req, p, owner)
+		res, err = e.patch(ctx, op, display, req, p, owner)
 		return err
 	})
 	if err != nil {
@@ -175,7 +175,8 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 }
 
 // patch is one attempt of Patch: read every file, plan, check, commit.
-func (e *Engine) patch(op string, req PatchRequest, p *patch.Patch, owner *workspace.Owner) (*PatchResult, error) {
+// Planning stops when ctx is done; the commit, once begun, does not.
+func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest, p *patch.Patch, owner *workspace.Owner) (*PatchResult, error) {
 	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{},
 		links: map[string]namedLink{}, symlinks: map[string]string{}}
 	for _, f := range p.Files {
@@ -188,8 +189,11 @@ func (e *Engine) patch(op string, req PatchRequest, p *patch.Patch, owner *works
 			}
 		}
 	}
-	plan, err := patch.Build(p, src)
+	plan, err := patch.BuildContext(ctx, p, src)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, cancelled(op, display, err)
+		}
 		return nil, patchError(op, p.Dialect, src, err)
 	}
 	res := &PatchResult{Added: plan.Added, Modified: plan.Modified, Deleted: plan.Deleted, Hunks: plan.Hunks, DryRun: req.DryRun}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,5 +112,25 @@ func TestPatchHeaderMustNamePath(t *testing.T) {
 				t.Errorf("b.txt = %q, changed", got)
 			}
 		})
+	}
+}
+
+// TestPatchPlanningStopsWhenCancelled: planning runs under the request's
+// context, so a caller that left stops a long plan (a dry run too, which
+// takes no lock that would notice).
+func TestPatchPlanningStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	e, root := newEngine(t, map[string]string{"f.txt": "a\nb\n"}, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, dry := range []bool{true, false} {
+		_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-b\n+B\n*** End Patch\n", DryRun: dry})
+		fe := wantCode(t, err, fserr.IOError)
+		if !errors.Is(err, context.Canceled) || !fe.Retryable || !strings.Contains(fe.Message, "f.txt") {
+			t.Errorf("dry run %v: %v (retryable %v), want a cancellation naming f.txt", dry, err, fe.Retryable)
+		}
+	}
+	if got := readFile(t, root, "f.txt"); got != "a\nb\n" {
+		t.Errorf("f.txt = %q", got)
 	}
 }

@@ -549,6 +549,11 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 	slab := make([]node[T], 0, len(ents))
 	kids := make([]*node[T], 0, len(ents))
 	for _, e := range ents {
+		// Ignore patterns and filters run per entry: a cancelled walk
+		// must not wait for the rest of a large directory to be judged.
+		if w.stop.Load() || w.ctx.Err() != nil {
+			return
+		}
 		name := e.name
 		relLen := len(name)
 		if n.rel != "" {

@@ -1,8 +1,12 @@
 package search
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,5 +195,31 @@ func TestWalkUnreadableDir(t *testing.T) {
 	st, err := Files(t.Context(), openRoot(t, dir), ".", Options{}, func(string) error { return nil })
 	if err != nil || st.ErrorCount != 1 {
 		t.Errorf("ErrorCount = %d, err = %v; want 1 error", st.ErrorCount, err)
+	}
+}
+
+// TestWalkStopsBetweenEntries: a walk whose context is cancelled while a
+// directory's entries are being judged judges no more of them.
+func TestWalkStopsBetweenEntries(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("f%03d.txt", i)] = ""
+	}
+	dir := makeTree(t, files)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var calls atomic.Int32
+	wo := &walkOptions{workers: 1, filter: func(rel, name string, isDir bool) (bool, bool) {
+		calls.Add(1)
+		cancel()
+		return true, isDir
+	}}
+	_, _, err := walkTree(ctx, openRoot(t, dir), ".", wo, nil, func(*node[struct{}]) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("filter ran %d times, want 1 (it cancelled)", n)
 	}
 }

@@ -20,7 +20,12 @@ package search
 // wmResult is the outcome of one matching attempt. The two abort results
 // let a caller's star loop stop early: abortAll means no shift of any
 // enclosing star can match, abortStarStar means only an enclosing "**"
-// (which can cross '/') might still.
+// (which can cross '/') might still. Returning them wherever they apply
+// (as git's wildmatch does, and rsync's before it) is what keeps matching
+// polynomial: a star whose loop ran out tells every enclosing star to
+// stop instead of letting each of them retry it at every later position,
+// which on "*a*a*a*a*b" against a long run of 'a' is exponential in the
+// number of stars.
 type wmResult uint8
 
 const (
@@ -32,12 +37,30 @@ const (
 
 // wildmatch reports whether text matches pattern.
 func wildmatch(pattern, text string, pathname bool) bool {
-	return wild(pattern, 0, text, 0, pathname) == wmMatch
+	ok, _ := wildmatchSteps(pattern, text, pathname)
+	return ok
+}
+
+// wildmatchSteps is wildmatch that also tells how many matching attempts
+// (calls of wild) it took, the measure of its cost that tests bound.
+func wildmatchSteps(pattern, text string, pathname bool) (ok bool, steps int) {
+	m := wm{p: pattern, t: text, pathname: pathname}
+	return m.wild(0, 0) == wmMatch, m.steps
+}
+
+// wm is one match of pattern p against text t.
+type wm struct {
+	p, t     string
+	pathname bool
+	steps    int
 }
 
 func isGlobSpecial(c byte) bool { return c == '*' || c == '?' || c == '[' || c == '\\' }
 
-func wild(p string, pi int, t string, ti int, pathname bool) wmResult {
+// wild matches p[pi:] against t[ti:].
+func (m *wm) wild(pi, ti int) wmResult {
+	m.steps++
+	p, t := m.p, m.t
 	for ; pi < len(p); pi, ti = pi+1, ti+1 {
 		pc := p[pi]
 		if ti >= len(t) && pc != '*' {
@@ -51,11 +74,11 @@ func wild(p string, pi int, t string, ti int, pathname bool) wmResult {
 				return wmNoMatch
 			}
 		case '?':
-			if pathname && t[ti] == '/' {
+			if m.pathname && t[ti] == '/' {
 				return wmNoMatch
 			}
 		case '*':
-			r, done, nti := star(p, &pi, t, ti, pathname)
+			r, done, nti := m.star(&pi, ti)
 			if done {
 				return r
 			}
@@ -63,7 +86,7 @@ func wild(p string, pi int, t string, ti int, pathname bool) wmResult {
 			// matches that '/' next.
 			ti = nti
 		case '[':
-			ok, npi, valid := matchClass(p, pi, t[ti], pathname)
+			ok, npi, valid := matchClass(p, pi, t[ti], m.pathname)
 			if !valid {
 				return wmAbortAll
 			}
@@ -87,7 +110,8 @@ func wild(p string, pi int, t string, ti int, pathname bool) wmResult {
 // whole match (done) or, for a single star followed by '/', moves *pi to
 // the byte before that '/' and returns the text index of the next '/'
 // minus one, so the caller's loop continues there.
-func star(p string, pi *int, t string, ti int, pathname bool) (res wmResult, done bool, nti int) {
+func (m *wm) star(pi *int, ti int) (res wmResult, done bool, nti int) {
+	p, t, pathname := m.p, m.t, m.pathname
 	start := *pi
 	i := start + 1
 	matchSlash := !pathname
@@ -99,9 +123,14 @@ func star(p string, pi *int, t string, ti int, pathname bool) (res wmResult, don
 			matchSlash = true
 		} else if (start == 0 || p[start-1] == '/') &&
 			(i == len(p) || p[i] == '/' || (p[i] == '\\' && i+1 < len(p) && p[i+1] == '/')) {
-			// "**/" may match no directory at all.
-			if i < len(p) && p[i] == '/' && wild(p, i+1, t, ti, pathname) == wmMatch {
-				return wmMatch, true, 0
+			// "**/" may match no directory at all. If the rest cannot
+			// match here or anywhere later (abortAll), the loop below,
+			// which tries it only later, cannot either: without this
+			// stop a run of "**/" is exponential.
+			if i < len(p) && p[i] == '/' {
+				if r := m.wild(i+1, ti); r == wmMatch || r == wmAbortAll {
+					return r, true, 0
+				}
 			}
 			matchSlash = true
 		} else {
@@ -132,11 +161,16 @@ func star(p string, pi *int, t string, ti int, pathname bool) (res wmResult, don
 			for ti < len(t) && (matchSlash || t[ti] != '/') && t[ti] != c {
 				ti++
 			}
-			if ti >= len(t) || t[ti] != c {
-				return wmNoMatch, true, 0
+			if ti >= len(t) {
+				return wmAbortAll, true, 0
+			}
+			if t[ti] != c {
+				// Stopped at a '/' this star cannot cross: what the
+				// loop would have returned there.
+				return wmAbortStarStar, true, 0
 			}
 		}
-		r := wild(p, i, t, ti, pathname)
+		r := m.wild(i, ti)
 		if r != wmNoMatch {
 			if !matchSlash || r != wmAbortStarStar {
 				return r, true, 0

@@ -502,7 +502,7 @@ func (w *Workspace) executeOne(op string, p *planned) error {
 		return osErr(op, given, err)
 	}
 	if p.kind != kindDelete {
-		if err := makeDirs(root, p.dirs, p.owner); err != nil {
+		if err := makeChain(root, p.dirs, p.owner); err != nil {
 			return fail(err)
 		}
 		var tmp string
@@ -526,12 +526,10 @@ func (w *Workspace) executeOne(op string, p *planned) error {
 		return fail(err)
 	}
 	p.temp = ""
-	for _, d := range touchedDirs(p) {
-		if err := syncDir(root, d); err != nil {
-			// The change is made and visible; only its durability is in
-			// doubt, which a retry cannot fix. Report it.
-			return osErr(op, given, err)
-		}
+	if err := syncDirs(root, touchedDirs(p)); err != nil {
+		// The change is made and visible; only its durability is in
+		// doubt, which a retry cannot fix. Report it.
+		return osErr(op, given, err)
 	}
 	return nil
 }
@@ -566,6 +564,14 @@ func makeDirs(root *os.Root, dirs []string, owner *Owner) error {
 		}
 	}
 	return nil
+}
+
+// makeChain is makeDirs for the missing parents of one file (each the
+// parent of the next): one walk down holding each parent open, linear in
+// the depth where makeDirs walks from the root for each.
+func makeChain(root *os.Root, dirs []string, owner *Owner) error {
+	_, err := mkdirChain(root, dirs, owner, func(string) bool { return true })
+	return err
 }
 
 // removeDirs removes the directories a change created, innermost first,

@@ -3,7 +3,9 @@ package workspace
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
+	"strings"
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -68,32 +70,92 @@ func mkdirLocked(op, p string, r *resolved, parents bool, owner *Owner) (created
 			WithHint("pass parents to create missing parent directories")
 	}
 	root := r.r.root
-	var made []string
-	for _, d := range append(missing, r.Rel) {
-		err := root.Mkdir(d, 0o755)
-		if errors.Is(err, fs.ErrExist) && d != r.Rel {
-			continue // made by someone else meanwhile
-		}
-		if err == nil {
-			made = append(made, d)
-			err = chownNew(root, d, owner)
-		}
-		if err != nil {
-			if errors.Is(err, fs.ErrExist) && parents {
-				if fi, serr := root.Lstat(d); serr == nil && fi.IsDir() {
-					return false, nil
-				}
+	// A parent made by someone else meanwhile is fine, p itself is not.
+	made, err := mkdirChain(root, append(missing, r.Rel), owner, func(d string) bool { return d != r.Rel })
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) && parents {
+			if fi, serr := root.Lstat(r.Rel); serr == nil && fi.IsDir() {
+				return false, nil
 			}
-			removeDirs(root, made)
-			return false, osErr(op, p, err)
 		}
+		removeDirs(root, made)
+		return false, osErr(op, p, err)
 	}
-	for _, d := range dirsOf(r.Rel, made) {
-		if err := syncDir(root, d); err != nil {
-			return true, osErr(op, p, err)
-		}
+	if err := syncDirs(root, dirsOf(r.Rel, made)); err != nil {
+		return true, osErr(op, p, err)
 	}
 	return true, nil
+}
+
+// mkdirChain makes dirs, each the parent of the next, outermost first (as
+// missingParents returns them), with mode 0755, each given to owner, and
+// returns those it made. One that exists already stops it with Mkdir's
+// error unless goOn(it). It holds each parent open and makes the
+// next directory in it: n directories cost O(n) system calls, where
+// making each through the root walks down from the root again, quadratic
+// in the depth (a path of PATH_MAX bytes may have 2,000 missing parents).
+func mkdirChain(root *os.Root, dirs []string, owner *Owner, goOn func(d string) bool) (made []string, err error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	dw := dirWalk{root: root}
+	defer dw.close()
+	comps := splitRel(dirs[len(dirs)-1])
+	base := len(comps) - len(dirs) // components of the first one's parent
+	for i, d := range dirs {
+		parent, err := dw.reach(comps[:base+i])
+		if err != nil {
+			return made, err
+		}
+		name := comps[base+i]
+		err = parent.Mkdir(name, 0o755)
+		switch {
+		case err == nil:
+			made = append(made, d)
+			err = chownNew(parent, name, owner)
+		case errors.Is(err, fs.ErrExist) && goOn(d):
+			err = nil
+		}
+		if err != nil {
+			return made, err
+		}
+	}
+	return made, nil
+}
+
+// syncDirs syncs dirs, which all lie on one path from the root (dirsOf's
+// directories), in one walk down that path rather than a walk from the
+// root for each.
+func syncDirs(root *os.Root, dirs []string) error {
+	// On one path, a directory is known by its depth.
+	want := map[int]bool{}
+	deepest := "."
+	for _, d := range dirs {
+		if d == "." {
+			want[0] = true
+			continue
+		}
+		want[strings.Count(d, "/")+1] = true
+		if len(d) > len(deepest) || deepest == "." {
+			deepest = d
+		}
+	}
+	comps := splitRel(deepest)
+	dw := dirWalk{root: root}
+	defer dw.close()
+	for i := 0; i <= len(comps); i++ {
+		if !want[i] {
+			continue
+		}
+		d, err := dw.reach(comps[:i])
+		if err != nil {
+			return err
+		}
+		if err := syncDir(d, "."); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Remove deletes p: a file, a symbolic link (the link, never what it

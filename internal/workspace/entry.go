@@ -317,10 +317,14 @@ func notFound(op, given string) *fserr.Error {
 
 // missingParents returns the parent directories of rel that do not exist
 // yet, outermost first. A parent that is not a directory is invalid_target.
+// Each is looked up in the one above it, held open (dirWalk).
 func missingParents(op, given string, root *wsRoot, rel string) ([]string, error) {
 	dirs := parentDirs(rel)
+	comps := splitRel(rel)
+	dw := dirWalk{root: root.root}
+	defer dw.close()
 	for i, d := range dirs {
-		fi, err := root.root.Lstat(d)
+		fi, err := dw.lstat(comps[:i], comps[i])
 		if errors.Is(err, fs.ErrNotExist) {
 			return dirs[i:], nil
 		}
@@ -343,7 +347,7 @@ func makeParents(op string, d *resolved, owner *Owner) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := makeDirs(d.r.root, dirs, owner); err != nil {
+	if _, err := mkdirChain(d.r.root, dirs, owner, func(string) bool { return true }); err != nil {
 		removeDirs(d.r.root, dirs)
 		return nil, osErr(op, d.Given, err)
 	}

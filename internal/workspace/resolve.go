@@ -11,11 +11,19 @@ import (
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"golang.org/x/sys/unix"
 )
 
 // maxLinks bounds the symbolic links followed while resolving one path,
 // as Linux's MAXSYMLINKS does.
 const maxLinks = 40
+
+// maxPathLen is the longest path, in bytes, the system takes: PATH_MAX
+// counts the terminating NUL. *os.Root walks a path a component at a time
+// and would take any length, but nothing else on the system could name a
+// longer one, and each component may cost a directory created (a write's
+// missing parents) or a lookup.
+const maxPathLen = unix.PathMax - 1
 
 // Path is a resolved path.
 type Path struct {
@@ -221,9 +229,6 @@ func (w *Workspace) locate(abs string) (idx int, rel string, ok bool) {
 	return idx, rel, ok
 }
 
-// lexical places p in a root without touching the disk: the root an
-// absolute p lies in, or the first root for a relative one, and the
-// cleaned path inside it. A ".." that climbs out is outside_root.
 // LexicalKey names p as an absolute path in its root, from the text of p
 // alone: no system call, no link followed. Two spellings of one file
 // through a link get different keys; callers that need one key per file
@@ -236,19 +241,39 @@ func (w *Workspace) LexicalKey(p string) (string, error) {
 	return filepath.Join(w.roots[idx].path, rel), nil
 }
 
+// lexical places p in a root without touching the disk: the root an
+// absolute p lies in, or the first root for a relative one, and the
+// cleaned path inside it. A ".." that climbs out is outside_root. A path
+// longer than maxPathLen, as given or joined to its root, is
+// invalid_path: every path a caller names passes through here, so
+// nothing longer is ever looked up or made.
 func (w *Workspace) lexical(op, p string) (idx int, rel string, err error) {
+	if len(p) > maxPathLen {
+		return 0, "", tooLong(op, p, "path is %d bytes", len(p))
+	}
 	if filepath.IsAbs(p) {
 		var ok bool
 		if idx, rel, ok = w.locate(filepath.Clean(p)); !ok {
 			return 0, "", w.outside(op, p)
 		}
-		return idx, rel, nil
+	} else {
+		rel = filepath.Clean(p)
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			return 0, "", w.outside(op, p)
+		}
 	}
-	rel = filepath.Clean(p)
-	if rel == ".." || strings.HasPrefix(rel, "../") {
-		return 0, "", w.outside(op, p)
+	root := w.roots[idx].path
+	if n := len(filepath.Join(root, rel)); n > maxPathLen {
+		return 0, "", tooLong(op, p, "path is %d bytes joined to its root %s", n, root)
 	}
-	return 0, rel, nil
+	return idx, rel, nil
+}
+
+// tooLong is the error for a path longer than maxPathLen; the message
+// leaves the path out: it is long.
+func tooLong(op, p, format string, args ...any) *fserr.Error {
+	return fserr.New(fserr.InvalidPath, op, p, format+"; the longest path this system takes is %d", append(args, maxPathLen)...).
+		WithErrno(syscall.ENAMETOOLONG).WithHint("use a shorter path")
 }
 
 // within reports whether the cleaned absolute path p lies in base and
@@ -329,13 +354,29 @@ func (w *Workspace) insideHint() string {
 // component of rel was a link; inState that a directory of the result
 // is the state directory, by identity (the root itself is not compared:
 // see wsRoot.isState).
+//
+// Each component is looked up in the directory reached so far, held open
+// (dirWalk), so a walk costs a few system calls per component, not a walk
+// from the root per component (quadratic in the depth). Below a missing
+// component nothing is looked up: nothing there can exist.
 func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res string, viaLink, inState bool, err error) {
+	dw := dirWalk{root: root.root}
+	defer dw.close()
+	return w.followIn(&dw, op, given, root, rel)
+}
+
+// followIn is follow walking with dw, whose lookups tests count.
+func (w *Workspace) followIn(dw *dirWalk, op, given string, root *wsRoot, rel string) (res string, viaLink, inState bool, err error) {
 	pending := splitRel(rel)
 	var done []string
 	// stateAt is len(done) once done reaches the state directory, 0 while
 	// it does not. A ".." from a link target that climbs back out of it
 	// resets it: the result then merely passed through.
 	stateAt := 0
+	// missingAt is len(done) once done names something missing (or a
+	// file, below which nothing is), 0 while it does not; a ".." from a
+	// link target may climb back out of it.
+	missingAt := 0
 	links := 0
 	var lastLink, lastTarget string // the link expanded last, for messages
 	// The given path's own components are always the tail of pending;
@@ -363,13 +404,20 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 				return "", false, false, w.outside(op, given)
 			}
 			done = done[:len(done)-1]
+			dw.up(len(done))
 			if len(done) < stateAt {
 				stateAt = 0
 			}
+			if len(done) < missingAt {
+				missingAt = 0
+			}
 			continue
 		}
-		cur := path.Join(append(done, c)...)
-		fi, err := root.root.Lstat(cur)
+		if missingAt > 0 {
+			done = append(done, c)
+			continue
+		}
+		fi, err := dw.lstat(done, c)
 		if err != nil {
 			if isEscape(err) {
 				return "", false, false, w.outside(op, given)
@@ -379,12 +427,16 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 				// walking lexically; a ".." from a link target may lead
 				// back into existing directories.
 				done = append(done, c)
+				missingAt = len(done)
 				continue
 			}
 			return "", false, false, osErr(op, given, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
+			if !fi.IsDir() {
+				missingAt = len(done) // nothing is below a file
+			}
 			if stateAt == 0 && w.isState(fi) {
 				stateAt = len(done)
 			}
@@ -397,7 +449,8 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 		if links > maxLinks {
 			return "", false, false, fserr.New(fserr.InvalidPath, op, given, "path %s: too many levels of symbolic links", given)
 		}
-		target, err := root.root.Readlink(cur)
+		cur := path.Join(append(done, c)...)
+		target, err := dw.readlink(done, c)
 		if err != nil {
 			return "", false, false, osErr(op, given, err)
 		}
@@ -415,6 +468,7 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 				return "", false, false, w.linkOutside(op, given, cur, target)
 			}
 			done, stateAt = done[:0], 0
+			dw.up(0)
 			pending = append(splitRel(inner), pending...)
 		} else {
 			// Relative to the link's directory, which is done.
@@ -425,6 +479,79 @@ func (w *Workspace) follow(op, given string, root *wsRoot, rel string) (res stri
 		return ".", false, false, nil
 	}
 	return path.Join(done...), viaLink, stateAt > 0, nil
+}
+
+// dirWalk keeps the directory a walk has reached open, as a root of its
+// own, so that looking up the next component is one call relative to it.
+// It is opened lazily, when a component below it is looked up: the last
+// component of a path is never opened. The walk's path (done) may only
+// grow by appending while the directory is held; a walk that shortens it
+// (a ".." from a link target) calls up, and the directory is opened again
+// from the root when next needed.
+type dirWalk struct {
+	root *os.Root
+	dir  *os.Root // the directory named by done[:n]; nil: the root itself
+	n    int
+	// lookups counts the components looked up, those walked to reopen a
+	// directory included: the measure of a walk's cost that tests bound.
+	lookups int
+}
+
+// up tells dw that the walk's path is now n components long.
+func (dw *dirWalk) up(n int) {
+	if n < dw.n {
+		dw.close()
+	}
+}
+
+// reach returns the directory done names, opening what it lacks below the
+// one held.
+func (dw *dirWalk) reach(done []string) (*os.Root, error) {
+	if dw.n == len(done) {
+		return dw.current(), nil
+	}
+	rest := done[dw.n:]
+	dw.lookups += len(rest)
+	d, err := dw.current().OpenRoot(path.Join(rest...))
+	if err != nil {
+		return nil, err
+	}
+	dw.close()
+	dw.dir, dw.n = d, len(done)
+	return d, nil
+}
+
+func (dw *dirWalk) current() *os.Root {
+	if dw.dir != nil {
+		return dw.dir
+	}
+	return dw.root
+}
+
+// lstat is Lstat of c in the directory done names.
+func (dw *dirWalk) lstat(done []string, c string) (fs.FileInfo, error) {
+	d, err := dw.reach(done)
+	if err != nil {
+		return nil, err
+	}
+	dw.lookups++
+	return d.Lstat(c)
+}
+
+// readlink is Readlink of c in the directory done names.
+func (dw *dirWalk) readlink(done []string, c string) (string, error) {
+	d, err := dw.reach(done)
+	if err != nil {
+		return "", err
+	}
+	return d.Readlink(c)
+}
+
+func (dw *dirWalk) close() {
+	if dw.dir != nil {
+		dw.dir.Close()
+	}
+	dw.dir, dw.n = nil, 0
 }
 
 func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {

@@ -2,10 +2,12 @@ package workspace
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -50,6 +52,7 @@ func resolveFixture(t *testing.T) (w *Workspace, base string) {
 		"a/deep":         "b/dot/dot",
 		"link-via-deep":  "a/deep/../../a/b/c.txt", // ".." applies after deep is followed
 		"link-deep-out":  "a/deep/../../../outside",
+		"link-via-nope":  "nope/../a/link-up/c.txt", // back out of a missing directory, then links again
 	}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(real, name)); err != nil {
@@ -103,6 +106,8 @@ func TestResolve(t *testing.T) {
 		{"valid", "dangling", want{0, "missing/new.txt", ""}},
 		{"valid", "a/b/c.txt/x", want{0, "a/b/c.txt/x", ""}},
 		{"valid", "link-via-deep", want{0, "a/b/c.txt", ""}},
+		{"valid", "link-via-nope", want{0, "a/b/c.txt", ""}},
+		{"valid", "nope/a/link-up/c.txt", want{0, "nope/a/link-up/c.txt", ""}},
 
 		// Not escape attempts, but oddly formatted relative paths.
 		{"odd", "./a/b/c.txt", want{0, "a/b/c.txt", ""}},
@@ -143,6 +148,7 @@ func TestResolve(t *testing.T) {
 		{"invalid", "a\x00b", want{code: fserr.InvalidPath}},
 		{"invalid", "loop1", want{code: fserr.InvalidPath}},
 		{"invalid", "loop1/x", want{code: fserr.InvalidPath}},
+		{"invalid", strings.Repeat("a/", maxPathLen/2) + "x", want{code: fserr.InvalidPath}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.section+"/"+tc.given, func(t *testing.T) {
@@ -345,5 +351,98 @@ func BenchmarkResolveDeep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPathTooLong: a path longer than the system takes, as given or
+// joined to its root, is invalid_path (ENAMETOOLONG) for every operation,
+// before anything is looked up or made.
+func TestPathTooLong(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	long := strings.Repeat("q/", maxPathLen/2) + "x" // over the limit as given
+	// Under it as given, over it joined to the root.
+	joined := strings.Repeat("q/", (maxPathLen-len(root))/2) + "xyz"
+	if len(joined) > maxPathLen || len(filepath.Join(root, joined)) <= maxPathLen {
+		t.Fatalf("joined is %d bytes, %d with the root", len(joined), len(filepath.Join(root, joined)))
+	}
+	ops := []struct {
+		name string
+		fn   func(p string) error
+	}{
+		{"resolve", func(p string) error { _, err := w.Resolve(p); return err }},
+		{"lexical key", func(p string) error { _, err := w.LexicalKey(p); return err }},
+		{"stat", func(p string) error { _, err := w.Stat(p); return err }},
+		{"lstat", func(p string) error { _, err := w.Lstat(p); return err }},
+		{"read", func(p string) error { _, err := w.ReadText(p); return err }},
+		{"write", func(p string) error {
+			_, err := w.Commit([]Change{{Path: p, Content: []byte("x")}}, CommitOptions{Op: "write"})
+			return err
+		}},
+		{"mkdir", func(p string) error { _, err := w.Mkdir(p, true, nil); return err }},
+	}
+	for _, p := range []string{long, root + "/" + long, joined} {
+		for _, op := range ops {
+			e := wantCode(t, op.fn(p), fserr.InvalidPath)
+			if e.Errno != syscall.ENAMETOOLONG || !strings.Contains(e.Message, fmt.Sprintf("the longest path this system takes is %d", maxPathLen)) {
+				t.Errorf("%s of %d bytes: errno %v, message %q", op.name, len(p), e.Errno, e.Message)
+			}
+		}
+	}
+	if ents, err := os.ReadDir(root); err != nil || len(ents) != 0 {
+		t.Errorf("root holds %v (%v), want nothing", ents, err)
+	}
+}
+
+// TestFollowCostIsLinear: a path of many components costs a few lookups
+// per component, each in the directory reached (not a walk from the root
+// per component, quadratic in the depth), and none below the first
+// missing one; mkdir -p makes each missing directory once.
+func TestFollowCostIsLinear(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	const n = 1000
+	deep := strings.Repeat("q/", n)
+	if err := os.MkdirAll(filepath.Join(root, deep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := w.roots[0]
+	// Each component costs an Lstat and, for a directory with more below
+	// it, opening it.
+	tests := []struct {
+		name, rel string
+		max       int
+	}{
+		{"existing", deep + "f", 2*n + 1},
+		{"missing below existing", deep + strings.Repeat("m/", n) + "f", 2*n + 1},
+		{"missing at once", strings.Repeat("m/", n) + "f", 1},
+		{"through a link", "up/" + deep + "f", 2*n + 4},
+	}
+	// up -> q/..: back to the root, with the whole path walked again.
+	if err := os.Symlink("q/..", filepath.Join(root, "up")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		dw := dirWalk{root: r.root}
+		rel, _, _, err := w.followIn(&dw, "resolve", tt.rel, r, tt.rel)
+		dw.close()
+		if err != nil || rel != path.Clean(strings.TrimPrefix(tt.rel, "up/")) || dw.lookups > tt.max {
+			t.Errorf("%s: %.20q…, %v after %d lookups, want at most %d", tt.name, rel, err, dw.lookups, tt.max)
+		}
+	}
+
+	made := strings.Repeat("p/", n-1) + "p"
+	if created, err := w.Mkdir(made, true, nil); err != nil || !created {
+		t.Fatalf("Mkdir -p of %d levels: %v, %v", n, created, err)
+	}
+	dirs := 0
+	err := filepath.WalkDir(filepath.Join(root, "p"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs++
+		}
+		return err
+	})
+	if err != nil || dirs != n {
+		t.Errorf("Mkdir -p made %d directories (%v), want %d", dirs, err, n)
 	}
 }

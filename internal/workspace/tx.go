@@ -164,7 +164,7 @@ func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) err
 // prepareTx creates p's parent directories, temp file and backup.
 func prepareTx(p *planned) error {
 	root := p.res.r.root
-	if err := makeDirs(root, p.dirs, p.owner); err != nil {
+	if err := makeChain(root, p.dirs, p.owner); err != nil {
 		return err
 	}
 	if p.temp != "" && p.newLink != "" {
