@@ -37,8 +37,10 @@ var selfAuthenticated = map[string]bool{"/v2/connector": true}
 //
 // The refusal closes the connection without waiting for the request's
 // body (see package refuse), and so does a public path's answer to a
-// request with a body, which no public route reads: otherwise anyone who
-// can reach the server could hold its connections open without the key.
+// request without the key: otherwise anyone who can reach the server could
+// hold its connections open without the key — with slow bodies, or with a
+// public request every idle timeout on each of --max-connections
+// keep-alive connections, locking every agent and host out.
 func requireKey(key string, next http.Handler) http.Handler {
 	if key == "" {
 		return next
@@ -50,9 +52,7 @@ func requireKey(key string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		case publicPaths[r.URL.Path]:
-			if refuse.HasBody(r) {
-				refuse.CloseAfter(w)
-			}
+			refuse.CloseAfter(w)
 			next.ServeHTTP(w, r)
 			return
 		}

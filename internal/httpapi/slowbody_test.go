@@ -103,3 +103,39 @@ func TestRefusalsDoNotWaitForTheBody(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicPathsCloseWithoutTheKey: a public route answered without the
+// key closes its connection, body or not; else one probe per idle timeout
+// on each of --max-connections keep-alive connections would hold every
+// slot, locking agents and hosts out. With the key it stays open.
+func TestPublicPathsCloseWithoutTheKey(t *testing.T) {
+	t.Parallel()
+	keyed := newEnv(t, nil, httpapi.Options{APIKey: "k"})
+	for _, tt := range []struct {
+		name, header string
+		close        bool
+	}{
+		{"no key", "", true},
+		{"wrong key", "X-Api-Key: nope\r\n", true},
+		{"the key", "X-Api-Key: k\r\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := net.Dial("tcp", keyed.srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetReadDeadline(time.Now().Add(30 * time.Second)) // hang guard
+			fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: %s\r\n%s\r\n", keyed.srv.Listener.Addr(), tt.header)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Close != tt.close {
+				t.Fatalf("status %d, Connection close %v; want 200, close %v", resp.StatusCode, resp.Close, tt.close)
+			}
+		})
+	}
+}
