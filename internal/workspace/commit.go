@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/osfd"
+	"golang.org/x/sys/unix"
 )
 
 // Change is one file's part of a Commit.
@@ -554,7 +556,10 @@ func makeDirs(root *os.Root, dirs []string, owner *Owner) error {
 	for _, d := range dirs {
 		err := root.Mkdir(d, 0o755)
 		if errors.Is(err, fs.ErrExist) {
-			continue
+			if fi, lerr := root.Lstat(d); lerr == nil && fi.IsDir() {
+				continue
+			}
+			return err // not a directory: a file or link someone put there
 		}
 		if err == nil {
 			err = chownNew(root, d, owner)
@@ -575,11 +580,23 @@ func makeChain(root *os.Root, dirs []string, owner *Owner) error {
 }
 
 // removeDirs removes the directories a change created, innermost first,
-// where they are still empty.
+// where they are still empty directories. It removes with rmdir, never
+// unlink: a rollback at recovery runs on names a manifest recorded before
+// they were made, and a file someone put at one since must stay.
 func removeDirs(root *os.Root, dirs []string) {
 	for i := len(dirs) - 1; i >= 0; i-- {
-		_ = root.Remove(dirs[i]) // fails harmlessly when not empty
+		_ = rmdir(root, dirs[i]) // fails harmlessly when not empty or not a directory
 	}
+}
+
+// rmdir removes d if it is an empty directory.
+func rmdir(root *os.Root, d string) error {
+	parent, err := root.Open(path.Dir(d))
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	return osfd.With(parent, func(fd int) error { return unix.Unlinkat(fd, path.Base(d), unix.AT_REMOVEDIR) })
 }
 
 // touchedDirs are the directories whose entries a change alters.

@@ -654,6 +654,28 @@ func TestConcurrentCommits(t *testing.T) {
 	assertNoStrays(t, root)
 }
 
+// TestRecoveryKeepsAFileWhereADirWasPlanned: a transaction killed after
+// its manifest named a directory it would create, but before it made it,
+// is rolled back at the next open; a file someone put at that name since
+// is theirs, and the rollback's removal of the directory must not unlink
+// it.
+func TestRecoveryKeepsAFileWhereADirWasPlanned(t *testing.T) {
+	t.Parallel()
+	root, state := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(root, "other.txt"), "o1", 0o644)
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	w.hooks.crashAt = func(s string) bool { return s == "manifest" }
+	changes := []Change{{Path: "newdir/f.txt", Content: []byte("f")}, {Path: "other.txt", Content: []byte("o2")}}
+	if _, err := w.Commit(changes, CommitOptions{}); !errors.Is(err, errCrashed) {
+		t.Fatalf("Commit = %v, want the simulated crash", err)
+	}
+	writeFile(t, filepath.Join(root, "newdir"), "someone's file", 0o644)
+	openTestWorkspace(t, Options{Roots: []string{root}, StateDir: state})
+	if b, err := os.ReadFile(filepath.Join(root, "newdir")); err != nil || string(b) != "someone's file" {
+		t.Fatalf("newdir after recovery: %q %v", b, err)
+	}
+}
+
 // TestRecoveryKeepsLaterWrites: a transaction killed before its commit
 // point is rolled back when the workspace next opens, but a file someone
 // else wrote in between (another process on the same root, a person's
