@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"golang.org/x/sys/unix"
 )
 
 // TestDirLockAcrossStateDirs: writers in two workspaces with their own
@@ -254,4 +256,46 @@ func BenchmarkDirLock(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestRecoveryHoldsDirLocks: a rollback checks a file, then restores it;
+// another process (another state directory) must not write between the
+// two, so recovery holds the directory locks a commit would, and gives
+// them back when the manifest is settled.
+func TestRecoveryHoldsDirLocks(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+	busy := func() bool {
+		f, err := os.Open(filepath.Join(root, "d"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		}
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	m := &manifest{ID: "t", Files: []txFile{{Root: root, Rel: "d/a.txt"}}}
+	called := false
+	w.mu.Lock()
+	err := w.settleFiles(m, func(*os.Root, txFile, func(string)) error {
+		called = true
+		if !busy() {
+			t.Error("d is not locked while its file is settled")
+		}
+		return nil
+	})
+	w.mu.Unlock()
+	if err != nil || !called {
+		t.Fatalf("settleFiles = %v, called %v", err, called)
+	}
+	if busy() {
+		t.Error("d is still locked after the manifest was settled")
+	}
 }

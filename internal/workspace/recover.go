@@ -168,6 +168,25 @@ func (w *Workspace) settleFiles(m *manifest, fn func(root *os.Root, f txFile, to
 	if len(absent) == len(m.Files) {
 		return nil
 	}
+	// A rollback checks each file before it restores it (writtenSince):
+	// the directory locks keep a process with another state directory
+	// from writing between the two, as they do for a commit. They are
+	// released when the manifest is settled; taking them fails only in
+	// ways that must not stop recovery (a directory renamed over and over),
+	// which then goes on without them, serialised by the state lock alone.
+	held := len(w.dirLocks)
+	var ts []lockTarget
+	for i, f := range m.Files {
+		if roots[i] != nil {
+			if r := w.wsRootAt(f.Root); r != nil {
+				ts = append(ts, lockTarget{r, f.Rel})
+			}
+		}
+	}
+	if err := w.lockDirs("recover", m.ID, ts...); err != nil {
+		w.releaseDirs(held)
+	}
+	defer w.releaseDirs(held)
 	var (
 		errs []error
 		dirs []dirKey
@@ -214,9 +233,17 @@ func (w *Workspace) settleFiles(m *manifest, fn func(root *os.Root, f txFile, to
 // root: a manifest written by a process that named it so is recovered
 // here, not skipped.
 func (w *Workspace) rootAt(p string) *os.Root {
+	if r := w.wsRootAt(p); r != nil {
+		return r.root
+	}
+	return nil
+}
+
+// wsRootAt is rootAt's wsRoot.
+func (w *Workspace) wsRootAt(p string) *wsRoot {
 	for _, r := range w.roots {
 		if r.path == p {
-			return r.root
+			return r
 		}
 	}
 	fi, err := os.Stat(p)
@@ -225,7 +252,7 @@ func (w *Workspace) rootAt(p string) *os.Root {
 	}
 	for _, r := range w.roots {
 		if r.id != nil && os.SameFile(fi, r.id) {
-			return r.root
+			return r
 		}
 	}
 	return nil
