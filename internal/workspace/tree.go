@@ -581,21 +581,31 @@ type mergePlan struct {
 // (see TreeWriter) and returns how many files' changes undo recorded. The
 // caller holds the locks.
 func (t *TreeWriter) merge() (int, error) {
-	// Planned once to learn the directories the merge changes, and again
-	// under their locks (lockDirs), which the plan's checks need; a
-	// directory the second plan adds is locked too.
+	// Planned to learn the directories the merge changes, then again under
+	// their locks (lockDirs), which the plan's checks need, until a plan
+	// needs no lock it was not made under (a directory made meanwhile adds
+	// one).
 	var m *mergePlan
-	for range 2 {
+	for i := 0; ; i++ {
+		held := len(t.w.dirLocks)
 		var err error
 		if m, err = t.planMerge(); err != nil {
 			return 0, err
 		}
 		ts := make([]lockTarget, len(m.pl))
-		for i, p := range m.pl {
-			ts[i] = targetOf(p.res)
+		for j, p := range m.pl {
+			ts[j] = targetOf(p.res)
 		}
 		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
 			return 0, err
+		}
+		if i > 0 && len(t.w.dirLocks) == held {
+			break
+		}
+		if i == lockDirAttempts {
+			e := fserr.New(fserr.Conflict, t.op, t.d.Given, "the destination's directories kept changing while fsplane locked them; nothing was changed")
+			e.Retryable = true
+			return 0, e
 		}
 	}
 	if len(m.pl) == 0 {
