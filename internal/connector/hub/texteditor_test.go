@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +46,12 @@ func connectHost(t *testing.T, h *Hub, url, root, name string, mode proto.Mode) 
 	done := make(chan struct{})
 	go func() { x.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	n := len(h.Hosts())
-	for deadline := time.Now().Add(10 * time.Second); len(h.Hosts()) == n; time.Sleep(5 * time.Millisecond) {
+	// Wait for the name, not for the count to change: counted after Run
+	// started, a host that connected at once was never seen to arrive.
+	connected := func() bool {
+		return slices.ContainsFunc(h.Hosts(), func(i Info) bool { return i.Name == name })
+	}
+	for deadline := time.Now().Add(10 * time.Second); !connected(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the host did not connect")
 		}
