@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -115,6 +116,18 @@ func (e *Error) WithErrno(errno syscall.Errno) *Error {
 
 // ErrnoName returns the symbolic name of e.Errno ("ENOENT"), or "".
 func (e *Error) ErrnoName() string { return ErrnoName(e.Errno) }
+
+// JoinHints joins the non-empty hints and notices of one answer, in
+// order, with "; ".
+func JoinHints(hints ...string) string {
+	var out []string
+	for _, h := range hints {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return strings.Join(out, "; ")
+}
 
 // As reports whether err is or wraps an *Error and returns it.
 func As(err error) (*Error, bool) {

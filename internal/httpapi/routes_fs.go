@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -252,7 +253,7 @@ func (s *Server) copyFile(p plane) http.HandlerFunc {
 			}
 			undo, hint := undoNote(res.UndoRecorded, entryWhy(res.IsDirectory))
 			return hinted{client.CopyResult{Source: res.Source, Destination: res.Destination, FilesCopied: res.FilesCopied, BytesCopied: res.BytesCopied,
-				LinksCopied: res.LinksCopied, LinksSkipped: res.LinksSkipped, OtherSkipped: res.OtherSkipped, UndoRecorded: undo}, joinHints(res.Skipped(), hint)}, nil
+				LinksCopied: res.LinksCopied, LinksSkipped: res.LinksSkipped, OtherSkipped: res.OtherSkipped, UndoRecorded: undo}, fserr.JoinHints(res.Skipped(), hint)}, nil
 		})
 }
 

@@ -197,17 +197,15 @@ func (s *Server) v2Patch(w http.ResponseWriter, r *http.Request) {
 		msg = "Patch planned (dry run): nothing was written"
 	}
 	var unrecorded []string
-	for _, f := range res.Files {
-		if !res.DryRun && !f.UndoRecorded {
-			unrecorded = append(unrecorded, f.Path)
+	if !res.DryRun {
+		for _, f := range res.Files {
+			if !f.UndoRecorded {
+				unrecorded = append(unrecorded, f.Path)
+			}
 		}
 	}
 	var hint string
-	if len(unrecorded) > 0 {
-		recorded := false
-		d.UndoRecorded = &recorded
-		hint = "no undo record for " + strings.Join(unrecorded, ", ") + ", so undo cannot revert the patch there: " + whyFile
-	}
+	d.UndoRecorded, hint = undoNoteFor(len(unrecorded) == 0, "the patch's change to "+strings.Join(unrecorded, ", "), whyFile)
 	okHint(w, msg, d, hint)
 }
 

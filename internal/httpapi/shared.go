@@ -163,7 +163,7 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 			Output: fmt.Sprintf("The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n%sReview the changes and make sure they are as expected. Edit the file again if necessary.", p.Path, p.Path, res.Snippet),
 			Path:   res.Path, PrevExist: true, OldContent: contentOf(res.Before), NewContent: contentOf(res.After),
 			Version: res.Version, MatchTier: res.Tier, Count: res.Count, StartLine: res.StartLine, EndLine: res.EndLine, UndoRecorded: undo,
-		}, joinHints(res.Notice, hint), nil
+		}, fserr.JoinHints(res.Notice, hint), nil
 	case "insert":
 		if p.InsertLine == nil {
 			return nil, "", fserr.New(fserr.BadRequest, "insert", p.Path, "Parameter `insert_line` is required for command: insert")

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/fsplane/fsplane/internal/workspace"
 )
@@ -28,11 +27,16 @@ var (
 // undoNote returns a change's undo_recorded and hint: nil and "" when it
 // was recorded, else false and a hint built on why.
 func undoNote(recorded bool, why string) (*bool, string) {
+	return undoNoteFor(recorded, "this change", why)
+}
+
+// undoNoteFor is undoNote naming what went unrecorded.
+func undoNoteFor(recorded bool, what, why string) (*bool, string) {
 	if recorded {
 		return nil, ""
 	}
 	f := false
-	return &f, "this change has no undo record, so undo cannot revert it: " + why
+	return &f, what + " has no undo record, so undo cannot revert it: " + why
 }
 
 // fileWhy is why a change of a file may have gone unrecorded, given
@@ -51,15 +55,4 @@ func entryWhy(dir bool) string {
 		return whyDir
 	}
 	return whyFile
-}
-
-// joinHints joins the non-empty hints of one answer.
-func joinHints(hints ...string) string {
-	var out []string
-	for _, h := range hints {
-		if h != "" {
-			out = append(out, h)
-		}
-	}
-	return strings.Join(out, "; ")
 }

@@ -49,7 +49,7 @@ func TestUndoRecordedReported(t *testing.T) {
 		{name: "v2 insert", url: "/v2/fs/edit", body: `{"command":"insert","path":"ins.txt","insert_line":0,"new_str":"top"}`, noUndo: true, hint: "larger than undo keeps"},
 		{name: "v1 str_replace_editor", url: "/v1/file/str_replace_editor", body: `{"command":"str_replace","path":"sre.txt","old_str":"big","new_str":"BIG"}`, noUndo: true, hint: "larger than undo keeps"},
 		{name: "v1 replace", url: "/v1/file/replace", body: `{"file":"rp.txt","old_str":"big","new_str":"BIG"}`, noUndo: true, hint: "larger than undo keeps"},
-		{name: "v2 patch", url: "/v2/fs/patch", body: `{"patch":"*** Begin Patch\n*** Update File: pt.txt\n@@\n-big\n+BIG\n*** End Patch"}`, noUndo: true, hint: "no undo record for pt.txt"},
+		{name: "v2 patch", url: "/v2/fs/patch", body: `{"patch":"*** Begin Patch\n*** Update File: pt.txt\n@@\n-big\n+BIG\n*** End Patch"}`, noUndo: true, hint: "the patch's change to pt.txt has no undo record"},
 		{name: "v2 delete", url: "/v2/fs/delete", body: `{"path":"del.txt"}`, noUndo: true, hint: "larger than undo keeps"},
 		{name: "v2 delete directory", url: "/v2/fs/delete", body: `{"path":"dir","recursive":true}`, noUndo: true, hint: "undo does not record directories"},
 		{name: "v2 move", url: "/v2/fs/move", body: `{"source":"mv.txt","destination":"moved.txt"}`, noUndo: true, hint: "larger than undo keeps"},

@@ -436,7 +436,7 @@ func patchError(op string, d patch.Dialect, src *patchSource, err error) error {
 		out.Message = fmt.Sprintf("%s: %s", se.Path, named(cause.Message))
 	case se.Kind == patch.Delete:
 		out.Message = "Failed to delete file " + se.Path
-		out.Hint = joinHint(text, cause.Hint)
+		out.Hint = fserr.JoinHints(text, cause.Hint)
 	case se.Kind == patch.Update:
 		out.Message = fmt.Sprintf("Failed to read file to update %s: %s", se.Path, text)
 	default:
@@ -472,7 +472,7 @@ func commitError(op string, d patch.Dialect, plan *patch.Plan, err error) error 
 			out.Message = fmt.Sprintf("%s: %s", c.Path, named.Replace(cause.Message))
 		case c.Delete:
 			out.Message = "Failed to delete file " + c.Path
-			out.Hint = joinHint(msg, cause.Hint)
+			out.Hint = fserr.JoinHints(msg, cause.Hint)
 		default:
 			out.Message = fmt.Sprintf("Failed to write file %s: %s", c.Path, msg)
 		}
@@ -497,13 +497,6 @@ func causeText(cause *fserr.Error) string {
 
 // joinHint puts a cause before a hint, for messages that have no room for
 // the cause ("Failed to delete file p" is Codex's whole message).
-func joinHint(cause, hint string) string {
-	if hint == "" {
-		return cause
-	}
-	return cause + "; " + hint
-}
-
 // patchSource reads the files a patch names through the workspace and
 // remembers the version each was planned against. It is a
 // patch.LinkSource: a Delete (or a Move away) of a path that is a

@@ -233,7 +233,7 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		if len(pr.Files) > 0 {
 			version = pr.Files[0].Version
 		}
-		res.Notice = strings.Join(pr.Notices, "; ")
+		res.Notice = fserr.JoinHints(pr.Notices...)
 	default:
 		newText := ""
 		if b.NewText != nil {
