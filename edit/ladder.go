@@ -117,13 +117,27 @@ func Locate(content []byte, old string, strict bool) (Tier, []Match) {
 }
 
 // locateAtStart is Locate for an old that starts with the byte order mark
-// body follows: the ladder's matches of the rest of old at the body's
-// start, extended over the mark.
+// body follows: the ladder run over the body's first lines alone, as many
+// as rest has, so that a match further on cannot decide the tier; a match
+// it finds at the start is extended over the mark.
 func locateAtStart(body []byte, bom int, rest string, strict bool) (Tier, []Match) {
 	if rest == "" {
 		return TierExact, []Match{{Start: 0, End: bom, Tier: TierExact}}
 	}
-	l := ladder{raw: identity(body), old: rest}
+	lines := strings.Count(rest, "\n")
+	if !strings.HasSuffix(rest, "\n") {
+		lines++
+	}
+	end := 0
+	for range lines {
+		i := bytes.IndexByte(body[end:], '\n')
+		if i < 0 {
+			end = len(body)
+			break
+		}
+		end += i + 1
+	}
+	l := ladder{raw: identity(body[:end]), old: rest}
 	tier, spans, v := l.run(strict)
 	for _, s := range spans {
 		if v.orig(s.start) == 0 {

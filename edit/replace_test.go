@@ -37,6 +37,7 @@ func TestReplaceLadder(t *testing.T) {
 		{name: "BOM in old, not in new, removes it", content: BOM + "hi\n", old: BOM + "hi", new: "hi", want: "hi\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
 		{name: "BOM alone", content: BOM + "hi\n", old: BOM, new: "", want: "hi\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
 		{name: "BOM in old at a fuzzy tier", content: BOM + "first  \nsecond\n", old: BOM + "first\nsecond", new: BOM + "x\ny", want: BOM + "x\ny\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
+		{name: "BOM in old, a stricter match further on does not decide", content: BOM + "hi  \nhi\n", old: BOM + "hi\n", new: BOM + "ho\n", want: BOM + "ho\nhi\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 1}},
 		{name: "BOM in old, mode all, only the start", content: BOM + "k k\n", old: BOM + "k", new: BOM + "K", mode: ModeAll, want: BOM + "K k\n", tier: TierExact, count: 1, lines: [2]int{1, 1}},
 		{name: "trailing whitespace in file", content: "a  \nb\t\nc\n", old: "a\nb\n", new: "A\nB\n", want: "A\nB\nc\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
 		{name: "trailing whitespace in old", content: "a\nb\nc\n", old: "a \nb  ", new: "A\nB", want: "A\nB\nc\n", tier: TierTrailingSpace, count: 1, lines: [2]int{1, 2}},
