@@ -15,15 +15,18 @@ const MaxDepth = maxDepth
 //
 // Most inputs have fewer brackets in all than MaxDepth and are passed
 // after two vectorised counts; only the rest are walked.
-func DepthOK(b []byte) bool {
-	if len(b) <= MaxDepth || bytes.Count(b, []byte{'['})+bytes.Count(b, []byte{'{'}) <= MaxDepth {
+func DepthOK(b []byte) bool { return depthOK(b, MaxDepth) }
+
+// depthOK is DepthOK with the bound as a parameter, for tests.
+func depthOK(b []byte, limit int) bool {
+	if len(b) <= limit || bytes.Count(b, []byte{'['})+bytes.Count(b, []byte{'{'}) <= limit {
 		return true
 	}
 	depth := 0
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '[', '{':
-			if depth++; depth > MaxDepth {
+			if depth++; depth > limit {
 				return false
 			}
 		case ']', '}':

@@ -1,6 +1,8 @@
 package jsonx
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -33,15 +35,33 @@ func TestDepthOK(t *testing.T) {
 	}
 }
 
+// FuzzDepthOK compares depthOK, with bounds small enough for a fuzzer to
+// reach, with the nesting encoding/json's tokenizer reports for valid
+// documents.
 func FuzzDepthOK(f *testing.F) {
-	f.Add([]byte(`{"a":[[1]]}`))
-	f.Add([]byte(`"[\"[`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		// Whatever DepthOK says of a valid document, ScanValue, which
-		// bounds its own recursion at the same depth, agrees.
-		end, ok := ScanValue(b, skipSpace(b, 0))
-		if ok && skipSpace(b, end) == len(b) && !DepthOK(b) {
-			t.Fatalf("ScanValue took %q, DepthOK refused it", b)
+	f.Add([]byte(`{"a":[[1]]}`), uint8(2))
+	f.Add([]byte(`["[\"[",[[{}]]]`), uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, limit uint8) {
+		if !json.Valid(b) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		depth, deepest := 0, 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch tok {
+			case json.Delim('['), json.Delim('{'):
+				depth++
+				deepest = max(deepest, depth)
+			case json.Delim(']'), json.Delim('}'):
+				depth--
+			}
+		}
+		if got, want := depthOK(b, int(limit)), deepest <= int(limit); got != want {
+			t.Fatalf("depthOK(%q, %d) = %v; the document nests %d deep", b, limit, got, deepest)
 		}
 	})
 }

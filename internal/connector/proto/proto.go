@@ -323,9 +323,6 @@ type wire struct {
 // Decode parses one text frame into its message type (*Hello, *Op, …),
 // checking the fields every message of that type must have.
 func Decode(frame []byte) (any, error) {
-	if !jsonx.DepthOK(frame) {
-		return nil, fmt.Errorf("connector: malformed message: JSON nests deeper than %d arrays or objects", jsonx.MaxDepth)
-	}
 	if r, ok := decodeResult(frame); ok {
 		if err := validate(r); err != nil {
 			return nil, fmt.Errorf("connector: invalid %s message: %w", TypeResult, err)
@@ -338,6 +335,10 @@ func Decode(frame []byte) (any, error) {
 // decodeWire is Decode's general path: every message type, any valid
 // spelling.
 func decodeWire(frame []byte) (any, error) {
+	// decodeResult's scanner bounds its own depth; segmentio does not.
+	if !jsonx.DepthOK(frame) {
+		return nil, fmt.Errorf("connector: malformed message: JSON nests deeper than %d arrays or objects", jsonx.MaxDepth)
+	}
 	var w wire
 	if err := json.Unmarshal(frame, &w); err != nil {
 		var head struct {
