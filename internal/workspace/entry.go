@@ -347,7 +347,7 @@ func makeParents(op string, d *resolved, owner *Owner) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := mkdirChain(d.r.root, dirs, owner, func(string) bool { return true }); err != nil {
+	if err := makeChain(d.r.root, dirs, owner); err != nil {
 		removeDirs(d.r.root, dirs)
 		return nil, osErr(op, d.Given, err)
 	}

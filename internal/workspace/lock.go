@@ -117,6 +117,7 @@ const lockDirAttempts = 8
 // running mutation; locked releases them. Directories already held are
 // not locked again. The caller holds w.mu.
 func (w *Workspace) lockDirs(op, given string, ts ...lockTarget) error {
+	ts = oneADir(ts)
 	for range lockDirAttempts {
 		held := len(w.dirLocks)
 		if err := w.takeDirs(op, given, ts); err != nil {
@@ -135,6 +136,28 @@ func (w *Workspace) lockDirs(op, given string, ts ...lockTarget) error {
 	e := fserr.New(fserr.Conflict, op, given, "the directory of %s kept being renamed or replaced while fsplane locked it; nothing was changed", given)
 	e.Retryable = true
 	return e
+}
+
+// oneADir keeps one target per directory (a merge passes one per file):
+// the rest would open and look up the same directory again.
+func oneADir(ts []lockTarget) []lockTarget {
+	if len(ts) < 2 {
+		return ts
+	}
+	type dir struct {
+		r   *wsRoot
+		rel string
+	}
+	seen := make(map[dir]bool, len(ts))
+	out := ts[:0:0]
+	for _, t := range ts {
+		k := dir{t.r, path.Dir(t.rel)}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // takeDirs opens and locks the directories of ts that are not held yet.

@@ -167,7 +167,7 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 	}
 
 	droot := d.r.root
-	if err := makeDirs(droot, dirs, nil); err != nil {
+	if err := makeChain(droot, dirs, nil); err != nil {
 		removeDirs(droot, dirs)
 		return osErr(op, dst, err)
 	}
@@ -211,10 +211,8 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		}
 		return osErr(op, src, err)
 	}
-	for _, dir := range dirsOf(d.Rel, dirs) {
-		if err := syncDir(droot, dir); err != nil {
-			return osErr(op, dst, err)
-		}
+	if err := syncDirs(droot, dirsOf(d.Rel, dirs)); err != nil {
+		return osErr(op, dst, err)
 	}
 	if err := syncDir(s.r.root, path.Dir(s.Rel)); err != nil {
 		return osErr(op, src, err)

@@ -183,9 +183,7 @@ func (w *Workspace) settleFiles(m *manifest, fn func(root *os.Root, f txFile, to
 			}
 		}
 	}
-	if err := w.lockDirs("recover", m.ID, ts...); err != nil {
-		w.releaseDirs(held)
-	}
+	_ = w.lockDirs("recover", m.ID, ts...) // on failure it holds none of ts; recovery goes on
 	defer w.releaseDirs(held)
 	var (
 		errs []error

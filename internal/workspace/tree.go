@@ -581,31 +581,34 @@ type mergePlan struct {
 // (see TreeWriter) and returns how many files' changes undo recorded. The
 // caller holds the locks.
 func (t *TreeWriter) merge() (int, error) {
-	// Planned to learn the directories the merge changes, then again under
-	// their locks (lockDirs), which the plan's checks need, until a plan
-	// needs no lock it was not made under (a directory made meanwhile adds
-	// one).
+	// The directories the merge changes are locked (lockDirs) before it is
+	// planned, found from the staged names; a plan that then needs another
+	// lock (a directory made meanwhile) is made again under it.
+	ts := make([]lockTarget, 0, len(t.kinds))
+	for name := range t.kinds {
+		ts = append(ts, lockTarget{t.d.r, path.Join(t.d.Rel, name)})
+	}
 	var m *mergePlan
 	for i := 0; ; i++ {
 		held := len(t.w.dirLocks)
-		var err error
-		if m, err = t.planMerge(); err != nil {
-			return 0, err
-		}
-		ts := make([]lockTarget, len(m.pl))
-		for j, p := range m.pl {
-			ts[j] = targetOf(p.res)
-		}
 		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
 			return 0, err
 		}
-		if i > 0 && len(t.w.dirLocks) == held {
+		if m != nil && len(t.w.dirLocks) == held {
 			break
 		}
 		if i == lockDirAttempts {
 			e := fserr.New(fserr.Conflict, t.op, t.d.Given, "the destination's directories kept changing while fsplane locked them; nothing was changed")
 			e.Retryable = true
 			return 0, e
+		}
+		var err error
+		if m, err = t.planMerge(); err != nil {
+			return 0, err
+		}
+		ts = ts[:0]
+		for _, p := range m.pl {
+			ts = append(ts, targetOf(p.res))
 		}
 	}
 	if len(m.pl) == 0 {
