@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -69,7 +67,7 @@ func (e *Engine) Upload(ctx context.Context, req UploadRequest) (*UploadResult, 
 	target := dir
 	if req.Path == "" {
 		target = filepath.Join(dir, transfer.BaseName(req.FileName))
-	} else if name := path.Base(strings.ReplaceAll(req.FileName, "\\", "/")); name != "" && name != "." && name != "/" && name != ".." {
+	} else if name := transfer.BaseName(req.FileName); name != "" {
 		if info, err := e.ws.Stat(target); err == nil && info.IsDir {
 			target = filepath.Join(target, name)
 		}

@@ -250,7 +250,7 @@ func Open(f *os.File, path string, cache *VersionCache, same func() bool) (*Sour
 		f.Close()
 		return nil, fserr.FromOS("download", path, err)
 	}
-	if pseudoFS(f) || !seekable(f) {
+	if sizeSuspect(fi) && (pseudoFS(f) || !seekable(f)) {
 		return openMem(f, fi, path, MemLimit)
 	}
 	v, stable, err := cache.version(f, fi)
@@ -263,6 +263,14 @@ func Open(f *os.File, path string, cache *VersionCache, same func() bool) (*Sour
 		s.version = ""
 	}
 	return s, nil
+}
+
+// sizeSuspect reports whether fi's size may not be its content's: what
+// procfs (0) and sysfs (a page) report for generated files. Only such a
+// file costs Open the statfs and seek that tell; any other is served as
+// it stands.
+func sizeSuspect(fi fs.FileInfo) bool {
+	return fi.Size() == 0 || fi.Size() == int64(os.Getpagesize())
 }
 
 // seekable reports whether f can seek to its end, as ServeContent does

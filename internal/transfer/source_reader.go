@@ -78,8 +78,10 @@ func (s *Source) Sections(parts []Span) io.Reader {
 	}
 	pinned := *s
 	pinned.same = nil
-	if fi, err := s.file.Stat(); err == nil && s.version == "" && fi.Size() == s.key.size {
-		pinned.key = keyOf(fi)
+	if s.version == "" {
+		if fi, err := s.file.Stat(); err == nil && fi.Size() == s.key.size {
+			pinned.key = keyOf(fi)
+		}
 	}
 	for i, p := range parts {
 		rs[i] = io.LimitReader(&guard{src: &pinned, off: p.Offset, h: workspace.NewVersionHash()}, p.Length)

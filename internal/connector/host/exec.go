@@ -167,7 +167,6 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 		}
 		res := proto.DownloadResult{Size: s.Size(), Version: s.Version(), ModTime: s.ModTime()}
 		whole := []transfer.Span{{Offset: 0, Length: s.Size()}}
-		what := fmt.Sprintf("the file is %d bytes", s.Size())
 		switch {
 		case req.Conditional != nil:
 			out := req.Conditional.Decide(s.Size(), s.Version(), s.ModTime())
@@ -180,13 +179,11 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 				for i, b := range out.Parts {
 					parts[i] = transfer.Span(b)
 				}
-				what = fmt.Sprintf("the ranges asked are %d bytes", span(parts))
 			}
 		case req.Range != nil:
 			parts = whole
 			if part, ok := req.Range.Part(s.Size(), s.Version(), s.ModTime()); ok {
 				parts, res.Range = []transfer.Span{transfer.Span(part)}, &part
-				what = fmt.Sprintf("the range asked is %d bytes", part.Length)
 			}
 		default:
 			parts = whole
@@ -194,6 +191,10 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 		n = span(parts)
 		if limit := transferLimit(ctx); n > limit {
 			s.Close()
+			what := fmt.Sprintf("the file is %d bytes", s.Size())
+			if n != s.Size() || len(parts) != 1 || parts[0].Offset != 0 {
+				what = fmt.Sprintf("the ranges asked are %d bytes", n)
+			}
 			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
 				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
