@@ -57,9 +57,19 @@ func requireKey(key string, next http.Handler) http.Handler {
 			return
 		}
 		refuse.CloseAfter(w)
+		why := "no key was sent"
+		if keySent(r) {
+			why = "the key sent is not this server's"
+		}
 		failWith(w, http.StatusUnauthorized, fserr.New(unauthorized, "request", r.URL.Path, "Unauthorized").
-			WithHint("send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"))
+			WithHint("%s: send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)", why))
 	})
+}
+
+// keySent reports whether r carries a key in any of the places
+// keyMatches looks.
+func keySent(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || r.Header.Get("X-Api-Key") != "" || r.URL.Query().Has("api_key")
 }
 
 func keyMatches(r *http.Request, want []byte) bool {

@@ -161,8 +161,8 @@ func hostAnswer(path string, cond *proto.Conditional, legacy *proto.RangeRequest
 	want := cond.Decide(res.Size, res.Version, res.ModTime)
 	if res.Status != 0 {
 		if res.Status != want.Status || !slices.Equal(res.Parts, want.Parts) || res.Range != nil {
-			return proto.Outcome{}, fserr.New(fserr.IOError, "download", path, "the host answered %d with %d parts for %s, where its file calls for %d with %d", res.Status, len(res.Parts), path, want.Status, len(want.Parts)).
-				WithHint("download without conditions or ranges, or update fsplane on the host")
+			return proto.Outcome{}, fserr.New(fserr.IOError, "download", path, "the host's answer to the Range and If-… headers for %s is not the one they call for (it answered %d with %d parts, not %d with %d): its fsplane may be of another version", path, res.Status, len(res.Parts), want.Status, len(want.Parts)).
+				WithHint("download without Range and If-… headers, or run the same fsplane version on the host and the hub")
 		}
 		return want, nil
 	}

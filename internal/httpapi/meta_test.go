@@ -20,18 +20,21 @@ func TestAuth(t *testing.T) {
 	e := newEnv(t, map[string]string{"a.txt": "x\n"}, httpapi.Options{APIKey: key})
 	// AIO's 401 (status, success, message) with fsplane's error data and
 	// a hint, on every plane; neither the key nor the one sent comes back.
-	const hint = "send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"
+	// The hint tells a missing key from a wrong one.
+	const how = ": send Authorization: Bearer <key> (or x-api-key: <key>), the key given to fsplane serve --api-key or FSPLANE_API_KEY (or AIO_API_KEY)"
+	const missing, wrong = "no key was sent" + how, "the key sent is not this server's" + how
 	for _, tt := range []struct {
 		method, path, body string
 		header             []string
+		hint               string
 	}{
-		{"GET", "/v2/fs/read?path=a.txt", "", nil},
-		{"GET", "/v2/fs/read?path=a.txt&api_key=wrong-key-sent", "", nil},
-		{"POST", "/v1/file/read", `{"file":"a.txt"}`, []string{"Authorization", "Bearer wrong-key-sent"}},
-		{"POST", "/mcp", `{}`, []string{"X-Api-Key", "wrong-key-sent"}},
+		{"GET", "/v2/fs/read?path=a.txt", "", nil, missing},
+		{"GET", "/v2/fs/read?path=a.txt&api_key=wrong-key-sent", "", nil, wrong},
+		{"POST", "/v1/file/read", `{"file":"a.txt"}`, []string{"Authorization", "Bearer wrong-key-sent"}, wrong},
+		{"POST", "/mcp", `{}`, []string{"X-Api-Key", "wrong-key-sent"}, wrong},
 	} {
 		r := e.send(tt.method, tt.path, "", tt.body, tt.header...)
-		want := map[string]any{"success": false, "message": "Unauthorized", "hint": hint, "data": map[string]any{
+		want := map[string]any{"success": false, "message": "Unauthorized", "hint": tt.hint, "data": map[string]any{
 			"error_type": "unauthorized", "message": "Unauthorized", "operation": "request", "path": strings.Split(tt.path, "?")[0],
 			"retryable": false, "exception_type": "PermissionError", "errno": nil, "errno_name": nil}}
 		if diff := cmp.Diff(want, r.body); r.status != 401 || diff != "" {
