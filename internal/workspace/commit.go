@@ -191,24 +191,28 @@ func (w *Workspace) commitLocked(op string, reqs []*request, opts CommitOptions)
 	if err != nil {
 		return nil, err
 	}
-	txID, err := w.execute(op, pl)
+	txID := ""
+	if pl.transactional() {
+		txID = randomTag()
+	}
+	recorded := make([]bool, len(pl))
+	if opts.NoUndo {
+		err = w.execute(op, txID, pl)
+	} else {
+		recorded, err = w.executeRecorded(op, txID, pl, func() error { return w.execute(op, txID, pl) })
+	}
 	if err != nil {
 		return nil, err
 	}
 	results := make([]FileResult, len(pl))
 	for i, p := range pl {
 		results[i] = FileResult{
-			Path:        p.res.Path,
-			Version:     p.newVersion,
-			PrevVersion: p.prevVersion,
-			Created:     p.kind == kindCreate,
-			Deleted:     p.kind == kindDelete,
-		}
-	}
-	if !opts.NoUndo {
-		recorded := w.recordUndo(op, txID, pl)
-		for i := range results {
-			results[i].UndoRecorded = recorded[i]
+			Path:         p.res.Path,
+			Version:      p.newVersion,
+			PrevVersion:  p.prevVersion,
+			Created:      p.kind == kindCreate,
+			Deleted:      p.kind == kindDelete,
+			UndoRecorded: recorded[i],
 		}
 	}
 	return results, nil
@@ -484,14 +488,19 @@ func (p *planned) origMeta() fileMeta {
 
 // execute applies a validated plan and returns the transaction id ("" for
 // a single atomic step).
-func (w *Workspace) execute(op string, pl plan) (string, error) {
+// transactional reports whether pl is applied as a transaction (with
+// a manifest) rather than as one atomic step.
+func (pl plan) transactional() bool { return len(pl) != 1 || pl[0].kind == kindInPlace }
+
+// execute applies pl; id names its transaction when it is one.
+func (w *Workspace) execute(op, id string, pl plan) error {
 	if w.hooks.afterPlan != nil {
 		w.hooks.afterPlan()
 	}
-	if len(pl) == 1 && pl[0].kind != kindInPlace {
-		return "", w.executeOne(op, pl[0])
+	if !pl.transactional() {
+		return w.executeOne(op, pl[0])
 	}
-	return w.executeTx(op, pl)
+	return w.executeTx(op, id, pl)
 }
 
 // executeOne is the single atomic durable step: temp, rename, directory

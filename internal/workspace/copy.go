@@ -262,17 +262,22 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	if dfi == nil {
 		rename = func(o, n string) error { return renameNoReplace(root, o, n) }
 	}
-	if err := rename(st.temp, d.Rel); err != nil {
+	install := func() error { return rename(st.temp, d.Rel) }
+	if (dfi == nil && recordCreate) || (p.existed && p.kept) {
+		var rec []bool
+		if rec, err = w.executeRecorded(op, "", plan{p}, install); err == nil {
+			recorded = rec[0]
+		}
+	} else {
+		err = install()
+	}
+	if err != nil {
 		return false, osErr(op, d.Given, err)
 	}
 	if err := syncDir(root, path.Dir(d.Rel)); err != nil {
 		return false, osErr(op, d.Given, err)
 	}
-	record := (dfi == nil && recordCreate) || (p.existed && p.kept)
-	if !record {
-		return false, nil
-	}
-	return w.recordUndo(op, "", plan{p})[0], nil
+	return recorded, nil
 }
 
 // prevState is a regular file's state before a change, for undo.

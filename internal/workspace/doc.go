@@ -101,7 +101,11 @@
 //
 // Commit records the previous state of each changed file in a bounded,
 // persistent journal in the state directory; Undo restores it, and refuses
-// when the file changed since the recorded edit; UndoHistory lists it. An
+// when the file changed since the recorded edit; UndoHistory lists it. The
+// record is written before the change is made, pending, and confirmed
+// after it, so a process killed right after a change still leaves its
+// record; the next process settles a pending record from the file (kept
+// when the change was made, dropped when it was not). An
 // undo interrupted between restoring a file and dropping its record
 // leaves the file as the record would restore it: the next Undo drops the
 // record and reports it done (UndoResult.AlreadyUndone).

@@ -37,7 +37,7 @@ func (w *Workspace) UndoHistory(p string) ([]UndoEntry, error) {
 	}
 	var out []UndoEntry
 	err = w.locked(op, p, func() error {
-		if err := w.journal.refresh(); err != nil {
+		if err := w.freshJournal(); err != nil {
 			return stateErr(op, w.stateDir, err)
 		}
 		for _, e := range w.journal.forKey(res.canonKey) {

@@ -166,72 +166,83 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 		}
 	}
 
-	droot := d.r.root
-	if err := makeChain(droot, dirs, nil); err != nil {
-		removeDirs(droot, dirs)
-		return osErr(op, dst, err)
+	// The undo record of a file's move is written, pending, before the
+	// move (see prepareUndo).
+	var upl plan
+	if sfi.Mode().IsRegular() && sp.kept && (dfi == nil || dp.kept) {
+		upl = plan{
+			{res: s, kind: kindDelete, existed: true, kept: true, prev: sp.content, prevMode: sp.mode, prevVersion: sp.version},
+			{res: d, kind: kindCreate, newVersion: sp.version},
+		}
+		upl[0].uid, upl[0].gid, _ = fileOwner(sfi)
+		if dfi != nil {
+			upl[1].kind, upl[1].existed, upl[1].kept, upl[1].prev, upl[1].prevMode, upl[1].prevVersion =
+				kindReplace, true, true, dp.content, dp.mode, dp.version
+			upl[1].uid, upl[1].gid, _ = fileOwner(dfi)
+		}
 	}
-	// rename(2) would replace an empty directory, but the os package
-	// refuses to: remove it first, and put it back if the move fails.
-	replacedDir := dfi != nil && dfi.IsDir()
-	if replacedDir {
-		if err := droot.Remove(d.Rel); err != nil {
+	doMove := func() error {
+		droot := d.r.root
+		if err := makeChain(droot, dirs, nil); err != nil {
+			removeDirs(droot, dirs)
 			return osErr(op, dst, err)
 		}
-	}
-	err = syscall.EXDEV
-	switch {
-	case s.r != d.r:
-	case dfi == nil:
-		err = renameNoReplace(s.r.root, s.Rel, d.Rel)
-	default:
-		err = s.r.root.Rename(s.Rel, d.Rel)
-	}
-	if errors.Is(err, syscall.EXDEV) {
-		res.Copied = true
-		err = w.moveAcross(op, s, d, sfi, dfi)
-	}
-	if err != nil {
+		// rename(2) would replace an empty directory, but the os package
+		// refuses to: remove it first, and put it back if the move fails.
+		replacedDir := dfi != nil && dfi.IsDir()
 		if replacedDir {
-			if droot.Mkdir(d.Rel, dfi.Mode()&permBits) == nil {
-				uid, gid, _ := fileOwner(dfi)
-				_ = droot.Lchown(d.Rel, uid, gid)
-				_ = droot.Chmod(d.Rel, dfi.Mode()&permBits)
+			if err := droot.Remove(d.Rel); err != nil {
+				return osErr(op, dst, err)
 			}
 		}
-		removeDirs(droot, dirs)
-		if _, ok := fserr.As(err); ok {
-			return err
+		var err error = syscall.EXDEV
+		switch {
+		case s.r != d.r:
+		case dfi == nil:
+			err = renameNoReplace(s.r.root, s.Rel, d.Rel)
+		default:
+			err = s.r.root.Rename(s.Rel, d.Rel)
 		}
-		if errors.Is(err, errAppeared) {
-			e := fserr.New(fserr.AlreadyExists, op, dst, "destination %s was created by another writer while %s was moved there; nothing was moved", dst, src).
-				WithHint("look at %s; pass overwrite to replace it", dst)
-			e.Retryable = true
-			return e
+		if errors.Is(err, syscall.EXDEV) {
+			res.Copied = true
+			err = w.moveAcross(op, s, d, sfi, dfi)
 		}
-		return osErr(op, src, err)
-	}
-	if err := syncDirs(droot, dirsOf(d.Rel, dirs)); err != nil {
-		return osErr(op, dst, err)
-	}
-	if err := syncDir(s.r.root, path.Dir(s.Rel)); err != nil {
-		return osErr(op, src, err)
-	}
+		if err != nil {
+			if replacedDir {
+				if droot.Mkdir(d.Rel, dfi.Mode()&permBits) == nil {
+					uid, gid, _ := fileOwner(dfi)
+					_ = droot.Lchown(d.Rel, uid, gid)
+					_ = droot.Chmod(d.Rel, dfi.Mode()&permBits)
+				}
+			}
+			removeDirs(droot, dirs)
+			if _, ok := fserr.As(err); ok {
+				return err
+			}
+			if errors.Is(err, errAppeared) {
+				e := fserr.New(fserr.AlreadyExists, op, dst, "destination %s was created by another writer while %s was moved there; nothing was moved", dst, src).
+					WithHint("look at %s; pass overwrite to replace it", dst)
+				e.Retryable = true
+				return e
+			}
+			return osErr(op, src, err)
+		}
+		if err := syncDirs(droot, dirsOf(d.Rel, dirs)); err != nil {
+			return osErr(op, dst, err)
+		}
+		if err := syncDir(s.r.root, path.Dir(s.Rel)); err != nil {
+			return osErr(op, src, err)
+		}
 
-	if !sfi.Mode().IsRegular() || !sp.kept || (dfi != nil && !dp.kept) {
 		return nil
 	}
-	pl := plan{
-		{res: s, kind: kindDelete, existed: true, kept: true, prev: sp.content, prevMode: sp.mode, prevVersion: sp.version},
-		{res: d, kind: kindCreate, newVersion: sp.version},
+	if upl == nil {
+		return doMove()
 	}
-	pl[0].uid, pl[0].gid, _ = fileOwner(sfi)
-	if dfi != nil {
-		pl[1].kind, pl[1].existed, pl[1].kept, pl[1].prev, pl[1].prevMode, pl[1].prevVersion =
-			kindReplace, true, true, dp.content, dp.mode, dp.version
-		pl[1].uid, pl[1].gid, _ = fileOwner(dfi)
+	recorded, err := w.executeRecorded(op, randomTag(), upl, doMove)
+	if err != nil {
+		return err
 	}
-	recorded := w.recordUndo(op, randomTag(), pl)
 	res.UndoRecorded = recorded[0] && recorded[1]
 	return nil
 }

@@ -90,6 +90,10 @@ type Workspace struct {
 
 	mu      sync.Mutex // serialises Commit and Undo within the process
 	journal *undoJournal
+	// inflight holds the Seqs of the pending undo entries of the change
+	// this workspace is making (prepareUndo to finishUndo), which
+	// settlePending leaves alone.
+	inflight map[int64]bool
 	// dirLocks are the directories the running mutation holds (lock.go),
 	// released when it ends; under mu.
 	dirLocks []dirLock
@@ -235,6 +239,7 @@ func Open(opts Options) (*Workspace, error) {
 		return nil, stateErr("open", filepath.Join(stateDir, lockName), err)
 	}
 	w.journal = newUndoJournal(w.state, limits)
+	w.inflight = map[int64]bool{}
 
 	unlock, err := w.lock("open")
 	if err != nil {
@@ -243,6 +248,9 @@ func Open(opts Options) (*Workspace, error) {
 	err = w.recoverTx()
 	if err == nil {
 		err = w.journal.tidy()
+	}
+	if err == nil {
+		w.settlePending()
 	}
 	if err == nil {
 		sweepTemps(w.state, w.roots, w.kept)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -614,19 +615,29 @@ func (t *TreeWriter) merge() (int, error) {
 	if len(m.pl) == 0 {
 		return 0, nil
 	}
-	txID, err := t.w.executeTxWith(t.op, m.pl, t.prepare)
-	if err != nil {
-		return 0, err
-	}
-	// In batches: the journal's eviction check compares each new record
-	// with the others of its batch, which for 10,000 at once cost seconds.
-	recorded := 0
+	// The undo records go in pending before the transaction (see
+	// prepareUndo), in batches: the journal's eviction check compares each
+	// new record with the others of its batch, which for 10,000 at once
+	// cost seconds.
+	txID := randomTag()
+	var pus []*pendingUndo
 	for b := range slices.Chunk(m.undo, undoBatch) {
-		for _, ok := range t.w.recordUndo(t.op, txID, b) {
+		pus = append(pus, t.w.prepareUndo(t.op, txID, b))
+	}
+	err := t.w.executeTxWith(t.op, txID, m.pl, t.prepare)
+	if errors.Is(err, errCrashed) {
+		return 0, err // a test's crash: nothing more happens
+	}
+	recorded := 0
+	for _, pu := range pus {
+		for _, ok := range t.w.finishUndo(pu, err == nil) {
 			if ok {
 				recorded++
 			}
 		}
+	}
+	if err != nil {
+		return 0, err
 	}
 	if err := t.applyPerms(t.d.Rel, func(n string) bool { return m.created[n] }); err != nil {
 		e := fserr.From(t.op, t.d.Given, err)

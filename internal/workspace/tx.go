@@ -45,16 +45,16 @@ type txFile struct {
 func manifestName(id string) string { return path.Join(txDir, id+".json") }
 
 // executeTx runs the transaction protocol documented on Commit.
-func (w *Workspace) executeTx(op string, pl plan) (string, error) {
-	return w.executeTxWith(op, pl, prepareTx)
+func (w *Workspace) executeTx(op, id string, pl plan) error {
+	return w.executeTxWith(op, id, pl, prepareTx)
 }
 
 // executeTxWith is executeTx with prepare making each file's parents,
 // temp and backup (step 2). A temp already set in the plan is kept: a
 // tree merge's new content is staged before the transaction begins (see
 // TreeWriter.Commit).
-func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) error) (string, error) {
-	m := &manifest{ID: randomTag(), State: statePending}
+func (w *Workspace) executeTxWith(op, id string, pl plan, prepare func(*planned) error) error {
+	m := &manifest{ID: id, State: statePending}
 	for _, p := range pl {
 		rel := p.res.Rel
 		switch p.kind {
@@ -85,27 +85,27 @@ func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) err
 		// Even when only the directory fsync failed, nothing else exists
 		// yet: the manifest alone is harmless to roll back.
 		_ = w.rollback(m)
-		return "", stateErr(op, w.stateDir, err)
+		return stateErr(op, w.stateDir, err)
 	}
 	if crash("manifest", -1) {
-		return "", errCrashed
+		return errCrashed
 	}
 	// fail rolls back and returns cause; if the rollback itself fails the
 	// manifest stays, and the next recovery (before the next mutation)
 	// finishes it.
-	fail := func(p *planned, cause error) (string, error) {
+	fail := func(p *planned, cause error) error {
 		e := osErr(op, p.req.Path, cause)
 		if err := w.rollback(m); err != nil {
 			e.Hint = "the other files of this change could not all be restored yet; that is retried before the next change, which is refused until it succeeds"
 		}
-		return "", e
+		return e
 	}
 	for i, p := range pl {
 		if err := prepare(p); err != nil {
 			return fail(p, err)
 		}
 		if crash("prepare", i) {
-			return "", errCrashed
+			return errCrashed
 		}
 	}
 	for i, p := range pl {
@@ -120,7 +120,7 @@ func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) err
 			}
 		}
 		if crash("apply", i) {
-			return "", errCrashed
+			return errCrashed
 		}
 	}
 	synced := map[dirKey]bool{}
@@ -137,7 +137,7 @@ func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) err
 		}
 	}
 	if crash("synced", -1) {
-		return "", errCrashed
+		return errCrashed
 	}
 	m.State = stateCommitted
 	// Once the committed manifest is renamed into place the transaction is
@@ -150,15 +150,15 @@ func (w *Workspace) executeTxWith(op string, pl plan, prepare func(*planned) err
 		if rerr := w.rollback(m); rerr != nil {
 			e.Hint = "the files of this change could not all be restored yet; that is retried before the next change, which is refused until it succeeds"
 		}
-		return "", e
+		return e
 	}
 	if crash("committed", -1) {
-		return "", errCrashed
+		return errCrashed
 	}
 	// Committed. A failing cleanup leaves the manifest for the next
 	// recovery.
 	_ = w.finish(m)
-	return m.ID, nil
+	return nil
 }
 
 // prepareTx creates p's parent directories, temp file and backup.

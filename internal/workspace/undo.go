@@ -12,19 +12,26 @@ import (
 	"path"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // The undo journal lives in StateDir/undo: "log", an append-only file of
-// JSON lines (add an entry, drop an entry), and "blobs/<seq>", the previous
-// content of each entry. A blob is written and fsynced before the log line
-// that refers to it, so a crash leaves at worst an orphan blob, removed by
-// the next Open. Every process sharing the state directory appends to the
-// same log under the state lock and re-reads what others appended before
-// acting; the log is compacted when it is mostly dead records.
+// JSON lines (add an entry, confirm one, drop one), and "blobs/<seq>", the
+// previous content of each entry. A blob is written and fsynced before the
+// log line that refers to it, so a crash leaves at worst an orphan blob,
+// removed by the next Open. Every process sharing the state directory
+// appends to the same log under the state lock and re-reads what others
+// appended before acting; the log is compacted when it is mostly dead
+// records.
+//
+// A change's entries are added, pending, before the change is made, and
+// confirmed (or dropped) after it (see prepareUndo): a crash between the
+// change and its record can then no longer leave the change without undo,
+// whose old content existed only in the crashed process's memory. A
+// pending entry a crash left is settled by the next process that looks at
+// the journal, from the file itself (see settlePending).
 
 const (
 	undoLog    = "undo/log"
@@ -78,6 +85,10 @@ type undoEntry struct {
 	// through Change.Entry); the blob holds its target, and undo makes
 	// the link again.
 	Link bool `json:"link,omitempty"`
+	// Pending: recorded before its change was made, and not confirmed
+	// since. Such an entry is live (Undo checks the file anyway) until
+	// settlePending confirms or drops it.
+	Pending bool `json:"pending,omitempty"`
 
 	// In memory only (encoding/json skips unexported fields):
 	dropped bool  // a drop record was applied; see undoJournal.order
@@ -90,9 +101,10 @@ type entryOwner struct {
 }
 
 type undoRecord struct {
-	Next int64      `json:"next,omitempty"` // lowest unused seq (compaction keeps it)
-	Add  *undoEntry `json:"add,omitempty"`
-	Drop int64      `json:"drop,omitempty"`
+	Next    int64      `json:"next,omitempty"` // lowest unused seq (compaction keeps it)
+	Add     *undoEntry `json:"add,omitempty"`
+	Confirm int64      `json:"confirm,omitempty"` // the pending entry's change was made
+	Drop    int64      `json:"drop,omitempty"`
 }
 
 // undoJournal is the in-memory view of the log. It changes only by
@@ -126,6 +138,8 @@ type undoJournal struct {
 	// eviction. It is empty unless a log written under a larger PerFile
 	// (another process's limits) was read.
 	over map[string]bool
+	// pending holds the live entries still Pending.
+	pending map[int64]*undoEntry
 	// size is the sum of the live entries' Size, which TotalBytes bounds.
 	size int64
 	// liveLog is the bytes of the log lines that added the live entries:
@@ -149,6 +163,7 @@ func newUndoJournal(state *os.Root, l UndoLimits) *undoJournal {
 func (j *undoJournal) reset() {
 	j.order, j.dead, j.size, j.liveLog = nil, 0, 0, 0
 	j.bySeq, j.byKey, j.over = map[int64]*undoEntry{}, map[string][]*undoEntry{}, map[string]bool{}
+	j.pending = map[int64]*undoEntry{}
 	j.next, j.dev, j.ino, j.off = 1, 0, 0, 0
 }
 
@@ -204,7 +219,7 @@ func (w *Workspace) Undo(p string) (*UndoResult, error) {
 
 // undoLocked is Undo for a caller that holds the locks.
 func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error) {
-	if err := w.journal.refresh(); err != nil {
+	if err := w.freshJournal(); err != nil {
 		return nil, stateErr(op, w.stateDir, err)
 	}
 	e := w.journal.newest(res.canonKey)
@@ -281,7 +296,7 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.execute(op, pl); err != nil {
+	if err := w.execute(op, randomTag(), pl); err != nil {
 		return nil, err
 	}
 	if w.hooks.crashAt != nil && w.hooks.crashAt("undone") {
@@ -414,65 +429,6 @@ func currentState(r *resolved) (fileState, error) {
 	return fileState{exists: v != "", version: v, mode: fi.Mode() & permBits}, err
 }
 
-// recordUndo records the previous state of every file of a committed plan
-// and reports which were recorded. The commit has happened, so a failure
-// here is not the commit's: it only leaves entries unrecorded.
-func (w *Workspace) recordUndo(op, txID string, pl plan) []bool {
-	recorded := make([]bool, len(pl))
-	var (
-		pend  []*undoEntry
-		blobs [][]byte
-		idx   []int
-	)
-	now := time.Now().UTC()
-	sizes := map[string]int{}
-	group := func(p *planned) string {
-		if p.req == nil {
-			return "" // a plan made without requests (a copy's install, a move): no group
-		}
-		return p.req.Group
-	}
-	for _, p := range pl {
-		if g := group(p); g != "" {
-			sizes[g]++
-		}
-	}
-	for i, p := range pl {
-		if p.existed && !p.kept {
-			continue // larger than MaxEntryBytes
-		}
-		e := &undoEntry{
-			Key: p.res.canonKey, Op: op, Tx: txID, Time: now,
-			Existed: p.existed, Mode: p.prevMode, Size: int64(len(p.prev)), PrevVersion: p.prevVersion,
-			AfterExists: p.kind != kindDelete, AfterVersion: p.newVersion,
-		}
-		if p.prevLink != "" {
-			// A link has no version; its blob, the target, has one.
-			e.Link, e.Mode, e.PrevVersion = true, 0, Version(p.prev)
-		}
-		if p.existed {
-			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
-		}
-		if g := group(p); g != "" {
-			e.Group, e.GroupSize = txID+"/"+g, sizes[g]
-		}
-		pend = append(pend, e)
-		blobs = append(blobs, p.prev)
-		idx = append(idx, i)
-	}
-	if len(pend) == 0 {
-		return recorded
-	}
-	ok, err := w.journal.add(pend, blobs)
-	if err != nil {
-		return recorded
-	}
-	for k, i := range idx {
-		recorded[i] = ok[k]
-	}
-	return recorded
-}
-
 func blobName(seq int64) string { return path.Join(blobDir, strconv.FormatInt(seq, 10)) }
 
 // refresh applies what was appended to the log since the last look, or
@@ -491,10 +447,7 @@ func (j *undoJournal) refresh() error {
 	if err != nil {
 		return err
 	}
-	var dev, ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		dev, ino = uint64(st.Dev), uint64(st.Ino)
-	}
+	dev, ino := fileKey(fi)
 	if dev != j.dev || ino != j.ino || fi.Size() < j.off {
 		j.reset()
 		j.dev, j.ino = dev, ino
@@ -533,11 +486,21 @@ func (j *undoJournal) applyLine(line []byte) {
 	if err := json.Unmarshal(line, &rec); err != nil {
 		return // a damaged line costs its entry, not the journal
 	}
+	j.apply(rec, int64(len(line))+1)
+}
+
+// apply applies rec, whose log line is lineLen bytes long (its newline
+// included). An added entry is kept as it is, not copied.
+func (j *undoJournal) apply(rec undoRecord, lineLen int64) {
 	if rec.Next > j.next {
 		j.next = rec.Next
 	}
 	if e := rec.Add; e != nil {
-		j.insert(e, int64(len(line))+1)
+		j.insert(e, lineLen)
+	}
+	if e := j.pending[rec.Confirm]; e != nil {
+		e.Pending = false
+		delete(j.pending, e.Seq)
 	}
 	if rec.Drop != 0 {
 		if e := j.bySeq[rec.Drop]; e != nil {
@@ -555,6 +518,9 @@ func (j *undoJournal) insert(e *undoEntry, lineLen int64) {
 	e.line = lineLen
 	j.order = append(j.order, e)
 	j.bySeq[e.Seq] = e
+	if e.Pending {
+		j.pending[e.Seq] = e
+	}
 	ks := append(j.byKey[e.Key], e)
 	j.byKey[e.Key] = ks
 	if len(ks) > j.limits.PerFile {
@@ -571,6 +537,7 @@ func (j *undoJournal) insert(e *undoEntry, lineLen int64) {
 func (j *undoJournal) remove(e *undoEntry) {
 	e.dropped = true
 	delete(j.bySeq, e.Seq)
+	delete(j.pending, e.Seq)
 	j.size -= e.Size
 	j.liveLog -= e.line
 
@@ -620,33 +587,62 @@ func (j *undoJournal) remove(e *undoEntry) {
 }
 
 // appendRecords appends recs to the log durably and applies them.
-func (j *undoJournal) appendRecords(recs []undoRecord) error {
+func (j *undoJournal) appendRecords(recs []undoRecord) error { return j.appendSync(recs, true) }
+
+// appendSync appends recs and applies them; sync fsyncs the log first,
+// which a record that the journal can do without after a crash (a
+// confirm: settlePending comes to the same answer) may skip.
+func (j *undoJournal) appendSync(recs []undoRecord, sync bool) error {
 	var buf bytes.Buffer
-	for _, r := range recs {
+	lens := make([]int64, len(recs))
+	for i, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err
 		}
 		buf.Write(b)
 		buf.WriteByte('\n')
+		lens[i] = int64(len(b)) + 1
 	}
-	created := j.ino == 0
-	err := writeSynced(j.state, undoLog, os.O_APPEND, buf.Bytes())
+	f, err := j.state.OpenFile(undoLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	// Nobody else appends while the state lock is held: when the log is
+	// the one applied up to its end, what this append adds is recs,
+	// applied from memory instead of read back.
+	created, known := j.ino == 0, false
+	if fi, err := f.Stat(); err == nil {
+		dev, ino := fileKey(fi)
+		known = !created && dev == j.dev && ino == j.ino && fi.Size() == j.off
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil && (sync || created) {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil && created {
 		err = syncDir(j.state, undoDir)
 	}
-	if rerr := j.refresh(); err == nil {
-		err = rerr
+	if err != nil || !known {
+		if rerr := j.refresh(); err == nil {
+			err = rerr
+		}
+		return err
 	}
-	return err
+	for i, r := range recs {
+		j.apply(r, lens[i])
+	}
+	j.off += int64(buf.Len())
+	return nil
 }
 
 // add records pend (with the previous contents blobs) and evicts what the
-// limits require, oldest first. It reports which of pend survived.
+// limits require, oldest first. It reports which of pend survived. The
+// caller has refreshed the journal under the state lock.
 func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
-	if err := j.refresh(); err != nil {
-		return nil, err
-	}
 	for i, e := range pend {
 		e.Seq = j.next + int64(i)
 	}

@@ -1,0 +1,186 @@
+package workspace
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"time"
+)
+
+// pendingUndo is the undo record of one change, written before the change
+// is made (prepareUndo) and settled after it (finishUndo).
+type pendingUndo struct {
+	entries  []*undoEntry // in the journal, Pending
+	recorded []bool       // per planned file: it has an entry
+}
+
+// prepareUndo records, pending, the previous state of every file of pl,
+// which is about to be applied: blobs first, then the log's add records,
+// both fsynced, so that a crash after the change leaves its record (see
+// the journal's doc). Evictions the limits require happen here too. A
+// failure only leaves the change unrecorded; the change may still be
+// made. The caller holds the locks and must call finishUndo once the
+// change is made or has failed, before it lets them go.
+func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
+	pu := &pendingUndo{recorded: make([]bool, len(pl))}
+	var (
+		pend  []*undoEntry
+		blobs [][]byte
+		idx   []int
+	)
+	now := time.Now().UTC()
+	sizes := map[string]int{}
+	group := func(p *planned) string {
+		if p.req == nil {
+			return "" // a plan made without requests (a copy's install, a move): no group
+		}
+		return p.req.Group
+	}
+	for _, p := range pl {
+		if g := group(p); g != "" {
+			sizes[g]++
+		}
+	}
+	for i, p := range pl {
+		if p.existed && !p.kept {
+			continue // larger than MaxEntryBytes
+		}
+		e := &undoEntry{
+			Key: p.res.canonKey, Op: op, Tx: txID, Time: now,
+			Existed: p.existed, Mode: p.prevMode, Size: int64(len(p.prev)), PrevVersion: p.prevVersion,
+			AfterExists: p.kind != kindDelete, AfterVersion: p.newVersion, Pending: true,
+		}
+		if p.prevLink != "" {
+			// A link has no version; its blob, the target, has one.
+			e.Link, e.Mode, e.PrevVersion = true, 0, Version(p.prev)
+		}
+		if p.existed {
+			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
+		}
+		if g := group(p); g != "" {
+			e.Group, e.GroupSize = txID+"/"+g, sizes[g]
+		}
+		pend = append(pend, e)
+		blobs = append(blobs, p.prev)
+		idx = append(idx, i)
+	}
+	if len(pend) == 0 {
+		return pu
+	}
+	if err := w.freshJournal(); err != nil {
+		return pu
+	}
+	ok, err := w.journal.add(pend, blobs)
+	if err != nil {
+		return pu
+	}
+	for k, i := range idx {
+		if ok[k] {
+			pu.recorded[i] = true
+			pu.entries = append(pu.entries, pend[k])
+			w.inflight[pend[k].Seq] = true
+		}
+	}
+	return pu
+}
+
+// finishUndo settles pu once its change is made (committed) or has
+// failed, and reports which files have a record. A confirmation is not
+// fsynced: lost in a crash, settlePending reaches the same answer from the
+// files. A failed change's entries are dropped.
+func (w *Workspace) finishUndo(pu *pendingUndo, committed bool) []bool {
+	if len(pu.entries) == 0 {
+		return pu.recorded
+	}
+	for _, e := range pu.entries {
+		delete(w.inflight, e.Seq)
+	}
+	if !committed {
+		_ = w.journal.drop(pu.entries...)
+		clear(pu.recorded)
+		return pu.recorded
+	}
+	recs := make([]undoRecord, len(pu.entries))
+	for i, e := range pu.entries {
+		recs[i] = undoRecord{Confirm: e.Seq}
+	}
+	// A failure leaves them pending, and settlePending confirms them.
+	_ = w.journal.appendSync(recs, false)
+	return pu.recorded
+}
+
+// executeRecorded runs apply, which makes the change pl describes, between
+// prepareUndo and finishUndo, and reports which files have an undo record.
+func (w *Workspace) executeRecorded(op, txID string, pl plan, apply func() error) ([]bool, error) {
+	pu := w.prepareUndo(op, txID, pl)
+	if w.hooks.crashAt != nil && w.hooks.crashAt("undo-pending") {
+		return nil, errCrashed
+	}
+	err := apply()
+	if errors.Is(err, errCrashed) || (err == nil && w.hooks.crashAt != nil && w.hooks.crashAt("undo-unconfirmed")) {
+		return nil, errCrashed // a test's crash: nothing more happens
+	}
+	return w.finishUndo(pu, err == nil), err
+}
+
+// freshJournal brings the journal up to date under the state lock:
+// what other processes appended, and the pending entries a crash left
+// settled.
+func (w *Workspace) freshJournal() error {
+	if err := w.journal.refresh(); err != nil {
+		return err
+	}
+	w.settlePending()
+	return nil
+}
+
+// settlePending confirms or drops the pending entries in the journal,
+// which a crash between recording a change and confirming it left (or a
+// confirmation that could not be written): an entry whose file is as its
+// change would leave it is confirmed; one whose file is still as before
+// the change, and not also as after it, is dropped, as the change was
+// never made (recovery, which runs first, has rolled back any transaction
+// it was part of). A file changed since either way keeps its entry, and
+// Undo reports the conflict as for any record. Entries of files outside
+// this workspace's roots stay pending for a workspace that can see them;
+// they are live meanwhile, and Undo checks their file anyway.
+//
+// It runs under the state lock, and leaves alone the entries of the change
+// this workspace is making (inflight). Failures leave entries pending.
+func (w *Workspace) settlePending() {
+	j := w.journal
+	if len(j.pending) == 0 {
+		return
+	}
+	es := make([]*undoEntry, 0, len(j.pending))
+	for _, e := range j.pending {
+		if !w.inflight[e.Seq] {
+			es = append(es, e)
+		}
+	}
+	slices.SortFunc(es, func(a, b *undoEntry) int { return cmp.Compare(a.Seq, b.Seq) })
+	var confirm []undoRecord
+	var gone []*undoEntry
+	for _, e := range es {
+		res, err := w.resolve("undo", e.Key)
+		if err != nil {
+			continue
+		}
+		st, err := currentState(res)
+		if err != nil {
+			continue
+		}
+		if st.isBefore(e) && !st.isAfter(e) {
+			gone = append(gone, e)
+		} else {
+			confirm = append(confirm, undoRecord{Confirm: e.Seq})
+		}
+	}
+	// Two appends on a path only a crash takes.
+	if len(confirm) > 0 {
+		_ = j.appendRecords(confirm)
+	}
+	if len(gone) > 0 {
+		_ = j.drop(gone...)
+	}
+}
