@@ -486,8 +486,6 @@ func (p *planned) origMeta() fileMeta {
 	return fileMeta{mode: p.prevMode, uid: p.uid, gid: p.gid, xattrSrc: p.orig}
 }
 
-// execute applies a validated plan and returns the transaction id ("" for
-// a single atomic step).
 // transactional reports whether pl is applied as a transaction (with
 // a manifest) rather than as one atomic step.
 func (pl plan) transactional() bool { return len(pl) != 1 || pl[0].kind == kindInPlace }

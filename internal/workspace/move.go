@@ -390,6 +390,9 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	}
 	// Durable before the source goes (see the directory case above).
 	err := syncDir(droot, path.Dir(d.Rel))
+	if err == nil && w.hooks.crashAt != nil && w.hooks.crashAt("move-installed") {
+		return errCrashed
+	}
 	if err == nil {
 		err = w.removeSource(sroot, s.Rel)
 	}

@@ -113,8 +113,12 @@ type testHooks struct {
 	// crashAt, when it returns true at a step of a transaction, makes the
 	// transaction stop there as if the process died: no rollback, no
 	// cleanup. Steps: "manifest", "prepare/<i>", "apply/<i>", "synced",
-	// "committed"; and "undone", after Undo restored the files and before
-	// it drops their records.
+	// "committed"; "undone", after Undo restored the files and before
+	// it drops their records; "undo-pending", after a change's undo
+	// records are written and before the change, and "undo-unconfirmed",
+	// after the change and before they are confirmed; "move-installed",
+	// after a move across file systems installed the copy and before it
+	// removed the source.
 	crashAt func(step string) bool
 	// moveLink and moveRemove, when set, stand in for the hard link a
 	// move across file systems keeps the replaced destination by and for

@@ -140,6 +140,9 @@ type undoJournal struct {
 	over map[string]bool
 	// pending holds the live entries still Pending.
 	pending map[int64]*undoEntry
+	// doomed holds the Seqs of evicted entries whose blobs wait for their
+	// drop records to be fsynced (see confirm).
+	doomed []int64
 	// size is the sum of the live entries' Size, which TotalBytes bounds.
 	size int64
 	// liveLog is the bytes of the log lines that added the live entries:
@@ -626,6 +629,9 @@ func (j *undoJournal) appendSync(recs []undoRecord, sync bool) error {
 	if err == nil && created {
 		err = syncDir(j.state, undoDir)
 	}
+	if err == nil && sync {
+		j.removeDoomed() // their drop records are durable now
+	}
 	if err != nil || !known {
 		if rerr := j.refresh(); err == nil {
 			err = rerr
@@ -639,64 +645,101 @@ func (j *undoJournal) appendSync(recs []undoRecord, sync bool) error {
 	return nil
 }
 
-// add records pend (with the previous contents blobs) and evicts what the
-// limits require, oldest first. It reports which of pend survived. The
-// caller has refreshed the journal under the state lock.
-func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
+// addPending records pend, with the previous contents blobs: the blobs,
+// then one fsynced append of their add records. It reports which of pend
+// were recorded (those the limits do not evict at once, see evictions),
+// and the live entries the limits evict to make room for them. It evicts
+// nothing itself; confirm does, once the change is made, so that a change
+// that fails or never happens costs no history. The caller has refreshed
+// the journal under the state lock.
+func (j *undoJournal) addPending(pend []*undoEntry, blobs [][]byte) (kept []bool, evicted []*undoEntry, err error) {
 	for i, e := range pend {
 		e.Seq = j.next + int64(i)
 	}
-	removeBlobs := func(es []*undoEntry) {
-		for _, e := range es {
-			if e.Existed {
-				_ = j.state.Remove(blobName(e.Seq))
-			}
-		}
-	}
-	wrote := false
-	for i, e := range pend {
-		if !e.Existed {
-			continue
-		}
-		if err := j.writeBlob(e.Seq, blobs[i]); err != nil {
-			removeBlobs(pend)
-			return nil, err
-		}
-		wrote = true
-	}
-	if wrote {
-		if err := syncDir(j.state, blobDir); err != nil {
-			removeBlobs(pend)
-			return nil, err
-		}
-	}
 	dropped, evicted := j.evictions(pend)
+	kept = make([]bool, len(pend))
 	var recs []undoRecord
-	var gone []*undoEntry
-	kept := make([]bool, len(pend))
+	var written []*undoEntry
+	removeBlobs := func() {
+		for _, e := range written {
+			_ = j.state.Remove(blobName(e.Seq))
+		}
+	}
 	for i, e := range pend {
 		if dropped[e.Seq] {
-			gone = append(gone, e)
 			continue
 		}
 		kept[i] = true
 		recs = append(recs, undoRecord{Add: e})
-	}
-	for _, e := range evicted {
-		recs = append(recs, undoRecord{Drop: e.Seq})
-		gone = append(gone, e)
+		if !e.Existed {
+			continue
+		}
+		if err := j.writeBlob(e.Seq, blobs[i]); err != nil {
+			removeBlobs()
+			return nil, nil, err
+		}
+		written = append(written, e)
 	}
 	if len(recs) == 0 {
-		removeBlobs(pend)
-		return kept, nil
+		return kept, evicted, nil
+	}
+	if len(written) > 0 {
+		if err := syncDir(j.state, blobDir); err != nil {
+			removeBlobs()
+			return nil, nil, err
+		}
 	}
 	if err := j.appendRecords(recs); err != nil {
-		removeBlobs(pend)
-		return nil, err
+		removeBlobs()
+		return nil, nil, err
 	}
-	removeBlobs(gone)
+	return kept, evicted, nil
+}
+
+// confirm marks the pending entries among es as made and drops the
+// entries of evict still live, in one append; sync fsyncs it. The blobs of
+// entries dropped by an append not fsynced are removed after the next one
+// that is (a crash before it keeps both the entry and its blob; an orphan
+// blob is removed by the next Open).
+func (j *undoJournal) confirm(es, evict []*undoEntry, sync bool) error {
+	var recs []undoRecord
+	for _, e := range es {
+		if e.Pending {
+			recs = append(recs, undoRecord{Confirm: e.Seq})
+		}
+	}
+	var evicted []*undoEntry
+	for _, e := range evict {
+		if j.bySeq[e.Seq] == e {
+			recs = append(recs, undoRecord{Drop: e.Seq})
+			evicted = append(evicted, e)
+		}
+	}
+	if len(recs) == 0 {
+		return j.compact()
+	}
+	if err := j.appendSync(recs, sync); err != nil {
+		return err // written or not, the evicted blobs stay: harmless
+	}
+	for _, e := range evicted {
+		if e.Existed {
+			j.doomed = append(j.doomed, e.Seq)
+		}
+	}
+	if sync {
+		j.removeDoomed()
+	}
 	_ = j.compact()
-	return kept, nil
+	return nil
+}
+
+// removeDoomed removes the blobs of entries whose drop records are now
+// durable.
+func (j *undoJournal) removeDoomed() {
+	for _, seq := range j.doomed {
+		_ = j.state.Remove(blobName(seq))
+	}
+	j.doomed = j.doomed[:0]
 }
 
 func (j *undoJournal) writeBlob(seq int64, data []byte) error {

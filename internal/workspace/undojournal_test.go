@@ -24,6 +24,7 @@ type journalSummary struct {
 	Seqs    []int64            // live, ascending
 	Keys    map[string][]int64 // live per file, ascending
 	Over    []string           // files over PerFile, sorted
+	Pending []int64            // live and pending, ascending
 	Size    int64
 	LiveLog int64
 	Next    int64
@@ -44,6 +45,10 @@ func summarize(j *undoJournal) journalSummary {
 		s.Over = append(s.Over, k)
 	}
 	slices.Sort(s.Over)
+	for seq := range j.pending {
+		s.Pending = append(s.Pending, seq)
+	}
+	slices.Sort(s.Pending)
 	return s
 }
 
@@ -70,6 +75,9 @@ func checkJournal(t *testing.T, j *undoJournal) {
 			t.Errorf("entry %d is not indexed by its seq", e.Seq)
 		}
 		want.Seqs = append(want.Seqs, e.Seq)
+		if e.Pending {
+			want.Pending = append(want.Pending, e.Seq)
+		}
 		want.Keys[e.Key] = append(want.Keys[e.Key], e.Seq)
 		want.Size += e.Size
 		want.LiveLog += e.line
@@ -201,6 +209,7 @@ func TestUndoJournalMatchesModel(t *testing.T) {
 						pend = append(pend, &undoEntry{
 							Key: keys[k], Op: "write", Existed: size > 0, Size: int64(size),
 							PrevVersion: Version(blob), AfterExists: true, AfterVersion: Version([]byte{byte(step)}),
+							Pending: rng.IntN(2) == 0, // confirmed by add, from memory and in the log
 						})
 						blobs = append(blobs, blob)
 					}
@@ -564,4 +573,20 @@ func runJournalChild(t *testing.T, root, state string, rng *rand.Rand) []string 
 func scan64(line, format string, n *int64) bool {
 	_, err := fmt.Sscanf(line, format, n)
 	return err == nil
+}
+
+// add records pend and evicts what the limits require, as a change made
+// at once does (addPending, then confirm, fsynced).
+func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
+	kept, evicted, err := j.addPending(pend, blobs)
+	if err != nil {
+		return nil, err
+	}
+	var es []*undoEntry
+	for i, ok := range kept {
+		if ok {
+			es = append(es, pend[i])
+		}
+	}
+	return kept, j.confirm(es, evicted, true)
 }

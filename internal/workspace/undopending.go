@@ -11,6 +11,7 @@ import (
 // is made (prepareUndo) and settled after it (finishUndo).
 type pendingUndo struct {
 	entries  []*undoEntry // in the journal, Pending
+	evict    []*undoEntry // live entries the limits evict once it is made
 	recorded []bool       // per planned file: it has an entry
 }
 
@@ -70,10 +71,11 @@ func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
 	if err := w.freshJournal(); err != nil {
 		return pu
 	}
-	ok, err := w.journal.add(pend, blobs)
+	ok, evict, err := w.journal.addPending(pend, blobs)
 	if err != nil {
 		return pu
 	}
+	pu.evict = evict
 	for k, i := range idx {
 		if ok[k] {
 			pu.recorded[i] = true
@@ -87,7 +89,10 @@ func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
 // finishUndo settles pu once its change is made (committed) or has
 // failed, and reports which files have a record. A confirmation is not
 // fsynced: lost in a crash, settlePending reaches the same answer from the
-// files. A failed change's entries are dropped.
+// files. A failed change's entries are settled from the files as a
+// crash's are: a failure can come after the change was made (a directory
+// fsync), or leave a transaction for recovery (a failed rollback), whose
+// entries then stay pending until it is settled.
 func (w *Workspace) finishUndo(pu *pendingUndo, committed bool) []bool {
 	if len(pu.entries) == 0 {
 		return pu.recorded
@@ -96,16 +101,12 @@ func (w *Workspace) finishUndo(pu *pendingUndo, committed bool) []bool {
 		delete(w.inflight, e.Seq)
 	}
 	if !committed {
-		_ = w.journal.drop(pu.entries...)
+		w.settle(pu.entries)
 		clear(pu.recorded)
 		return pu.recorded
 	}
-	recs := make([]undoRecord, len(pu.entries))
-	for i, e := range pu.entries {
-		recs[i] = undoRecord{Confirm: e.Seq}
-	}
 	// A failure leaves them pending, and settlePending confirms them.
-	_ = w.journal.appendSync(recs, false)
+	_ = w.journal.confirm(pu.entries, pu.evict, false)
 	return pu.recorded
 }
 
@@ -134,35 +135,60 @@ func (w *Workspace) freshJournal() error {
 	return nil
 }
 
-// settlePending confirms or drops the pending entries in the journal,
-// which a crash between recording a change and confirming it left (or a
-// confirmation that could not be written): an entry whose file is as its
-// change would leave it is confirmed; one whose file is still as before
-// the change, and not also as after it, is dropped, as the change was
-// never made (recovery, which runs first, has rolled back any transaction
-// it was part of). A file changed since either way keeps its entry, and
-// Undo reports the conflict as for any record. Entries of files outside
-// this workspace's roots stay pending for a workspace that can see them;
-// they are live meanwhile, and Undo checks their file anyway.
-//
-// It runs under the state lock, and leaves alone the entries of the change
-// this workspace is making (inflight). Failures leave entries pending.
+// settlePending settles the pending entries in the journal that are not
+// this workspace's change in flight (inflight): a crash between recording
+// a change and confirming it left them, or a confirmation that could not
+// be written. It runs under the state lock, after recovery.
 func (w *Workspace) settlePending() {
-	j := w.journal
-	if len(j.pending) == 0 {
+	if len(w.journal.pending) == 0 {
 		return
 	}
-	es := make([]*undoEntry, 0, len(j.pending))
-	for _, e := range j.pending {
+	es := make([]*undoEntry, 0, len(w.journal.pending))
+	for _, e := range w.journal.pending {
 		if !w.inflight[e.Seq] {
 			es = append(es, e)
 		}
 	}
 	slices.SortFunc(es, func(a, b *undoEntry) int { return cmp.Compare(a.Seq, b.Seq) })
-	var confirm []undoRecord
-	var gone []*undoEntry
+	w.settle(es)
+}
+
+// settle confirms or drops the pending entries es from their files: an
+// entry whose file is as its change would leave it is confirmed; one
+// whose file is still as before the change, and not also as after it, is
+// dropped, as the change was never made. A file changed since either way
+// keeps its entry, and Undo reports the conflict as for any record. The
+// records of a move whose source is still as it was go together: the
+// move did not happen, even if its copy reached the destination (a move
+// across file systems killed before it removed the source).
+//
+// Entries stay pending, live (Undo checks their file anyway), while they
+// cannot be judged yet: their file is outside this workspace's roots, or
+// named by an interrupted transaction or move that recovery has not
+// settled (a blocked path, a manifest still in the state directory).
+// Failures leave entries pending too.
+func (w *Workspace) settle(es []*undoEntry) {
+	const op = "undo"
+	made := map[int64]bool{}
+	unsettledTx := map[string]bool{}
 	for _, e := range es {
-		res, err := w.resolve("undo", e.Key)
+		if e.Tx != "" {
+			if _, seen := unsettledTx[e.Tx]; !seen {
+				on, err := exists(w.state, manifestName(e.Tx))
+				unsettledTx[e.Tx] = on || err != nil
+			}
+			if unsettledTx[e.Tx] {
+				continue
+			}
+		}
+		if w.refuseBlockedKey(op, e.Key, e.Key) != nil {
+			continue
+		}
+		resolve := w.resolve
+		if e.Link {
+			resolve = w.resolveEntry // the record is the link's own
+		}
+		res, err := resolve(op, e.Key)
 		if err != nil {
 			continue
 		}
@@ -170,17 +196,35 @@ func (w *Workspace) settlePending() {
 		if err != nil {
 			continue
 		}
-		if st.isBefore(e) && !st.isAfter(e) {
-			gone = append(gone, e)
-		} else {
-			confirm = append(confirm, undoRecord{Confirm: e.Seq})
+		made[e.Seq] = !st.isBefore(e) || st.isAfter(e)
+	}
+	for _, e := range es {
+		if e.Op == opMove && e.Tx != "" && !e.AfterExists && !made[e.Seq] {
+			if _, judged := made[e.Seq]; judged {
+				for _, o := range es {
+					if _, ok := made[o.Seq]; ok && o.Tx == e.Tx {
+						made[o.Seq] = false
+					}
+				}
+			}
 		}
 	}
-	// Two appends on a path only a crash takes.
+	var confirm, gone []*undoEntry
+	for _, e := range es {
+		switch m, judged := made[e.Seq]; {
+		case !judged:
+		case m:
+			confirm = append(confirm, e)
+		default:
+			gone = append(gone, e)
+		}
+	}
+	// Two appends, fsynced: a path only crashes and failures take.
 	if len(confirm) > 0 {
-		_ = j.appendRecords(confirm)
+		_, evict := w.journal.evictions(nil)
+		_ = w.journal.confirm(confirm, evict, true)
 	}
 	if len(gone) > 0 {
-		_ = j.drop(gone...)
+		_ = w.journal.drop(gone...)
 	}
 }

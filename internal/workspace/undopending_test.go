@@ -260,3 +260,163 @@ func checkBlobs(t *testing.T, w *Workspace) {
 		t.Errorf("blobs (-want +got):\n%s", diff)
 	}
 }
+
+// TestUndoEvictsOnlyWhenMade: the limits evict older records when a change
+// is made, not when its record is written, so a change that fails, or
+// that a crash stops before it is made, costs no history.
+func TestUndoEvictsOnlyWhenMade(t *testing.T) {
+	t.Parallel()
+	for _, crash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crash=%v", crash), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			opts := Options{Roots: []string{root}, StateDir: t.TempDir(), Undo: UndoLimits{PerFile: 2}}
+			w := openTestWorkspace(t, opts)
+			for _, v := range []string{"v1", "v2"} {
+				if err := write("f.txt", v)(w); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if crash {
+				w.hooks.crashAt = func(s string) bool { return s == "undo-pending" }
+			} else {
+				w.hooks.beforeApply = func(int) error { return errors.New("injected: disk full") }
+			}
+			if err := editAs("f.txt", "v3")(w); err == nil {
+				t.Fatal("the change succeeded; want it to fail")
+			}
+			w.hooks = testHooks{}
+			if crash {
+				w = openTestWorkspace(t, opts)
+			}
+			checkFiles(t, root, map[string]string{"f.txt": "v2"})
+			hist, err := w.UndoHistory("f.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 2 {
+				t.Errorf("history has %d entries after a change that was not made, want 2", len(hist))
+			}
+			checkBlobs(t, w)
+		})
+	}
+}
+
+// TestSettleWaitsForBlockedTransaction: the pending record of a file of a
+// transaction that this workspace cannot recover (it touched a root it
+// lacks) is not judged from the half-applied file; the workspace that
+// rolls the transaction back drops it.
+func TestSettleWaitsForBlockedTransaction(t *testing.T) {
+	t.Parallel()
+	r1, r2, state := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(r1, "f.txt"), "v1", 0o644)
+	a := openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
+	a.hooks.crashAt = func(s string) bool { return s == "apply/0" }
+	_, err := a.Commit([]Change{{Path: filepath.Join(r1, "f.txt"), Content: []byte("v2")}, {Path: filepath.Join(r2, "g.txt"), Content: []byte("g")}}, CommitOptions{Op: "edit"})
+	if !errors.Is(err, errCrashed) {
+		t.Fatalf("commit = %v, want the simulated crash", err)
+	}
+	b := openTestWorkspace(t, Options{Roots: []string{r1}, StateDir: state})
+	if b.blocked == nil {
+		t.Fatal("the transaction is not blocked in the workspace without its second root")
+	}
+	if n := len(b.journal.pending); n != 2 {
+		t.Errorf("%d entries pending in the workspace that cannot recover the transaction, want its 2", n)
+	}
+	a2 := openTestWorkspace(t, Options{Roots: []string{r1, r2}, StateDir: state})
+	checkFiles(t, r1, map[string]string{"f.txt": "v1"})
+	hist, err := a2.UndoHistory(filepath.Join(r1, "f.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 0 {
+		t.Errorf("history of a rolled-back change: %d entries, want 0", len(hist))
+	}
+}
+
+// TestSettleJudgesALinkItself: the record of a link's removal is judged on
+// the link, not on the file it points to: a removal a crash stopped
+// before it was made leaves no record (which would let Undo re-create the
+// link after a person removed it).
+func TestSettleJudgesALinkItself(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	opts := Options{Roots: []string{root}, StateDir: t.TempDir()}
+	writeFile(t, filepath.Join(root, "real.txt"), "keep", 0o644)
+	if err := os.Symlink("real.txt", filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	w := openTestWorkspace(t, opts)
+	w.hooks.crashAt = func(s string) bool { return s == "undo-pending" }
+	if _, err := w.Commit([]Change{{Path: "alias", Delete: true, Entry: true}}, CommitOptions{Op: "remove"}); !errors.Is(err, errCrashed) {
+		t.Fatalf("remove = %v, want the simulated crash", err)
+	}
+	w2 := openTestWorkspace(t, opts)
+	if n := w2.journal.len(); n != 0 {
+		t.Errorf("%d live entries for a change never made, want 0", n)
+	}
+	if err := os.Remove(filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w2.Undo("alias"); err == nil {
+		t.Errorf("Undo re-created a link a person removed: %+v", res)
+	}
+}
+
+// TestFailureAfterTheChangeKeepsItsRecord: a change that failed after it
+// was made (its directory fsync) keeps its undo record: finishUndo judges
+// the file rather than dropping the record of a change that happened.
+func TestFailureAfterTheChangeKeepsItsRecord(t *testing.T) {
+	t.Parallel()
+	w, root := newTestWorkspace(t)
+	if err := write("f.txt", "v1")(w); err != nil {
+		t.Fatal(err)
+	}
+	err := w.locked("edit", "f.txt", func() error {
+		pl, err := w.plan("edit", []*request{{Change: Change{Path: "f.txt", Content: []byte("v2")}}}, true)
+		defer pl.close()
+		if err != nil {
+			return err
+		}
+		_, err = w.executeRecorded("edit", "", pl, func() error {
+			if err := w.execute("edit", "", pl); err != nil {
+				return err
+			}
+			return errors.New("injected: the directory fsync failed")
+		})
+		return err
+	})
+	if err == nil || errors.Is(err, errCrashed) {
+		t.Fatalf("the change = %v, want the injected failure", err)
+	}
+	if n := len(w.journal.pending); n != 0 {
+		t.Errorf("%d entries still pending", n)
+	}
+	if _, err := w.Undo("f.txt"); err != nil {
+		t.Fatalf("Undo: %v", err)
+	}
+	checkFiles(t, root, map[string]string{"f.txt": "v1"})
+}
+
+// TestSettleMoveAcrossKilledBeforeSourceRemoval: a move to another root
+// (a copy, then the source's removal) killed in between leaves both
+// files; the move did not happen, so both its records go, rather than the
+// destination's alone staying to make Undo claim the source is gone.
+func TestSettleMoveAcrossKilledBeforeSourceRemoval(t *testing.T) {
+	t.Parallel()
+	r1, r2 := t.TempDir(), t.TempDir()
+	opts := Options{Roots: []string{r1, r2}, StateDir: t.TempDir()}
+	writeFile(t, filepath.Join(r1, "a.txt"), "a", 0o644)
+	w := openTestWorkspace(t, opts)
+	w.hooks.crashAt = func(s string) bool { return s == "move-installed" }
+	if _, err := w.Move(filepath.Join(r1, "a.txt"), filepath.Join(r2, "b.txt"), false, ""); !errors.Is(err, errCrashed) {
+		t.Fatalf("move = %v, want the simulated crash", err)
+	}
+	w2 := openTestWorkspace(t, opts)
+	checkFiles(t, r1, map[string]string{"a.txt": "a"})
+	checkFiles(t, r2, map[string]string{"b.txt": "a"})
+	if n := w2.journal.len(); n != 0 {
+		t.Errorf("%d live entries for a move that did not happen, want 0", n)
+	}
+	checkBlobs(t, w2)
+}
