@@ -41,8 +41,9 @@ func TestSearchLinksIntoStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Overwriting a file keeps its old content in an undo blob.
-	for _, content := range []string{"OLDSECRET first version\n", "new\n"} {
+	// Overwriting a file keeps its old content in an undo blob (when over
+	// the 4 KiB kept inline in the undo log).
+	for _, content := range []string{"OLDSECRET first version\n" + strings.Repeat("x", 5000) + "\n", "new\n"} {
 		if _, err := c.Write(bg, client.WriteRequest{Path: "a.txt", Content: content}); err != nil {
 			t.Fatal(err)
 		}

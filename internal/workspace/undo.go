@@ -19,9 +19,10 @@ import (
 
 // The undo journal lives in StateDir/undo: "log", an append-only file of
 // JSON lines (add an entry, confirm one, drop one), and "blobs/<seq>", the
-// previous content of each entry. A blob is written and fsynced before the
-// log line that refers to it, so a crash leaves at worst an orphan blob,
-// removed by the next Open. Every process sharing the state directory
+// previous content of each entry, unless it is small enough to be kept in
+// the entry's log line (see defaultInlineMax). A blob is written and fsynced
+// before the log line that refers to it, so a crash leaves at worst an
+// orphan blob, removed by the next Open. Every process sharing the state directory
 // appends to the same log under the state lock and re-reads what others
 // appended before acting; the log is compacted when it is mostly dead
 // records.
@@ -36,6 +37,15 @@ import (
 const (
 	undoLog    = "undo/log"
 	undoLogTmp = "undo/log.tmp"
+	// defaultInlineMax is the largest previous content kept in its log line
+	// rather than in a blob of its own: an edit of a small file then
+	// costs one fsync for its undo record (the log's) instead of three
+	// (blob, blob directory, log), and a tree merge of small files one per
+	// batch instead of one per file. inlineBudget bounds the inline
+	// content of the live entries, which the journal holds in memory and
+	// every compaction rewrites; past it, contents go to blobs.
+	defaultInlineMax = 4 << 10
+	inlineBudget     = 8 << 20
 	// defaultCompactAt is the log size from which compaction is
 	// considered; it happens when at most a quarter of the log is live.
 	defaultCompactAt = 1 << 20
@@ -85,6 +95,10 @@ type undoEntry struct {
 	// through Change.Entry); the blob holds its target, and undo makes
 	// the link again.
 	Link bool `json:"link,omitempty"`
+	// Inline: the previous content is Data, not a blob (see
+	// defaultInlineMax).
+	Inline bool   `json:"inline,omitempty"`
+	Data   []byte `json:"data,omitempty"`
 	// Pending: recorded before its change was made, and not confirmed
 	// since. Such an entry is live (Undo checks the file anyway) until
 	// settlePending confirms or drops it.
@@ -143,6 +157,9 @@ type undoJournal struct {
 	// doomed holds the Seqs of evicted entries whose blobs wait for their
 	// drop records to be fsynced (see confirm).
 	doomed []int64
+	// inlined is the sum of the live entries' inline Data, which
+	// inlineBudget bounds.
+	inlined int64
 	// size is the sum of the live entries' Size, which TotalBytes bounds.
 	size int64
 	// liveLog is the bytes of the log lines that added the live entries:
@@ -152,19 +169,20 @@ type undoJournal struct {
 	dev     uint64
 	ino     uint64
 	off     int64 // bytes of the log applied
-	// compactAt is defaultCompactAt; not meant to be changed, but
-	// changeable for tests.
+	// compactAt is defaultCompactAt and inlineMax defaultInlineMax; not
+	// meant to be changed, but changeable for tests.
 	compactAt int64
+	inlineMax int64
 }
 
 func newUndoJournal(state *os.Root, l UndoLimits) *undoJournal {
-	j := &undoJournal{state: state, limits: l, compactAt: defaultCompactAt}
+	j := &undoJournal{state: state, limits: l, compactAt: defaultCompactAt, inlineMax: defaultInlineMax}
 	j.reset()
 	return j
 }
 
 func (j *undoJournal) reset() {
-	j.order, j.dead, j.size, j.liveLog = nil, 0, 0, 0
+	j.order, j.dead, j.size, j.liveLog, j.inlined = nil, 0, 0, 0, 0
 	j.bySeq, j.byKey, j.over = map[int64]*undoEntry{}, map[string][]*undoEntry{}, map[string]bool{}
 	j.pending = map[int64]*undoEntry{}
 	j.next, j.dev, j.ino, j.off = 1, 0, 0, 0
@@ -530,6 +548,7 @@ func (j *undoJournal) insert(e *undoEntry, lineLen int64) {
 		j.over[e.Key] = true
 	}
 	j.size += e.Size
+	j.inlined += int64(len(e.Data))
 	j.liveLog += e.line
 	if e.Seq >= j.next {
 		j.next = e.Seq + 1
@@ -542,6 +561,7 @@ func (j *undoJournal) remove(e *undoEntry) {
 	delete(j.bySeq, e.Seq)
 	delete(j.pending, e.Seq)
 	j.size -= e.Size
+	j.inlined -= int64(len(e.Data))
 	j.liveLog -= e.line
 
 	// Per file, drops are nearly always of the oldest (evictions) or the
@@ -665,6 +685,7 @@ func (j *undoJournal) addPending(pend []*undoEntry, blobs [][]byte) (kept []bool
 			_ = j.state.Remove(blobName(e.Seq))
 		}
 	}
+	inlined := j.inlined
 	for i, e := range pend {
 		if dropped[e.Seq] {
 			continue
@@ -672,6 +693,11 @@ func (j *undoJournal) addPending(pend []*undoEntry, blobs [][]byte) (kept []bool
 		kept[i] = true
 		recs = append(recs, undoRecord{Add: e})
 		if !e.Existed {
+			continue
+		}
+		if n := int64(len(blobs[i])); n <= j.inlineMax && inlined+n <= inlineBudget {
+			e.Inline, e.Data = true, blobs[i]
+			inlined += n
 			continue
 		}
 		if err := j.writeBlob(e.Seq, blobs[i]); err != nil {
@@ -722,7 +748,7 @@ func (j *undoJournal) confirm(es, evict []*undoEntry, sync bool) error {
 		return err // written or not, the evicted blobs stay: harmless
 	}
 	for _, e := range evicted {
-		if e.Existed {
+		if e.hasBlob() {
 			j.doomed = append(j.doomed, e.Seq)
 		}
 	}
@@ -828,9 +854,12 @@ func (j *undoJournal) newest(key string) *undoEntry {
 
 // readBlob returns e's previous content, checked against its version.
 func (j *undoJournal) readBlob(e *undoEntry) ([]byte, error) {
-	data, err := j.state.ReadFile(blobName(e.Seq))
-	if err != nil {
-		return nil, err
+	data := e.Data
+	if !e.Inline {
+		var err error
+		if data, err = j.state.ReadFile(blobName(e.Seq)); err != nil {
+			return nil, err
+		}
 	}
 	if Version(data) != e.PrevVersion {
 		return nil, errors.New("undo blob does not match its version")
@@ -849,12 +878,15 @@ func (j *undoJournal) drop(es ...*undoEntry) error {
 		return err
 	}
 	for _, e := range es {
-		if e.Existed {
+		if e.hasBlob() {
 			_ = j.state.Remove(blobName(e.Seq))
 		}
 	}
 	return nil
 }
+
+// hasBlob reports whether e's previous content is in a blob of its own.
+func (e *undoEntry) hasBlob() bool { return e.Existed && !e.Inline }
 
 // tidy runs at Open: it drops entries whose content is missing, removes
 // blobs no entry refers to (left by a crash between blob and log) and a
@@ -871,7 +903,7 @@ func (j *undoJournal) tidy() error {
 	have := make(map[int64]bool, len(names))
 	live := make(map[int64]bool, j.len())
 	for e := range j.live() {
-		if e.Existed {
+		if e.hasBlob() {
 			live[e.Seq] = true
 		}
 	}
@@ -885,7 +917,7 @@ func (j *undoJournal) tidy() error {
 	}
 	var recs []undoRecord
 	for e := range j.live() {
-		if e.Existed && !have[e.Seq] {
+		if e.hasBlob() && !have[e.Seq] {
 			recs = append(recs, undoRecord{Drop: e.Seq})
 		}
 	}

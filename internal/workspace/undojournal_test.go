@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -195,6 +196,7 @@ func TestUndoJournalMatchesModel(t *testing.T) {
 			limits := tc.limits
 			j := newUndoJournal(state, limits)
 			j.compactAt = 1 << 10
+			j.inlineMax = 64 // contents of 0–150 bytes: inline and in blobs
 			var model []modelEntry
 			compactions := 0
 			keys := []string{"/r/a", "/r/b", "/r/c", "/r/d", "/r/e", "/r/f"}
@@ -399,6 +401,16 @@ const (
 	journalRootEnv  = "FSPLANE_WORKSPACE_JOURNAL_ROOT"
 )
 
+// journalBlob is the previous content journalChild records for entry
+// seq: inline for odd seqs, in a blob for even ones.
+func journalBlob(seq int64) []byte {
+	b := []byte(fmt.Sprintf("content of /k/%d", seq))
+	if seq%2 == 0 {
+		b = bytes.Repeat(b, defaultInlineMax/len(b)+1)
+	}
+	return b
+}
+
 func journalChild() {
 	say := func(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args...) }
 	w, err := Open(Options{Roots: []string{os.Getenv(journalRootEnv)}, StateDir: os.Getenv(journalChildEnv)})
@@ -415,7 +427,7 @@ func journalChild() {
 				return err
 			}
 			key := fmt.Sprintf("/k/%d", j.next)
-			blob := []byte("content of " + key)
+			blob := journalBlob(j.next)
 			e := &undoEntry{Key: key, Op: "write", Existed: true, Size: int64(len(blob)), PrevVersion: Version(blob), AfterExists: true}
 			ino := j.ino
 			if _, err := j.add([]*undoEntry{e}, [][]byte{blob}); err != nil {
@@ -488,7 +500,7 @@ func TestKilledJournalKeepsItsEntries(t *testing.T) {
 				t.Fatalf("kill %d: entry %d is live but was neither added last nor reported", k, e.Seq)
 			}
 			b, err := j.readBlob(e)
-			if err != nil || string(b) != "content of "+e.Key {
+			if err != nil || !bytes.Equal(b, journalBlob(e.Seq)) {
 				t.Fatalf("kill %d: entry %d (%s) has content %q, %v", k, e.Seq, e.Key, b, err)
 			}
 		}

@@ -251,7 +251,7 @@ func checkBlobs(t *testing.T, w *Workspace) {
 	}
 	var want []string
 	for e := range w.journal.live() {
-		if e.Existed {
+		if e.hasBlob() {
 			want = append(want, filepath.Base(blobName(e.Seq)))
 		}
 	}
