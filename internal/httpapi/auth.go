@@ -57,6 +57,8 @@ func requireKey(key string, next http.Handler) http.Handler {
 			return
 		}
 		refuse.CloseAfter(w)
+		// RFC 9110 §11.6.1: a 401 names its scheme.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fsplane"`)
 		why := "no key was sent"
 		if keySent(r) {
 			why = "the key sent is not this server's"

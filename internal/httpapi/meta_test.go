@@ -40,6 +40,9 @@ func TestAuth(t *testing.T) {
 		if diff := cmp.Diff(want, r.body); r.status != 401 || diff != "" {
 			t.Errorf("%s %s: status %d, body (-want +got):\n%s", tt.method, tt.path, r.status, diff)
 		}
+		if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="fsplane"` {
+			t.Errorf("%s %s: WWW-Authenticate %q", tt.method, tt.path, got)
+		}
 		raw, _ := json.Marshal(r.body)
 		if strings.Contains(string(raw), key) || strings.Contains(string(raw), "wrong-key-sent") {
 			t.Errorf("%s %s: the answer names a key: %s", tt.method, tt.path, raw)

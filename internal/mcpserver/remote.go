@@ -40,10 +40,14 @@ type remote struct {
 
 // ServeHosts keeps the remote tools in step with h's hosts:
 // text_editor_remote (Agent Zero's tool, plus host), remote_grep and
-// remote_list are listed while a host is connected, and
-// text_editor_remote's write and patch actions, and remote_undo, only
-// while some host is Read&Write. Every change sends tools/list_changed. The returned
-// function stops following the hub (the tools stay as they are).
+// remote_list are listed while a host is connected, and remote_undo only
+// while some host is Read&Write. text_editor_remote always takes its
+// three actions: with every host read-only, a write or patch is answered
+// by the hub's read_only error, which tells the person to press F3 (a
+// schema refusing the action could not), and the tool is annotated
+// read-only meanwhile. Every change sends tools/list_changed. The
+// returned function stops following the hub (the tools stay as they
+// are).
 func (s *Server) ServeHosts(h *hub.Hub) (stop func()) {
 	s.remote = &remote{hub: h, state: -1}
 	s.syncHosts()
@@ -75,14 +79,12 @@ func (s *Server) syncHosts() {
 	} else {
 		s.RemoveTools(toolRemoteUndo)
 	}
-	actions := []any{"read"}
-	annotations := readOnlyTool("Read files on a connected computer")
+	annotations := readOnlyTool("Read files on a connected computer (writes need F3 on the host)")
 	if state == hostsReadWrite {
-		actions = []any{"read", "write", "patch"}
 		annotations = writeTool("Read and edit files on a connected computer", false)
 	}
 	schema := schemaFor[textEditorRemoteArgs](func(js *jsonschema.Schema) {
-		js.Properties["action"].Enum = actions
+		js.Properties["action"].Enum = []any{"read", "write", "patch"}
 		js.Required = []string{"action", "path"}
 	})
 	AddTool(s, &mcp.Tool{Name: toolTextEditorRemote, Description: description(toolTextEditorRemote),

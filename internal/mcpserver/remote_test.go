@@ -85,27 +85,33 @@ func (r *remoteEnv) waitTools(t *testing.T, names ...string) []*mcp.Tool {
 	}
 }
 
-func actions(t *testing.T, tools []*mcp.Tool) []any {
+// editorTool returns text_editor_remote's actions and whether it is
+// annotated read-only.
+func editorTool(t *testing.T, tools []*mcp.Tool) (actions []any, readOnly bool) {
 	t.Helper()
 	for _, x := range tools {
 		if x.Name == toolTextEditorRemote {
 			props := x.InputSchema.(map[string]any)["properties"].(map[string]any)
-			return props["action"].(map[string]any)["enum"].([]any)
+			return props["action"].(map[string]any)["enum"].([]any), x.Annotations.ReadOnlyHint
 		}
 	}
 	t.Fatal("no text_editor_remote")
-	return nil
+	return nil, false
 }
 
 func TestRemoteToolsFollowTheHosts(t *testing.T) {
 	t.Parallel()
 	r := newRemoteEnv(t, map[string]string{"notes.txt": "alpha\nbeta\n", "src/a.go": "package a\n"})
 	tools := r.waitTools(t, toolTextEditorRemote, toolRemoteGrep, toolRemoteList, "!"+toolRemoteUndo)
-	if got := actions(t, tools); !slices.Equal(got, []any{"read"}) {
-		t.Fatalf("read-only host: actions %v", got)
+	all := []any{"read", "write", "patch"}
+	if got, ro := editorTool(t, tools); !slices.Equal(got, all) || !ro {
+		t.Fatalf("read-only host: actions %v, read-only %v; want all three actions, annotated read-only", got, ro)
 	}
+	// A write is refused by the hub, which says what to do.
+	res := r.fail(toolTextEditorRemote, args("action", "write", "path", "notes.txt", "content", "x"), "read_only")
+	wantContains(t, res.text, "Press F3")
 
-	res := r.ok(toolTextEditorRemote, args("action", "read", "path", "notes.txt"))
+	res = r.ok(toolTextEditorRemote, args("action", "read", "path", "notes.txt"))
 	if res.text != "notes.txt 2 lines\n>>>\n   1 | alpha\n   2 | beta\n<<<" {
 		t.Fatalf("read: %q", res.text)
 	}
@@ -129,9 +135,12 @@ func TestRemoteToolsFollowTheHosts(t *testing.T) {
 		t.Fatal("no tools/list_changed after the mode change")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !slices.Equal(actions(t, r.waitTools(t, toolTextEditorRemote)), []any{"read", "write", "patch"}) {
+	for {
+		if _, ro := editorTool(t, r.waitTools(t, toolTextEditorRemote)); !ro {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("write actions never advertised")
+			t.Fatal("text_editor_remote never annotated as writing")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -30,8 +30,18 @@ type rawClient struct {
 // initializes a session at version.
 func newRawClient(t *testing.T, files map[string]string, version string, opts ...func(*stdioTransport)) *rawClient {
 	t.Helper()
+	return newRawClientWith(t, nil, files, version, opts...)
+}
+
+// newRawClientWith is newRawClient with setup, when not nil, changing the
+// server before it runs (adding a tool).
+func newRawClientWith(t *testing.T, setup func(*Server), files map[string]string, version string, opts ...func(*stdioTransport)) *rawClient {
+	t.Helper()
 	root, eng := newEngine(t, files, ops.Options{})
 	srv := New(eng, Options{})
+	if setup != nil {
+		setup(srv)
+	}
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
 	tr := StdioTransport(sr, sw).(*stdioTransport)
@@ -182,5 +192,33 @@ func TestStdioConnWrite(t *testing.T) {
 		if toSDK := len(inner.wrote) == 1; toSDK != (tc.direct == "") {
 			t.Errorf("%s: left to the SDK = %v, want %v", tc.name, toSDK, tc.direct == "")
 		}
+	}
+}
+
+// TestCancelledReadingToolIsNoResult: a reading tool cancelled by the
+// client (notifications/cancelled) is not answered with what it had found
+// by then — a search cut short would read as "no matches" — but with an
+// error.
+func TestCancelledReadingToolIsNoResult(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	c := newRawClientWith(t, func(s *Server) {
+		AddTool(s, &mcp.Tool{Name: "slow", Description: "waits", Annotations: readOnlyTool("Wait")},
+			func(ctx context.Context, _ *Call, _ struct{}) (string, struct{}, error) {
+				close(started)
+				<-ctx.Done()
+				return "No matches", struct{}{}, nil
+			})
+	}, nil, "2025-06-18")
+	c.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool did not start")
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":20,"reason":"stop"}}`)
+	resp := c.recv().(map[string]any)
+	if resp["id"] != 20.0 || resp["result"] != nil || resp["error"] == nil {
+		t.Errorf("the cancelled call was answered %v; want an error, not a result", resp)
 	}
 }

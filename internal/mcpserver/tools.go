@@ -24,6 +24,7 @@ type ToolFunc[In, Out any] func(ctx context.Context, c *Call, in In) (text strin
 // first call.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out]) {
 	name := t.Name
+	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		c := &Call{Session: req.Session, srv: s, sess: s.session(req.Session)}
 		c.Caller = c.sess.caller
@@ -32,6 +33,13 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolFunc[In, Out]) {
 			return nil, zero, asToolError(name, err)
 		}
 		text, out, err := h(ctx, c, in)
+		if err == nil && readOnly && ctx.Err() != nil {
+			// Cancelled (notifications/cancelled) or the session ended:
+			// what a reading tool found by then may be partial ("no
+			// matches" from a search cut short), so it is not answered
+			// as a result. A change that was made is still reported.
+			err = ctx.Err()
+		}
 		if err != nil {
 			var zero Out
 			return nil, zero, asToolError(name, err)

@@ -224,7 +224,8 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 			if recursive {
 				err = w.removeAll(op, "delete", p, root, r.Rel)
 			} else if err = root.Remove(r.Rel); errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-				e := fserr.New(fserr.InvalidTarget, op, p, "directory %s is not empty; pass recursive to delete it and everything in it", p)
+				e := fserr.New(fserr.InvalidTarget, op, p, "directory %s is not empty; pass recursive to delete it and everything in it", p).
+					WithHint("pass recursive to delete the directory with everything in it, or delete its entries first")
 				e.Errno, e.Err = syscall.ENOTEMPTY, err
 				return e
 			}

@@ -94,14 +94,16 @@ func (w *Workspace) checkHolds(op, verb string, r *resolved) error {
 	for _, s := range []string{w.stateReal, w.stateDir} {
 		if _, in := within(s, r.canonKey); in || holds(fi, s) {
 			return fserr.New(fserr.InvalidTarget, op, r.Given,
-				"cannot %s %s: it contains fsplane's state directory %s", verb, r.Given, w.stateDir)
+				"cannot %s %s: it contains fsplane's state directory %s", verb, r.Given, w.stateDir).
+				WithHint("%s the entries inside it instead, one by one", verb)
 		}
 	}
 	for _, root := range w.roots {
 		for _, s := range []string{root.real, root.path} {
 			if _, in := within(s, r.canonKey); in || holds(fi, s) {
 				return fserr.New(fserr.InvalidTarget, op, r.Given,
-					"cannot %s %s: it is or contains the workspace root %s", verb, r.Given, root.path)
+					"cannot %s %s: it is or contains the workspace root %s", verb, r.Given, root.path).
+					WithHint("a root stays while fsplane serves it: %s the entries inside it instead", verb)
 			}
 		}
 	}

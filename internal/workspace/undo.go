@@ -245,7 +245,8 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	}
 	e := w.journal.newest(res.canonKey)
 	if e == nil {
-		return nil, fserr.New(fserr.BadRequest, op, p, "no undo history for %s", p)
+		return nil, fserr.New(fserr.BadRequest, op, p, "no undo history for %s", p).
+			WithHint("nothing is recorded for this path: it was not changed through fsplane, its changes were already undone, or their records were evicted (or not kept: too large, a directory); restore it by hand")
 	}
 	// A move changed two files, and so does a patch's (a group): they
 	// are reverted together.

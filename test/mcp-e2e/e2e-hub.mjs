@@ -29,17 +29,18 @@ const tool = async (name) => (await client.listTools()).tools.find((t) => t.name
 
 let t = await tool("text_editor_remote");
 assert.ok(t, "text_editor_remote is listed while a host is connected");
-assert.deepEqual(t.inputSchema.properties.action.enum, ["read"], "read-only host: only read is advertised");
-assert.equal(t.annotations.readOnlyHint, true);
+assert.deepEqual(t.inputSchema.properties.action.enum, ["read", "write", "patch"], "every action is taken, so a write gets the F3 answer");
+assert.equal(t.annotations.readOnlyHint, true, "annotated read-only while every host is");
 assert.ok(await tool("remote_grep"));
 assert.ok(await tool("remote_list"));
 
 let res = await client.callTool({ name: "text_editor_remote", arguments: { action: "read", path: "hello.txt" } });
 assert.ok(!res.isError, text(res));
 assert.equal(text(res), "hello.txt 2 lines\n>>>\n   1 | hello\n   2 | world\n<<<");
-// write is not advertised, and refused if sent anyway.
+// A write to the read-only host is refused by the host's rules, with what to do.
 res = await client.callTool({ name: "text_editor_remote", arguments: { action: "write", path: "hello.txt", content: "x" } });
 assert.equal(res.isError, true, text(res));
+assert.match(text(res), /Press F3/);
 assert.equal(fs.readFileSync(path.join(root, "hello.txt"), "utf8"), "hello\nworld\n");
 
 res = await client.callTool({ name: "remote_grep", arguments: { pattern: "wor" } });

@@ -164,7 +164,8 @@ func (h *Hub) Find(name string) (*Host, error) {
 	case 1:
 		return byName[0], nil
 	case 0:
-		return nil, fserr.New(fserr.NotFound, "route", name, "no connected host is named %q; connected: %s", name, h.listLocked())
+		return nil, fserr.New(fserr.NotFound, "route", name, "no connected host is named %q; connected: %s", name, h.listLocked()).
+			WithHint("pass one of the connected hosts' names or ids, or omit host when only one is connected")
 	}
 	return nil, fserr.New(fserr.BadRequest, "route", name, "%d connected hosts are named %q (%s); use the host id", len(byName), name, h.listLocked())
 }
