@@ -158,9 +158,11 @@ func (w *Workspace) settlePending() {
 // whose file is still as before the change, and not also as after it, is
 // dropped, as the change was never made. A file changed since either way
 // keeps its entry, and Undo reports the conflict as for any record. The
-// records of a move whose source is still as it was go together: the
-// move did not happen, even if its copy reached the destination (a move
-// across file systems killed before it removed the source).
+// records of one transaction (a commit of several files, a tree merge, a
+// move) go together: when one of its files is as before, none of its
+// changes happened — recovery made the transaction all or nothing, and a
+// move across file systems killed before it removed its source did not
+// happen even if its copy reached the destination.
 //
 // Entries stay pending, live (Undo checks their file anyway), while they
 // cannot be judged yet: their file is outside this workspace's roots, or
@@ -198,15 +200,18 @@ func (w *Workspace) settle(es []*undoEntry) {
 		}
 		made[e.Seq] = !st.isBefore(e) || st.isAfter(e)
 	}
+	// The changes of one transaction, merge or move were made together or
+	// not at all: one file as before settles the others, which may look
+	// both ways (new content equal to the old).
+	notMade := map[string]bool{}
 	for _, e := range es {
-		if e.Op == opMove && e.Tx != "" && !e.AfterExists && !made[e.Seq] {
-			if _, judged := made[e.Seq]; judged {
-				for _, o := range es {
-					if _, ok := made[o.Seq]; ok && o.Tx == e.Tx {
-						made[o.Seq] = false
-					}
-				}
-			}
+		if m, judged := made[e.Seq]; judged && !m && e.Tx != "" {
+			notMade[e.Tx] = true
+		}
+	}
+	for _, e := range es {
+		if _, judged := made[e.Seq]; judged && notMade[e.Tx] {
+			made[e.Seq] = false
 		}
 	}
 	var confirm, gone []*undoEntry

@@ -420,3 +420,66 @@ func TestSettleMoveAcrossKilledBeforeSourceRemoval(t *testing.T) {
 	}
 	checkBlobs(t, w2)
 }
+
+// TestSettleTransactionTogether: a file whose new content equals its old
+// looks both as before and as after its change; when a crash stopped the
+// change it belonged to (a merge rolled back, a move not made), its record
+// goes with the others of that change instead of staying as a phantom —
+// which, for a move, would block the file's older history.
+func TestSettleTransactionTogether(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(w *Workspace) error
+		crash  string
+	}{
+		{"merge rolled back", func(w *Workspace) error {
+			tw, err := w.CreateTree("m", nil)
+			if err != nil {
+				return err
+			}
+			defer tw.Abort()
+			for name, content := range map[string]string{"a.txt": "new", "same.txt": "same"} {
+				if _, err := tw.File(name, 0o644, strings.NewReader(content)); err != nil {
+					return err
+				}
+			}
+			_, err = tw.Commit()
+			return err
+		}, "apply/0"},
+		{"move not made", func(w *Workspace) error {
+			_, err := w.Move("m/a.txt", "m/same.txt", true, "")
+			return err
+		}, "undo-pending"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			opts := Options{Roots: []string{root}, StateDir: t.TempDir()}
+			w := openTestWorkspace(t, opts)
+			for _, c := range []struct{ name, content string }{{"m/a.txt", "same"}, {"m/same.txt", "v0"}, {"m/same.txt", "same"}} {
+				if err := write(c.name, c.content)(w); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.hooks.crashAt = func(s string) bool { return s == tt.crash }
+			if err := tt.change(w); !errors.Is(err, errCrashed) {
+				t.Fatalf("change = %v, want the simulated crash", err)
+			}
+			w2 := openTestWorkspace(t, opts)
+			checkFiles(t, root, map[string]string{"m/a.txt": "same", "m/same.txt": "same"})
+			hist, err := w2.UndoHistory("m/same.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 2 {
+				t.Fatalf("history of m/same.txt has %d entries (%+v), want its 2 writes", len(hist), hist)
+			}
+			if _, err := w2.Undo("m/same.txt"); err != nil {
+				t.Fatalf("Undo of the older history: %v", err)
+			}
+			checkFiles(t, root, map[string]string{"m/same.txt": "v0"})
+		})
+	}
+}
