@@ -198,13 +198,14 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 	defer eng.Close()
 
 	opts := host.Options{URL: hubURL, Token: token, Name: name, Mode: mode, Engine: eng, TLS: tlsConf, Version: buildVersion()}
-	if w := plaintextWarning(hubURL); w != "" {
-		fmt.Fprintln(stderr, w)
-	}
+	warning := plaintextWarning(hubURL)
 	if c.noTUI || !isTerminal(stdin) || !isTerminal(stdout) {
+		if warning != "" {
+			fmt.Fprintln(stderr, warning)
+		}
 		err = connectPlain(ctx, opts, ws.Roots(), stdout, stderr)
 	} else {
-		err = connectTUI(ctx, opts, ws.Roots(), stdin, stdout)
+		err = connectTUI(ctx, opts, ws.Roots(), warning, stdin, stdout)
 	}
 	if err != nil {
 		return &exitError{code: 1, err: connectHint(err)}
@@ -243,12 +244,15 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 }
 
 // connectTUI runs the host under the terminal interface; quitting it
-// stops the host.
-func connectTUI(ctx context.Context, opts host.Options, roots []string, stdin io.Reader, stdout io.Writer) error {
+// stops the host. SIGINT and SIGTERM are stopSignals' alone (bubbletea's
+// own handler is off): with both, a signal from outside raced bubbletea's
+// shutdown and hung the process with the terminal left raw. The first
+// cancels ctx, which ends the program and restores the terminal.
+func connectTUI(ctx context.Context, opts host.Options, roots []string, warning string, stdin io.Reader, stdout io.Writer) error {
 	var h *host.Host
-	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode,
+	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning,
 		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
 	// Send returns at once after the program ended, so a host event can
 	// never block on a closed interface.
 	opts.OnEvent = func(ev host.Event) { p.Send(tui.EventMsg(ev)) }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -272,6 +273,7 @@ func TestPlaintextWarning(t *testing.T) {
 type tmux struct {
 	t      *testing.T
 	socket string
+	target string // the session screen shows; "" is "connect"
 }
 
 func (x *tmux) run(args ...string) (string, error) {
@@ -281,7 +283,11 @@ func (x *tmux) run(args ...string) (string, error) {
 
 // screen returns the pane's visible text.
 func (x *tmux) screen() string {
-	out, err := x.run("capture-pane", "-p", "-t", "connect")
+	target := x.target
+	if target == "" {
+		target = "connect"
+	}
+	out, err := x.run("capture-pane", "-p", "-t", target)
 	if err != nil {
 		x.t.Fatalf("capture-pane: %v: %s", err, out)
 	}
@@ -453,5 +459,60 @@ func TestConnectTUIUnderTmux(t *testing.T) {
 			t.Fatalf("q did not quit:\n%s", x.screen())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestConnectTUIStopsOnSignal: SIGTERM or SIGINT from outside stops the
+// terminal interface at once, exit status 0, with the terminal given back
+// (canonical mode). With bubbletea's own signal handler beside fsplane's,
+// such a signal sometimes hung the process with the terminal left raw.
+func TestConnectTUIStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	hub := hosttest.Start(t, hosttest.Options{Token: "tok"})
+	x := &tmux{t: t, socket: fmt.Sprintf("fsplane-sig-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { x.run("kill-server") })
+	for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		state, exitFile, sttyFile := filepath.Join(dir, "state"), filepath.Join(dir, "exit"), filepath.Join(dir, "stty")
+		shell := fmt.Sprintf("%q connect %q --token tok --name sig-host --root %q --state-dir %q; echo $? > %q; stty -a > %q; sleep 30",
+			binary, hub.URL, dir, state, exitFile, sttyFile)
+		session := fmt.Sprintf("sig%d", i)
+		if out, err := x.run("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", shell); err != nil {
+			t.Fatalf("tmux new-session: %v: %s", err, out)
+		}
+		x.target = session
+		x.waitScreen("connected", func(l []string) bool { return strings.Contains(strings.Join(l, "\n"), "connected as") })
+		out, err := exec.Command("pgrep", "-f", "--", "--state-dir "+state).Output()
+		if err != nil {
+			t.Fatalf("pgrep: %v", err)
+		}
+		pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			b, err := os.ReadFile(sttyFile)
+			if err == nil && len(b) > 0 {
+				code, _ := os.ReadFile(exitFile)
+				if c := strings.TrimSpace(string(code)); c != "0" {
+					t.Errorf("%v: exit status %s, want 0", sig, c)
+				}
+				if fields := strings.Fields(string(b)); slices.Contains(fields, "-icanon") || slices.Contains(fields, "-echo") {
+					t.Errorf("%v: the terminal was left raw: %s", sig, b)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: fsplane connect did not stop within 5 s:\n%s", sig, x.screen())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }

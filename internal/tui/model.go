@@ -54,6 +54,9 @@ type Options struct {
 	MaxLog int
 	// Renderer styles the view; nil is lipgloss's default (stdout).
 	Renderer *lipgloss.Renderer
+	// Warning, when set, is the log's first line (connecting without TLS
+	// beyond this machine): stderr is hidden while the interface runs.
+	Warning string
 }
 
 // EventMsg delivers a host event to the model.
@@ -122,7 +125,11 @@ func New(o Options) Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	return Model{opts: o, st: newStyles(r), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
+	m := Model{opts: o, st: newStyles(r), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
+	if o.Warning != "" {
+		m.add(logLine{head: m.st.warn.Render(o.Warning)})
+	}
+	return m
 }
 
 // Mode returns the mode the model shows.

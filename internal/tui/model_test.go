@@ -477,3 +477,17 @@ func TestLogIsBounded(t *testing.T) {
 		t.Errorf("log %q", l)
 	}
 }
+
+// TestWarningIsTheFirstLogLine: a warning (no TLS beyond this machine)
+// shows in the log, since stderr is hidden while the interface runs.
+func TestWarningIsTheFirstLogLine(t *testing.T) {
+	t.Parallel()
+	const w = "warning: hub:8080 is reached without TLS"
+	m := New(Options{HubURL: "ws://hub:8080/v2/connector", Name: "h", Warning: w})
+	if log := m.Log(); len(log) != 1 || !strings.Contains(log[0], w) {
+		t.Errorf("log = %q, want the warning first", log)
+	}
+	if log := New(Options{Name: "h"}).Log(); len(log) != 0 {
+		t.Errorf("log without a warning = %q", log)
+	}
+}
