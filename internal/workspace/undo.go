@@ -697,7 +697,8 @@ func (j *undoJournal) addPending(pend []*undoEntry, blobs [][]byte) (kept []bool
 			continue
 		}
 		if n := int64(len(blobs[i])); n <= j.inlineMax && inlined+n <= inlineBudget {
-			e.Inline, e.Data = true, blobs[i]
+			// A copy: the journal keeps it, and blobs[i] may share a larger array.
+			e.Inline, e.Data = true, bytes.Clone(blobs[i])
 			inlined += n
 			continue
 		}
