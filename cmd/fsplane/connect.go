@@ -247,12 +247,14 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 // stops the host. SIGINT and SIGTERM are stopSignals' alone (bubbletea's
 // own handler is off): with both, a signal from outside raced bubbletea's
 // shutdown and hung the process with the terminal left raw. The first
-// cancels ctx, which ends the program and restores the terminal.
+// cancels ctx, and the program is asked to quit as q does: killing it
+// through tea.WithContext instead closes its input reader under the
+// goroutine reading it (a data race inside bubbletea).
 func connectTUI(ctx context.Context, opts host.Options, roots []string, warning string, stdin io.Reader, stdout io.Writer) error {
 	var h *host.Host
 	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning,
 		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
+	p := tea.NewProgram(model, tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
 	// Send returns at once after the program ended, so a host event can
 	// never block on a closed interface.
 	opts.OnEvent = func(ev host.Event) { p.Send(tui.EventMsg(ev)) }
@@ -268,7 +270,16 @@ func connectTUI(ctx context.Context, opts host.Options, roots []string, warning 
 		runErr <- err
 		p.Send(tui.DoneMsg{Err: err})
 	}()
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Quit()
+		case <-quit:
+		}
+	}()
 	_, perr := p.Run()
+	close(quit)
 	cancel()
 	err = <-runErr
 	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && err == nil {
