@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -15,21 +18,28 @@ import (
 
 func newApplyCmd() *cobra.Command {
 	var (
-		root, stateDir string
-		dryRun         bool
+		stateDir string
+		dryRun   bool
 	)
+	cwd, _ := os.Getwd()
+	root := &onceValue{value: cwd}
 	cmd := &cobra.Command{
 		Use:   "apply [PATCH]",
 		Short: "Apply a Codex-style patch (all files or none)",
 		Long: `Apply a patch in OpenAI Codex's apply_patch format ("*** Begin Patch" …
 "*** End Patch") to the files under the current directory (or --root), taken
-from the argument or, without one, from standard input.
+from the argument or, without one, from standard input (a file or a pipe,
+not a terminal: fsplane apply < change.patch).
 
 Every hunk of every file is resolved first; the files are then committed in
 one transaction, so either all of them change or none does. On success the
 output is Codex's: "Success. Updated the following files:" and A/M/D lines.
 On failure the error goes to standard error, the exit status is 1, and the
 tree is unchanged.
+
+SIGINT or SIGTERM stops apply at once, nothing changed, with exit status
+128 plus the signal's number (130, 143); a commit already under way
+finishes first (it is atomic and quick), and its files stay changed.
 
 Each changed file is recorded in the undo journal of the state directory
 (--state-dir). This command has no undo of its own: revert a file with the
@@ -40,21 +50,37 @@ the same state directory and a root that holds the file.`,
 			if len(args) > 1 {
 				return usageError(cmd, fmt.Errorf("unexpected argument %q: apply takes one patch (quote it) or reads it from standard input", args[1]))
 			}
+			if err := root.check("root", "apply works under one root"); err != nil {
+				return usageError(cmd, err)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := patchText(cmd.InOrStdin(), args)
-			if err != nil {
-				return &exitError{code: 1, err: err}
+			// Reading a terminal would wait, silently, for a patch typed
+			// by hand: nobody means that, and it looks like a hang.
+			if len(args) == 0 && isTerminal(cmd.InOrStdin()) {
+				return usageError(cmd, errors.New("no patch given, and standard input is a terminal: "+
+					"pass the patch as the argument (fsplane apply \"$(cat change.patch)\") or pipe it (fsplane apply < change.patch)"))
 			}
-			ws, err := openWorkspace([]string{root}, sameSource("--root"), stateDir)
+			ctx := cmd.Context()
+			text, err := patchText(ctx, cmd.InOrStdin(), args)
+			if err != nil {
+				return err
+			}
+			ws, err := openWorkspace([]string{root.value}, sameSource("--root"), stateDir)
 			if err != nil {
 				return err
 			}
 			defer ws.Close()
-			res, err := ops.New(ws, ops.Options{}).Patch(cmd.Context(), ops.PatchRequest{Patch: text, DryRun: dryRun})
+			// The engine stops planning when ctx ends (a signal) and
+			// returns a cancelled error; a commit it has begun, it
+			// finishes.
+			res, err := ops.New(ws, ops.Options{}).Patch(ctx, ops.PatchRequest{Patch: text, DryRun: dryRun})
 			if err != nil {
-				return &exitError{code: 1, err: describe(err)}
+				if sig := stopSignal(ctx); sig != 0 && errors.Is(err, context.Canceled) {
+					return &exitError{code: 128 + int(sig), err: describe(err)}
+				}
+				return &exitError{code: 1, err: describe(fileArgumentHint(args, err))}
 			}
 			out := cmd.OutOrStdout()
 			if dryRun {
@@ -68,25 +94,121 @@ the same state directory and a root that holds the file.`,
 			return err
 		},
 	}
-	cwd, _ := os.Getwd()
-	cmd.Flags().StringVar(&root, "root", cwd, "directory the patch's paths are relative to; nothing outside it is touched")
+	cmd.Flags().Var(root, "root", "directory the patch's paths are relative to; nothing outside it is touched")
 	stateDirFlag(cmd.Flags(), &stateDir)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the unified diff the patch would make and change nothing")
 	return cmd
 }
 
-func patchText(stdin io.Reader, args []string) (string, error) {
+// onceValue is a string flag that may be given only once (see check).
+// pflag keeps the last of a repeated string flag silently, so "apply
+// --root a --root b" applied the patch under b, whichever root the user
+// meant.
+type onceValue struct {
+	value string
+	given []string // every value on the command line, in order
+}
+
+func (o *onceValue) String() string { return o.value }
+func (o *onceValue) Type() string   { return "string" }
+
+func (o *onceValue) Set(v string) error {
+	o.value, o.given = v, append(o.given, v)
+	return nil
+}
+
+// check refuses the flag named name given more than once; why says why it
+// takes one value.
+func (o *onceValue) check(name, why string) error {
+	if len(o.given) < 2 {
+		return nil
+	}
+	q := make([]string, len(o.given))
+	for i, v := range o.given {
+		q[i] = strconv.Quote(v)
+	}
+	return fmt.Errorf("--%s given %d times (%s): %s; give it once", name, len(o.given), strings.Join(q, ", "), why)
+}
+
+// patchText returns the patch: the argument, or else standard input read
+// to its end. A signal (ctx done) ends the read at once: a pipe whose
+// writer never closes would otherwise hold apply until a second signal
+// forced the exit, with no word of why. The read goroutine is left
+// blocked; the process exits right after.
+func patchText(ctx context.Context, stdin io.Reader, args []string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
 	}
-	b, err := io.ReadAll(stdin)
-	if err != nil {
-		return "", fmt.Errorf("reading the patch from standard input: %w", err)
+	type result struct {
+		b   []byte
+		err error
 	}
-	if strings.TrimSpace(string(b)) == "" {
-		return "", errors.New("no patch given: pass the patch as the argument or on standard input")
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(stdin)
+		done <- result{b, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		code := 1
+		if sig := stopSignal(ctx); sig != 0 {
+			code = 128 + int(sig)
+		}
+		return "", &exitError{code: code, err: fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx))}
 	}
-	return string(b), nil
+	if r.err != nil {
+		return "", &exitError{code: 1, err: fmt.Errorf("reading the patch from standard input: %w", r.err)}
+	}
+	if strings.TrimSpace(string(r.b)) == "" {
+		return "", &exitError{code: 1, err: errors.New("no patch given: pass the patch as the argument or on standard input")}
+	}
+	return string(r.b), nil
+}
+
+// stopReason names what stopped ctx, for a message: the signal, or the
+// context's error.
+func stopReason(ctx context.Context) string {
+	switch stopSignal(ctx) {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return ctx.Err().Error()
+}
+
+// fileArgumentHint replaces the hint of err, the refusal of a patch given
+// as the argument, when that argument is one line naming an existing
+// file: "fsplane apply p1.patch" reads as applying the file, but applies
+// the text "p1.patch", which Codex's parser refuses for its first line.
+// Codex's message stays first; the hint says how to pass the file.
+func fileArgumentHint(args []string, err error) error {
+	fe, ok := fserr.As(err)
+	if len(args) != 1 || !ok || fe.Code != fserr.BadRequest {
+		return err
+	}
+	name := strings.TrimSuffix(args[0], "\n")
+	if name == "" || strings.ContainsAny(name, "\r\n") {
+		return err
+	}
+	if fi, serr := os.Stat(name); serr != nil || fi.IsDir() {
+		return err
+	}
+	q := shellQuote(name)
+	e := *fe
+	e.Hint = fmt.Sprintf("%s is a file, but the argument is the patch text itself; to apply the file, run fsplane apply < %s (or fsplane apply \"$(cat %s)\")", name, q, q)
+	return &e
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so a hint's
+// command can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-,:@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // describe renders an error for a terminal: the message, then the hint.

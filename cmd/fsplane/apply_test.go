@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fsplane/fsplane/internal/applytest"
 	"github.com/fsplane/fsplane/internal/testenv"
@@ -174,6 +177,123 @@ func TestApplyRefusalsPrintHint(t *testing.T) {
 			}
 			if _, err := os.Lstat(filepath.Join(root, "..", "x.txt")); err == nil {
 				t.Error("a refused patch wrote outside the root")
+			}
+		})
+	}
+}
+
+// TestApplyFileNameArgument: "fsplane apply p1.patch" applies the text
+// "p1.patch", which Codex's parser refuses. When the argument names an
+// existing file, the refusal stays Codex's but its hint says how to apply
+// the file; otherwise the hint is the parser's own.
+func TestApplyFileNameArgument(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, arg, hint string
+	}{
+		{"file", "p1.patch", `Hint: p1.patch is a file, but the argument is the patch text itself; to apply the file, run fsplane apply < p1.patch (or fsplane apply "$(cat p1.patch)")`},
+		{"file name to quote", "my p1.patch", `run fsplane apply < 'my p1.patch' (or fsplane apply "$(cat 'my p1.patch')")`},
+		{"no such file", "p2.patch", "Hint: start the patch with a '*** Begin Patch' line"},
+		{"directory", "dir", "Hint: start the patch with a '*** Begin Patch' line"},
+		{"two lines", "p1.patch\np1.patch", "Hint: start the patch with a '*** Begin Patch' line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			patch := "*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n"
+			for _, name := range []string{"p1.patch", "my p1.patch"} {
+				if err := os.WriteFile(filepath.Join(root, name), []byte(patch), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			got := runBinary(t, root, "", "apply", "--state-dir", t.TempDir(), tt.arg)
+			first := "fsplane apply: Invalid patch: The first line of the patch must be '*** Begin Patch'\n"
+			if got.Exit != 1 || got.Stdout != "" || !strings.HasPrefix(got.Stderr, first) || !strings.Contains(got.Stderr, tt.hint) {
+				t.Fatalf("got %+v, want exit 1, Codex's error first, then %q", got, tt.hint)
+			}
+			if _, err := os.Stat(filepath.Join(root, "x.txt")); err == nil {
+				t.Error("x.txt was added")
+			}
+		})
+	}
+}
+
+// TestApplyRootOnce: apply works under one root; a repeated --root used
+// to be dropped silently, the patch applied under the last one.
+func TestApplyRootOnce(t *testing.T) {
+	t.Parallel()
+	r1, r2 := t.TempDir(), t.TempDir()
+	for _, r := range []string{r1, r2} {
+		if err := os.WriteFile(filepath.Join(r, "a.txt"), []byte("one\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch"
+	got := runBinary(t, t.TempDir(), "", "apply", "--state-dir", t.TempDir(), "--root", r1, "--root", r2, patch)
+	if got.Exit != 2 || got.Stdout != "" || !strings.Contains(got.Stderr, "--root given 2 times") ||
+		!strings.Contains(got.Stderr, "apply works under one root") {
+		t.Fatalf("got %+v, want a usage error", got)
+	}
+	for _, r := range []string{r1, r2} {
+		if b, _ := os.ReadFile(filepath.Join(r, "a.txt")); string(b) != "one\n" {
+			t.Errorf("%s/a.txt = %q, want it unchanged", r, b)
+		}
+	}
+}
+
+// TestApplyStopsOnFirstSignal: apply reading a patch from a pipe whose
+// writer never closes stops at the first SIGINT or SIGTERM, says so,
+// and exits 128 plus the signal. It used to wait for a second signal.
+func TestApplyStopsOnFirstSignal(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGINT, "SIGINT"}, {syscall.SIGTERM, "SIGTERM"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			// A signal that arrives before fsplane handles signals kills
+			// it as any process: then try again, waiting longer.
+			for delay := 100 * time.Millisecond; ; delay *= 2 {
+				cmd := exec.Command(binary, "apply", "--state-dir", t.TempDir())
+				cmd.Dir = root
+				stdin, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				io.WriteString(stdin, "*** Begin Patch\n*** Add File: x.txt\n")
+				time.Sleep(delay)
+				if err := cmd.Process.Signal(tt.sig); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("apply still runs 10 s after %s", tt.name)
+				}
+				stdin.Close()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && delay < 10*time.Second {
+					continue
+				}
+				want := "fsplane apply: stopped (" + tt.name + ") while reading the patch from standard input; nothing was changed\n"
+				if code := cmd.ProcessState.ExitCode(); code != 128+int(tt.sig) || stderr.String() != want {
+					t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr.String(), 128+int(tt.sig), want)
+				}
+				return
 			}
 		})
 	}

@@ -78,6 +78,28 @@ func TestCommandLineErrors(t *testing.T) {
 			[]string{"fsplane serve: listen on " + busy.Addr().String(), "address already in use", "Hint: ", "--listen"}, nil},
 		{"missing mcp root", nil, []string{"mcp", "--root", "/nonexistent/root", "--state-dir", state}, 1,
 			[]string{"fsplane mcp: cannot open the --root directory /nonexistent/root"}, nil},
+		// A malformed --listen is a usage error, whatever part is wrong;
+		// a port past 65535 used to fail only at listen, with status 1.
+		{"listen without port", nil, []string{"serve", "--listen", "nonsense", "--state-dir", state}, 2,
+			[]string{`fsplane serve: --listen "nonsense": address nonsense: missing port in address`, "use host:port"}, nil},
+		{"listen port too big", nil, []string{"serve", "--listen", "127.0.0.1:99999", "--state-dir", state}, 2,
+			[]string{`fsplane serve: --listen "127.0.0.1:99999"`, "invalid port", "use host:port with a port from 0 to 65535"}, nil},
+		{"listen port not a number", nil, []string{"serve", "--listen", "127.0.0.1:eighty", "--state-dir", state}, 2,
+			[]string{`fsplane serve: --listen "127.0.0.1:eighty"`, "use host:port"}, nil},
+		{"listen from the environment", []string{"FSPLANE_LISTEN=127.0.0.1:-1"}, []string{"serve", "--state-dir", state}, 2,
+			[]string{`fsplane serve: FSPLANE_LISTEN (for --listen) "127.0.0.1:-1"`, "use host:port"}, nil},
+		{"listen on no address of this machine", nil, []string{"serve", "--listen", "192.0.2.1:0", "--state-dir", state, "--api-key", "k"}, 1,
+			[]string{"fsplane serve: listen on 192.0.2.1:0", "Hint: --listen must name an address of this machine"}, nil},
+		// An empty root is no path at all: it used to be refused as
+		// `invalid root ""`, with no word of what a root is.
+		{"empty root", nil, []string{"serve", "--root", "", "--state-dir", state}, 2,
+			[]string{`fsplane serve: --root "": a root must be a directory path`, "Hint: name a directory"}, []string{"invalid root"}},
+		{"empty root in the environment", []string{"FSPLANE_ROOT=" + state + "::"}, []string{"serve", "--state-dir", state}, 2,
+			[]string{`fsplane serve: FSPLANE_ROOT (for --root) "": a root must be a directory path`}, nil},
+		{"empty mcp root", nil, []string{"mcp", "--root", "", "--state-dir", state}, 2,
+			[]string{`fsplane mcp: --root "": a root must be a directory path`}, nil},
+		{"empty apply root", nil, []string{"apply", "--root", "", "--state-dir", state, "x"}, 2,
+			[]string{`fsplane apply: --root "": a root must be a directory path`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,8 +64,10 @@ API key (or --insecure-no-auth). Paths are confined to the roots; use
 TLS 1.2 or later, for every route: the API, /mcp and /v2/connector (wss://).
 A server reachable beyond loopback should use them, or sit behind a proxy
 that terminates TLS: the API key and the connector token travel in request
-headers, and file contents in the bodies. fsplane connect verifies the
-certificate: for a self-signed one, pass its file to connect's --ca-file.
+headers, and file contents in the bodies. Started beyond loopback over plain
+HTTP, or with --insecure-no-auth, the server warns at every start. fsplane
+connect verifies the certificate: for a self-signed one, pass its file to
+connect's --ca-file.
 
 Requests from web pages (an Origin header, or Sec-Fetch-Site cross-site or
 same-site) are refused, since any page the user opens can reach a loopback
@@ -92,7 +95,7 @@ exits with 128 plus the signal's number (130, 143).`,
 	}
 	cwd, _ := os.Getwd()
 	f := cmd.Flags()
-	f.StringVar(&c.listen, "listen", "127.0.0.1:18091", "address to listen on")
+	f.StringVar(&c.listen, "listen", "127.0.0.1:18091", "address to listen on, host:port (0.0.0.0:PORT for every interface)")
 	f.StringArrayVar(&c.roots, "root", []string{cwd}, "workspace root (repeatable; the first is the base for relative paths)")
 	f.StringVar(&c.apiKey, "api-key", "", "require this key (Bearer, x-api-key or ?api_key=)")
 	stateDirFlag(f, &c.stateDir)
@@ -121,12 +124,18 @@ exits with 128 plus the signal's number (130, 143).`,
 	return cmd
 }
 
-// checkListen refuses to expose an unauthenticated server beyond loopback.
-// source names where addr came from ("--listen").
+// checkListen refuses an address that is not host:port, and to expose an
+// unauthenticated server beyond loopback. source names where addr came
+// from ("--listen"). The port is checked here, with the form, so that
+// every malformed address is a usage error (listen would refuse a port
+// past 65535 only later, as a failure at run time).
 func checkListen(source, addr, key string, insecure bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
 	if err != nil {
-		return fmt.Errorf("%s %q: %v (use host:port, e.g. 127.0.0.1:18091)", source, addr, err)
+		return fmt.Errorf("%s %q: %v (use host:port with a port from 0 to 65535, e.g. 127.0.0.1:18091)", source, addr, err)
 	}
 	if key != "" || insecure {
 		return nil
@@ -227,8 +236,12 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		err = fmt.Errorf("listen on %s: %w", c.listen, err)
-		if errors.Is(err, syscall.EADDRINUSE) {
+		var dnsErr *net.DNSError
+		switch {
+		case errors.Is(err, syscall.EADDRINUSE):
 			err = fmt.Errorf("%w\nHint: another process listens there; stop it or choose another address with --listen", err)
+		case errors.Is(err, syscall.EADDRNOTAVAIL), errors.As(err, &dnsErr):
+			err = fmt.Errorf("%w\nHint: --listen must name an address of this machine: 127.0.0.1:PORT for it alone, 0.0.0.0:PORT for every interface", err)
 		}
 		return &exitError{code: 1, err: err}
 	}
@@ -265,8 +278,30 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	// would otherwise keep Shutdown waiting.
 	defer eng.Close()
 	srv.RegisterOnShutdown(func() { _ = eng.Close() })
-	log.Info("Serving", "addr", scheme+"://"+ln.Addr().String(), "roots", strings.Join(ws.Roots(), ","),
-		"auth", c.apiKey != "", "hosts", token != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())
+	addr, everywhere, loopback := localURL(scheme, ln.Addr())
+	// The refusal of checkListen has an override; what it lets through
+	// beyond loopback is said loudly, at every start (never the key), and
+	// before the start line, which the tests wait for.
+	if !loopback {
+		if c.apiKey == "" {
+			log.Warn("No authentication (--insecure-no-auth): anyone who can reach this server can read, change and delete the files under the roots; set --api-key unless every client on the network is trusted")
+		}
+		if tlsConf == nil {
+			exposed := "file contents"
+			if c.apiKey != "" {
+				exposed = "the API key, the connector token and file contents"
+			} else if token != "" {
+				exposed = "the connector token and file contents"
+			}
+			log.Warn("Serving plain HTTP beyond loopback: " + exposed + " cross the network unencrypted; pass --tls-cert and --tls-key, or put a proxy that terminates TLS in front")
+		}
+	}
+	start := []any{"addr", addr}
+	if everywhere {
+		start = append(start, "interfaces", "all")
+	}
+	log.Info("Serving", append(start, "roots", strings.Join(ws.Roots(), ","),
+		"auth", c.apiKey != "", "hosts", token != "", "surface", c.surface, "state_dir", c.stateDir, "version", buildVersion())...)
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConf != nil {
@@ -285,6 +320,24 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	}
 	log.Info("Stopped")
 	return nil
+}
+
+// localURL returns the URL of a server listening on addr, one a client
+// on this machine can use, and whether addr is every interface ("[::]",
+// "0.0.0.0": printed as they are, neither is an address to connect to)
+// or loopback only.
+func localURL(scheme string, addr net.Addr) (url string, everywhere, loopback bool) {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return scheme + "://" + addr.String(), false, false
+	}
+	ip := ta.IP
+	if ip.IsUnspecified() {
+		// Go listens on every interface with one dual-stack socket
+		// ("[::]"), which IPv4's loopback reaches too.
+		everywhere, ip = true, net.IPv4(127, 0, 0, 1)
+	}
+	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port)), everywhere, ta.IP.IsLoopback()
 }
 
 // handlerWait bounds the wait for handlers to return once their

@@ -282,6 +282,17 @@ func TestServeShutdownClosesStalledUploads(t *testing.T) {
 	if logs := s.logs.String(); strings.Contains(logs, "deadline exceeded") {
 		t.Errorf("the shutdown reports a failure:\n%s", logs)
 	}
+	// The upload's access log line must not read as a success: the
+	// client got no complete response.
+	var upload string
+	for line := range strings.Lines(s.logs.String()) {
+		if strings.Contains(line, `msg=Request`) && strings.Contains(line, `route="POST /v2/fs/upload"`) {
+			upload = line
+		}
+	}
+	if !strings.Contains(upload, " aborted=true") {
+		t.Errorf("the cut upload's access log line %q does not say aborted=true; log:\n%s", upload, s.logs.String())
+	}
 }
 
 // TestServeSecondSignalForcesExit: a second SIGINT or SIGTERM does not
@@ -370,5 +381,66 @@ func TestServeClosesIdleConnections(t *testing.T) {
 	}
 	if err := <-polled; err != nil {
 		t.Errorf("a long poll longer than the idle timeout failed: %v", err)
+	}
+}
+
+// TestServeWarnsBeyondLoopback: a server reachable beyond loopback over
+// plain HTTP, or without authentication, says so at start with a WARN
+// line (never the key); on loopback, or with TLS, it has nothing to
+// warn of. Listening on every interface, the start line gives a URL a
+// local client can use (it used to print addr=http://[::]:PORT) and says
+// it listens on all of them.
+func TestServeWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	const key = "SEKRIT-key-1234"
+	cert := newTestCert(t, t.TempDir(), "hub")
+	const (
+		plain  = `level=WARN msg="Serving plain HTTP beyond loopback: the API key, the connector token and file contents cross the network unencrypted; pass --tls-cert and --tls-key`
+		noAuth = `level=WARN msg="No authentication (--insecure-no-auth): anyone who can reach this server can read, change and delete the files under the roots`
+	)
+	tests := []struct {
+		name     string
+		args     []string
+		want     []string // log lines must contain these
+		not      []string // and not these
+		allIfces bool
+	}{
+		{"every interface, key, HTTP", []string{"--listen", "0.0.0.0:0", "--api-key", key},
+			[]string{plain}, []string{key, "level=WARN msg=\"No authentication"}, true},
+		{"every interface, no auth", []string{"--listen", "0.0.0.0:0", "--insecure-no-auth"},
+			[]string{noAuth, `level=WARN msg="Serving plain HTTP beyond loopback: file contents cross the network unencrypted`}, nil, true},
+		{"every interface, key, TLS", []string{"--listen", "0.0.0.0:0", "--api-key", key, "--tls-cert", cert.certFile, "--tls-key", cert.keyFile},
+			nil, []string{"level=WARN", key}, true},
+		{"loopback, no auth", nil, nil, []string{"level=WARN", "interfaces="}, false},
+		{"loopback, insecure-no-auth", []string{"--insecure-no-auth"}, nil, []string{"level=WARN"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, t.TempDir(), tt.args...)
+			logs := s.logs.String()
+			for _, w := range tt.want {
+				if !strings.Contains(logs, w) {
+					t.Errorf("log lacks %q:\n%s", w, logs)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(logs, n) {
+					t.Errorf("log has %q:\n%s", n, logs)
+				}
+			}
+			if got := strings.Contains(logs, " interfaces=all "); got != tt.allIfces {
+				t.Errorf("start line says interfaces=all: %v, want %v:\n%s", got, tt.allIfces, logs)
+			}
+			c := httpsClient(cert.pool)
+			resp, err := c.Get(s.url + "/health")
+			if err != nil {
+				t.Fatalf("the start line's URL %s: %v", s.url, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s/health: %d", s.url, resp.StatusCode)
+			}
+		})
 	}
 }

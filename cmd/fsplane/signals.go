@@ -23,10 +23,13 @@ const forceWait = 2 * time.Second
 // A stop that was asked for and completed is not a failure: the command
 // returns nil and the exit status is 0. A forced stop exits with 128 plus
 // the signal's number (130 for SIGINT, 143 for SIGTERM), as a process
-// killed by the signal would, since work was cut short.
+// killed by the signal would, since work was cut short. So does a one-shot
+// command (apply) that the first signal stopped before it did its work
+// (see stopSignal).
 type stopSignals struct {
 	ctx    context.Context
 	forced <-chan struct{}
+	first  atomic.Int32 // the first signal's number, once received
 	signal atomic.Int32 // the forcing signal's number, once forced
 	stop   func()
 }
@@ -37,12 +40,14 @@ func notifyStop() *stopSignals {
 	ctx, cancel := context.WithCancel(context.Background())
 	forced := make(chan struct{})
 	s := &stopSignals{forced: forced}
-	s.ctx = withForced(ctx, forced)
+	s.ctx = context.WithValue(withForced(ctx, forced), firstKey{}, &s.first)
 	done := make(chan struct{})
 	s.stop = func() { signal.Stop(ch); close(done) }
 	go func() {
 		select {
-		case <-ch:
+		case sig := <-ch:
+			// Stored before cancel, so whoever sees ctx done sees it.
+			s.first.Store(int32(sig.(syscall.Signal)))
 			cancel()
 		case <-done:
 			return
@@ -80,4 +85,17 @@ func withForced(ctx context.Context, forced <-chan struct{}) context.Context {
 func forcedStop(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(forcedKey{}).(<-chan struct{})
 	return ch
+}
+
+type firstKey struct{}
+
+// stopSignal returns the signal that stopped ctx (the first SIGINT or
+// SIGTERM), or 0 when ctx has not been stopped by one: a command that a
+// stop cut short before it did its work exits with 128 plus its number,
+// as the shell expects of an interrupted command.
+func stopSignal(ctx context.Context) syscall.Signal {
+	if n, ok := ctx.Value(firstKey{}).(*atomic.Int32); ok && ctx.Err() != nil {
+		return syscall.Signal(n.Load())
+	}
+	return 0
 }

@@ -11,7 +11,8 @@ import (
 // history and journals in stateDir (default workspace.DefaultStateDir).
 // source(i) names where roots[i] came from ("--root", "--allow"), so a
 // root that cannot be opened is reported as the user gave it. Failures
-// come back as exit-1 errors worded for a terminal.
+// come back as errors worded for a terminal: exit 2 for a root that is no
+// path at all (""), which no file system change could fix, else 1.
 func openWorkspace(roots []string, source func(i int) string, stateDir string) (*workspace.Workspace, error) {
 	if stateDir == "" {
 		var err error
@@ -24,7 +25,11 @@ func openWorkspace(roots []string, source func(i int) string, stateDir string) (
 		if fe, ok := fserr.As(err); ok && fe.Op == "open" {
 			for i, r := range roots {
 				if fe.Path == r {
-					return nil, &exitError{code: 1, err: describe(rootError(source(i), r, fe))}
+					code := 1
+					if fe.Code == fserr.InvalidPath {
+						code = 2
+					}
+					return nil, &exitError{code: code, err: describe(rootError(source(i), r, fe))}
 				}
 			}
 		}
@@ -42,6 +47,10 @@ func rootError(source, root string, fe *fserr.Error) *fserr.Error {
 		e.Message = fmt.Sprintf("cannot open the %s directory %s: %s", source, root, fserr.FromOS(fe.Op, root, fe.Err).Message)
 	case fe.Code == fserr.InvalidTarget:
 		e.Message = fmt.Sprintf("the %s directory %s is not a directory", source, root)
+	case fe.Code == fserr.InvalidPath:
+		// The workspace's "invalid root" says nothing of what a root is.
+		e.Message = fmt.Sprintf("%s %q: a root must be a directory path", source, root)
+		e.Hint = "name a directory (. is the current one)"
 	default:
 		e.Message = fmt.Sprintf("%s %q: %s", source, root, fe.Message)
 	}

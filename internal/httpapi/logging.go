@@ -50,6 +50,14 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // logRequests logs one line per request: method, route pattern, status,
 // bytes and duration. It never logs the query string (which may hold
 // api_key), headers or bodies.
+//
+// status and bytes are what the handler wrote, not what the client got:
+// net/http buffers a response, so a write to a connection that is gone
+// seems to succeed. When the connection ended before the handler did
+// (the client went away, or the server closed it at the end of its
+// shutdown grace), the response cannot have arrived whole, and the line
+// says aborted=true: "status=200 bytes=382" alone claimed a success the
+// client never saw.
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -62,9 +70,17 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		log.LogAttrs(r.Context(), slog.LevelInfo, "Request",
-			slog.String("method", r.Method), slog.String("route", route),
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route),
 			slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)))
+			slog.Duration("duration", time.Since(start))}
+		// The request's context ends before ServeHTTP returns only when
+		// its connection failed (net/http cancels it at a failed read,
+		// the body's too, or write) or, on HTTP/2, its stream was reset;
+		// never for a connection hijacked (a WebSocket), which net/http
+		// no longer watches.
+		if r.Context().Err() != nil {
+			attrs = append(attrs, slog.Bool("aborted", true))
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "Request", attrs...)
 	})
 }

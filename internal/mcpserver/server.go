@@ -36,10 +36,11 @@ type Options struct {
 // serve it with Run (one connection, e.g. stdio) or HTTPHandler (many
 // sessions over streamable HTTP). It is safe for concurrent use.
 type Server struct {
-	eng  *ops.Engine
-	opts Options
-	log  *slog.Logger
-	mcp  *mcp.Server
+	eng    *ops.Engine
+	opts   Options
+	log    *slog.Logger
+	sdkLog *slog.Logger // opts.Logger for the SDK (see sdkLogger)
+	mcp    *mcp.Server
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -64,10 +65,11 @@ func New(eng *ops.Engine, opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{eng: eng, opts: opts, log: log.With("component", "mcp"), sessions: map[*mcp.ServerSession]*session{}}
+	s.sdkLog = sdkLogger(opts.Logger)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "fsplane file tools", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions(opts.ReadOnly),
-			Logger:       opts.Logger,
+			Logger:       s.sdkLog,
 			// Tools only: no logging capability, and tools/list_changed
 			// advertised even before the first tool is added.
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -109,9 +111,61 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) Engine() *ops.Engine { return s.eng }
 
 // Run serves one connection (e.g. StdioTransport) until the client
-// disconnects or ctx ends.
+// disconnects, or ctx ends, when it returns ctx's error. It is the SDK's
+// Server.Run without its log lines, one of which is an ERROR for a stop
+// that was asked for ("server run cancelled").
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.mcp.Run(ctx, t)
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return ctx.Err()
+	}
+}
+
+// sdkLogger returns the logger the SDK logs to: l, with the SDK's records
+// below WARN logged at DEBUG. At INFO the SDK narrates every session
+// ("server run start", "server connecting", "session_id=\"\"" on stdio),
+// which says nothing to an operator; its warnings and errors still show,
+// and --log-level debug shows the rest. Nil discards.
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	return slog.New(quietHandler{l.Handler()})
+}
+
+// quietHandler logs records below WARN at DEBUG (see sdkLogger).
+type quietHandler struct{ h slog.Handler }
+
+func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.h.Enabled(ctx, quieter(l))
+}
+
+func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	if l := quieter(r.Level); l != r.Level {
+		r = r.Clone()
+		r.Level = l
+	}
+	return q.h.Handle(ctx, r)
+}
+
+func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler { return quietHandler{q.h.WithAttrs(as)} }
+func (q quietHandler) WithGroup(name string) slog.Handler    { return quietHandler{q.h.WithGroup(name)} }
+
+func quieter(l slog.Level) slog.Level {
+	if l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
 }
 
 // Close ends every connected session (their open streams included), so
@@ -161,7 +215,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		timeout = 0
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.opts.Logger})
+		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.sdkLog})
 	max := opts.MaxSessions
 	if max <= 0 {
 		max = defaultMaxSessions

@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLogRequestsAborted: the access log says aborted=true when the
+// connection ended before the handler did, so that a response that never
+// arrived is not logged as a plain success; a response delivered whole
+// is logged without it. The handlers write their answer after failing,
+// as the upload handler does when the server closes a stalled upload's
+// connection at the end of its shutdown grace.
+func TestLogRequestsAborted(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		request string // sent raw; the client then closes its end
+		read    bool   // read the whole response before closing
+		aborted bool
+	}{
+		{"complete", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", true, false},
+		{"body cut short", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nhello", false, true},
+		{"gone during the response", "GET /big HTTP/1.1\r\nHost: x\r\n\r\n", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logs.Write(p)
+			}), nil))
+			handled := make(chan struct{})
+			srv := httptest.NewServer(logRequests(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer close(handled)
+				_, err := io.ReadAll(r.Body)
+				if r.URL.Path == "/big" {
+					// Write until the connection fails.
+					chunk := bytes.Repeat([]byte("x"), 64<<10)
+					for err == nil {
+						_, err = w.Write(chunk)
+					}
+					return
+				}
+				fmt.Fprintf(w, "read error: %v", err)
+			})))
+			defer srv.Close()
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.WriteString(conn, tt.request); err != nil {
+				t.Fatal(err)
+			}
+			if tt.read {
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+			} else {
+				time.Sleep(50 * time.Millisecond)
+			}
+			conn.Close()
+			select {
+			case <-handled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the handler did not return")
+			}
+			srv.Close() // waits for the handler's log line
+			mu.Lock()
+			line := logs.String()
+			mu.Unlock()
+			if !strings.Contains(line, "msg=Request") {
+				t.Fatalf("no access log line:\n%s", line)
+			}
+			if got := strings.Contains(line, "aborted=true"); got != tt.aborted {
+				t.Errorf("aborted=true logged: %v, want %v:\n%s", got, tt.aborted, line)
+			}
+		})
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
