@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
@@ -29,24 +28,7 @@ type env struct {
 	root   string
 	srv    *httptest.Server
 	c      *client.Client
-	logBuf *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logBuf *testenv.SyncBuffer
 }
 
 func newEnv(t *testing.T, files map[string]string, opts httpapi.Options) *env {
@@ -78,7 +60,7 @@ func newEnvUndo(t *testing.T, files map[string]string, undo workspace.UndoLimits
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	buf := &syncBuffer{}
+	buf := &testenv.SyncBuffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(buf, nil))
 	srv := httptest.NewServer(httpapi.New(ops.New(ws, ops.Options{Logger: opts.Logger}), opts))
 	t.Cleanup(srv.Close)

@@ -6,32 +6,14 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestSDKLogger: the SDK's records below WARN are logged at DEBUG, so the
 // default level hides its narration of every session while its warnings
@@ -79,7 +61,7 @@ func TestSDKLogger(t *testing.T) {
 func TestRunStopsQuietly(t *testing.T) {
 	t.Parallel()
 	_, eng := newEngine(t, nil, ops.Options{})
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	srv := New(eng, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

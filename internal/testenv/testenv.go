@@ -3,6 +3,7 @@
 package testenv
 
 import (
+	"bytes"
 	"os/exec"
 	"strings"
 	"sync"
@@ -32,4 +33,23 @@ func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and readers: a
+// server's log, written by its goroutines and read by the test.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
