@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -98,36 +97,6 @@ the same state directory and a root that holds the file.`,
 	stateDirFlag(cmd.Flags(), &stateDir)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the unified diff the patch would make and change nothing")
 	return cmd
-}
-
-// onceValue is a string flag that may be given only once (see check).
-// pflag keeps the last of a repeated string flag silently, so "apply
-// --root a --root b" applied the patch under b, whichever root the user
-// meant.
-type onceValue struct {
-	value string
-	given []string // every value on the command line, in order
-}
-
-func (o *onceValue) String() string { return o.value }
-func (o *onceValue) Type() string   { return "string" }
-
-func (o *onceValue) Set(v string) error {
-	o.value, o.given = v, append(o.given, v)
-	return nil
-}
-
-// check refuses the flag named name given more than once; why says why it
-// takes one value.
-func (o *onceValue) check(name, why string) error {
-	if len(o.given) < 2 {
-		return nil
-	}
-	q := make([]string, len(o.given))
-	for i, v := range o.given {
-		q[i] = strconv.Quote(v)
-	}
-	return fmt.Errorf("--%s given %d times (%s): %s; give it once", name, len(o.given), strings.Join(q, ", "), why)
 }
 
 // patchText returns the patch: the argument, or else standard input read

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -26,9 +27,10 @@ import (
 )
 
 type connectConfig struct {
-	token, name, root, mode, caFile, stateDir string
-	allow                                     []string
-	noTUI                                     bool
+	token, name, mode, caFile, stateDir string
+	root                                onceValue
+	allow                               []string
+	noTUI                               bool
 }
 
 func newConnectCmd() *cobra.Command {
@@ -41,9 +43,9 @@ or ws(s)://) over one outbound WebSocket, and execute the file operations the
 agent sends: read, stat, list, grep, search, write, edit, patch, undo.
 
 This computer sets the rules and enforces them itself, whatever the hub sends:
-  - Only the --root directory (default: the current directory) and the --allow
-    directories are reachable; absolute paths outside them, ".." and symbolic
-    links leading out are refused.
+  - Only the --root directory (one; default: the current directory) and the
+    --allow directories are reachable; absolute paths outside them, ".."
+    and symbolic links leading out are refused.
   - It starts Read-only: every write is refused with "Writes are disabled on
     this host. Press F3 to switch to Read&Write." F3 toggles the mode in the
     terminal interface and tells the hub at once; --mode read-write starts
@@ -61,7 +63,9 @@ The terminal interface shows the hub, the connection, the roots, the mode and
 a log of every operation (time, op, path, result). With --no-tui, or when
 standard output is not a terminal, the same log is printed as lines, and
 SIGUSR1 (kill -USR1 PID) toggles the mode as F3 does. It reconnects by itself
-(backoff up to 5 s); q or ctrl-c quits.
+(backoff up to 5 s), saying why in a few words ("hub unreachable (connection
+refused)", "hub shut down"); with --no-tui the whole error goes to standard
+error. q or ctrl-c quits.
 
 The token is the hub's --connector-token (or its API key). Prefer
 FSPLANE_CONNECTOR_TOKEN to --token: other users of this computer can see
@@ -79,6 +83,11 @@ command-line arguments.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if g := c.root.given; len(g) > 1 {
+				// --allow is how more directories are added.
+				return usageError(cmd, c.root.check("root", fmt.Sprintf("there is one root; give each further directory with --allow, e.g. --root %s --allow %s",
+					strconv.Quote(g[0]), strings.Join(quoteAll(g[1:]), " --allow "))))
+			}
 			return connect(cmd.Context(), args[0], c, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -86,7 +95,8 @@ command-line arguments.`,
 	f := cmd.Flags()
 	f.StringVar(&c.token, "token", "", "the hub's connector token")
 	f.StringVar(&c.name, "name", "", "this host's name at the hub (default the hostname)")
-	f.StringVar(&c.root, "root", cwd, "the directory the agent may reach; relative paths resolve against it")
+	c.root.value = cwd
+	f.Var(&c.root, "root", "the directory the agent may reach; relative paths resolve against it (once; more directories with --allow)")
 	f.StringArrayVar(&c.allow, "allow", nil, "another directory the agent may reach (repeatable)")
 	f.StringVar(&c.mode, "mode", "read-only", "read-only or read-write at start (F3 toggles)")
 	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
@@ -144,9 +154,17 @@ func plaintextWarning(hubURL string) string {
 	return "warning: " + u.Host + " is reached without TLS: the token and file contents cross the network unencrypted; use https:// or wss://"
 }
 
-// connectHint says what to do about an error that ended the host.
+// connectHint says what to do about an error that ended the host. The
+// particular refusals come first: each has its own remedy, which the
+// general one's hint would contradict.
 func connectHint(err error) error {
 	switch {
+	case errors.Is(err, host.ErrNeedsTLS):
+		return err // it names the URL to use
+	case errors.Is(err, host.ErrTokenMissing):
+		return fmt.Errorf("%w\nHint: set FSPLANE_CONNECTOR_TOKEN (or pass --token) to the hub's --connector-token or its API key", err)
+	case errors.Is(err, host.ErrHubHasNoToken):
+		return fmt.Errorf("%w\nHint: no token can work until the hub has one: whoever runs it must start fsplane serve with --connector-token (or --api-key), then give that token here (FSPLANE_CONNECTOR_TOKEN or --token)", err)
 	case errors.Is(err, host.ErrUnauthorized):
 		return fmt.Errorf("%w\nHint: check --token (or FSPLANE_CONNECTOR_TOKEN) against the hub's --connector-token or API key", err)
 	case errors.Is(err, host.ErrUntrusted):
@@ -189,7 +207,7 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		}
 		return "--allow"
 	}
-	ws, err := openWorkspace(append([]string{c.root}, c.allow...), source, c.stateDir)
+	ws, err := openWorkspace(append([]string{c.root.value}, c.allow...), source, c.stateDir)
 	if err != nil {
 		return err
 	}

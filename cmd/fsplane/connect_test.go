@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,35 +198,54 @@ func TestConnectErrors(t *testing.T) {
 	t.Parallel()
 	hub := hosttest.Start(t, hosttest.Options{Token: "right"})
 	tlsHub := hosttest.Start(t, hosttest.Options{Token: "tok", TLS: true})
+	noTokenHub := startServer(t, t.TempDir()) // the real hub, with neither --connector-token nor --api-key
 	state := t.TempDir()
 	for _, tt := range []struct {
 		name string
 		args []string
 		code int
 		want []string
+		not  []string // and stderr lacks these
 	}{
-		{"no URL", []string{"--no-tui"}, 2, []string{"the hub URL is required", "Usage: fsplane connect URL", "fsplane connect --help"}},
-		{"missing --allow directory", []string{hub.URL, "--allow", "/nonexistent/allowed", "--no-tui"}, 1, []string{"fsplane connect: cannot open the --allow directory /nonexistent/allowed"}},
-		{"bad scheme", []string{"ftp://x", "--no-tui"}, 2, []string{"use http://, https://, ws:// or wss://"}},
-		{"bad mode", []string{hub.URL, "--mode", "admin", "--no-tui"}, 2, []string{`--mode "admin": use read-only or read-write`}},
-		{"missing CA file", []string{hub.URL, "--ca-file", "/nonexistent.pem", "--no-tui"}, 2, []string{"--ca-file", "no such file"}},
-		{"missing root", []string{hub.URL, "--root", "/nonexistent/dir", "--no-tui"}, 1, []string{"/nonexistent/dir"}},
+		{"no URL", []string{"--no-tui"}, 2, []string{"the hub URL is required", "Usage: fsplane connect URL", "fsplane connect --help"}, nil},
+		{"missing --allow directory", []string{hub.URL, "--allow", "/nonexistent/allowed", "--no-tui"}, 1, []string{"fsplane connect: cannot open the --allow directory /nonexistent/allowed"}, nil},
+		{"bad scheme", []string{"ftp://x", "--no-tui"}, 2, []string{"use http://, https://, ws:// or wss://"}, nil},
+		{"no scheme", []string{"127.0.0.1:18710", "--no-tui"}, 2,
+			[]string{`hub URL "127.0.0.1:18710" needs a scheme: use http://127.0.0.1:18710 (or https://)`}, []string{"first path segment"}},
+		{"--root twice", []string{hub.URL, "--root", "/tmp", "--root", "/", "--no-tui"}, 2,
+			[]string{`--root given 2 times ("/tmp", "/"): there is one root; give each further directory with --allow, e.g. --root "/tmp" --allow "/"; give it once`, "Usage: fsplane connect URL"}, nil},
+		{"bad mode", []string{hub.URL, "--mode", "admin", "--no-tui"}, 2, []string{`--mode "admin": use read-only or read-write`}, nil},
+		{"missing CA file", []string{hub.URL, "--ca-file", "/nonexistent.pem", "--no-tui"}, 2, []string{"--ca-file", "no such file"}, nil},
+		{"missing root", []string{hub.URL, "--root", "/nonexistent/dir", "--no-tui"}, 1, []string{"/nonexistent/dir"}, nil},
 		{"wrong token", []string{hub.URL, "--token", "wrong", "--no-tui"}, 1,
-			[]string{"the hub refused the connection (HTTP 401 Unauthorized: connector token required)", "Hint: check --token"}},
+			[]string{"the hub refused the connection (HTTP 401 Unauthorized: connector token required)", "Hint: check --token"}, nil},
+		{"no token", []string{hub.URL, "--no-tui"}, 1,
+			[]string{"the hub requires a token and none was given (HTTP 401 Unauthorized)\n", "Hint: set FSPLANE_CONNECTOR_TOKEN (or pass --token)"},
+			[]string{"check --token"}},
+		{"hub without a token", []string{noTokenHub.url, "--token", "tok", "--no-tui"}, 1,
+			[]string{"HTTP 403 Forbidden: this hub accepts no hosts", "Hint: no token can work until the hub has one: whoever runs it must start fsplane serve with --connector-token (or --api-key)"},
+			[]string{"check --token"}},
 		{"untrusted TLS", []string{tlsHub.URL, "--token", "tok", "--no-tui"}, 1,
-			[]string{"the hub's TLS certificate is not trusted", "x509", "Hint: pass the CA"}},
+			[]string{"the hub's TLS certificate is not trusted", "x509", "Hint: pass the CA"}, nil},
+		{"http:// to a TLS hub", []string{strings.Replace(tlsHub.URL, "https://", "http://", 1), "--token", "tok", "--no-tui"}, 1,
+			[]string{"the hub speaks TLS: use " + tlsHub.URL + "\n"}, []string{"Hint", "HTTP 400"}},
 		{"not a hub", []string{strings.TrimSuffix(hub.URL, "/") + "/elsewhere", "--no-tui"}, 1,
-			[]string{"does not speak fsplane-connector/1", "HTTP 404", "Hint: URL should be"}},
+			[]string{"does not speak fsplane-connector/1", "HTTP 404", "Hint: URL should be"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := runBinary(t, t.TempDir(), "", append(append([]string{"connect"}, tt.args...), "--state-dir", state)...)
+			got := runBinaryWith(t, t.TempDir(), "", []string{"FSPLANE_CONNECTOR_TOKEN="}, append(append([]string{"connect"}, tt.args...), "--state-dir", state)...)
 			if got.Exit != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", got.Exit, tt.code, got.Stderr)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(got.Stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, got.Stderr)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got.Stderr, w) {
+					t.Errorf("stderr has %q:\n%s", w, got.Stderr)
 				}
 			}
 			if strings.Contains(got.Stdout+got.Stderr, "wrong\n") {
@@ -255,6 +275,97 @@ func TestConnectCAFile(t *testing.T) {
 	if s := p.stderr.String(); strings.Contains(s, "warning") {
 		t.Errorf("a warning over TLS: %s", s)
 	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestConnectLogsReasons: the log says why each connection attempt
+// failed in a few words — "hub unreachable (connection refused)", "hub
+// shut down" for a real hub stopping — never "disconnected" for a host
+// that never connected, and standard error keeps the whole error.
+func TestConnectLogsReasons(t *testing.T) {
+	t.Parallel()
+	t.Run("unreachable", func(t *testing.T) {
+		t.Parallel()
+		p := startConnect(t, nil, "http://"+freeAddr(t), "--no-tui", "--token", "tok", "--root", t.TempDir(), "--state-dir", t.TempDir())
+		p.waitLine(t, "  hub unreachable (connection refused); reconnecting in ")
+		p.waitLine(t, "  hub unreachable (connection refused); reconnecting in ")
+		if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t)
+		if out := p.stdout.String(); strings.Contains(out, "disconnected") || strings.Contains(out, "dial tcp") {
+			t.Errorf("the log says more than the reason:\n%s", out)
+		}
+		// The whole error once, not at every attempt.
+		if e := p.stderr.String(); strings.Count(e, "level=WARN msg=Reconnecting") != 1 || !strings.Contains(e, "cannot reach the hub: failed to WebSocket dial") ||
+			!strings.Contains(e, "connect: connection refused") {
+			t.Errorf("standard error does not have the whole error once:\n%s", e)
+		}
+	})
+	t.Run("hub shut down", func(t *testing.T) {
+		t.Parallel()
+		hub := startServer(t, t.TempDir(), "--connector-token", "tok")
+		p := startConnect(t, nil, hub.url, "--no-tui", "--token", "tok", "--root", t.TempDir(), "--state-dir", t.TempDir())
+		p.waitLine(t, "connected as")
+		if err := hub.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		p.waitLine(t, "  hub shut down; reconnecting in ")
+		p.waitLine(t, "  hub unreachable (connection refused); reconnecting in ")
+	})
+}
+
+// TestConnectTUICountsDown: under tmux, while the hub is unreachable the
+// State row gives the reason in a few words and counts down to the next
+// attempt: two captures during one wait show two different waits left.
+func TestConnectTUICountsDown(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	x := &tmux{t: t, socket: fmt.Sprintf("fsplane-count-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { x.run("kill-server") })
+	shell := fmt.Sprintf("%q connect http://%s --token tok --root %q --state-dir %q; sleep 30", binary, freeAddr(t), t.TempDir(), t.TempDir())
+	if out, err := x.run("new-session", "-d", "-s", "connect", "-x", "100", "-y", "30", "sh", "-c", shell); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	// The State row, and the last log line (the attempt it counts for).
+	stateAndAttempt := func(l []string) (string, string) {
+		var st, last string
+		for _, line := range l {
+			if s, ok := strings.CutPrefix(line, " State  "); ok {
+				st = s
+			}
+			if strings.Contains(line, "; reconnecting in ") {
+				last = line
+			}
+		}
+		return st, last
+	}
+	var prevState, prevAttempt string
+	x.waitScreen("a countdown", func(l []string) bool {
+		st, attempt := stateAndAttempt(l)
+		if !strings.HasPrefix(st, "reconnecting in ") {
+			prevState = ""
+			return false
+		}
+		if !strings.HasSuffix(strings.TrimSpace(st), "s — hub unreachable (connection refused)") {
+			t.Fatalf("State %q, want the reason in a few words", st)
+		}
+		ticked := prevState != "" && attempt == prevAttempt && st != prevState
+		prevState, prevAttempt = st, attempt
+		return ticked
+	})
 }
 
 func TestPlaintextWarning(t *testing.T) {
@@ -383,7 +494,7 @@ func TestConnectTUIUnderTmux(t *testing.T) {
 	screen := x.waitScreen("the op log", func(l []string) bool {
 		s := strings.Join(l, "\n")
 		return strings.Contains(s, "write      f3.txt  ok") && strings.Contains(s, "write      f3.txt  read_only") &&
-			strings.Contains(s, "Local access: Read&Write.") && strings.Contains(s, "Local access: Read only.")
+			strings.Contains(s, "Local access: Read&Write.") && strings.Contains(s, "Local access: Read-only.")
 	})
 	t.Logf("screen:\n%s", screen)
 

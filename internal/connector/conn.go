@@ -32,6 +32,10 @@ const (
 // this long has stopped reading, and the connection is closed.
 const WriteTimeout = PingTimeout
 
+// closeGrace bounds how long Close waits for the peer's close frame
+// before it drops the connection.
+const closeGrace = time.Second
+
 // frameChunkBytes caps the payload this side puts in one frame: a text
 // message over it goes out in fragments (a binary chunk frame, with its
 // header, stays whole), a transfer chunk stays below the
@@ -51,6 +55,13 @@ var errPeerAborted = errors.New("connector: the receiver aborted the transfer")
 // answered with transfer_abort again.
 const maxDropped = 1024
 
+// ErrClosed is what Run, Send and the transfers return once the
+// connection is closed: by Close, or by the connection itself when the
+// peer stopped answering pings or stopped reading (see PingTimeout and
+// WriteTimeout). A host tells the person "the hub stopped responding"
+// from it, where the bare text would say nothing.
+var ErrClosed = errors.New("connector: connection closed")
+
 // ErrTooLarge is returned (wrapped) by Send for a message larger than the
 // negotiated transfer limit; the sender should answer too_large instead.
 var ErrTooLarge = errors.New("connector: message exceeds the transfer limit")
@@ -69,6 +80,9 @@ type Conn struct {
 	onAbrt func(proto.TransferAbort)
 	closed chan struct{}
 	once   sync.Once
+	// shut is closed once Close or closeNow has closed the WebSocket (see
+	// Run).
+	shut chan struct{}
 
 	sinkMu    sync.Mutex
 	sinks     map[string]DataSink // op id → receiver of its data transfer
@@ -88,7 +102,7 @@ type Conn struct {
 // peer's once known.
 func New(ws *websocket.Conn, limits proto.Limits) *Conn {
 	l := proto.DefaultLimits.Merge(limits)
-	c := &Conn{ws: ws, closed: make(chan struct{}), turn: make(chan struct{}, 1), slots: slots{free: make(chan struct{})}}
+	c := &Conn{ws: ws, closed: make(chan struct{}), shut: make(chan struct{}), turn: make(chan struct{}, 1), slots: slots{free: make(chan struct{})}}
 	c.limits.Store(&l)
 	// A transfer chunk plus its header, or a message up to the limit,
 	// must fit one read.
@@ -120,7 +134,7 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 		// with an abort of its own.
 		return context.Cause(ctx)
 	case <-c.closed:
-		return errors.New("connector: connection closed")
+		return ErrClosed
 	}
 	defer func() { <-c.turn }()
 	// A write that outlasts WriteTimeout closes the connection, which
@@ -381,6 +395,20 @@ func (c *Conn) Run(ctx context.Context, handle Handler) error {
 		select {
 		case <-ctx.Done():
 		case <-c.closed:
+			// Close sends a close frame and waits for the peer's. Cutting
+			// the read short now would close the socket under that frame
+			// (the library closes it when a read's context ends), and the
+			// peer would see the connection break instead of a goodbye:
+			// a host would say "connection lost" for a hub that shut
+			// down. So the read goes on until the handshake is over, or
+			// closeGrace for a peer that does not answer.
+			t := time.NewTimer(closeGrace)
+			select {
+			case <-c.shut:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
 		}
 		cancel() // unblocks the read below
 	}()
@@ -408,7 +436,7 @@ func (r *reader) loop() {
 		if err != nil {
 			select {
 			case <-c.closed:
-				err = errors.New("connector: connection closed")
+				err = ErrClosed
 			default:
 				if ctx.Err() != nil {
 					err = ctx.Err()
@@ -418,6 +446,13 @@ func (r *reader) loop() {
 			}
 			r.ended <- err
 			return
+		}
+		select {
+		case <-c.closed:
+			// Read while Close says goodbye (see Run): handled by no one.
+			r.ended <- ErrClosed
+			return
+		default:
 		}
 		if r.frame(typ, buf.Bytes()) {
 			return
@@ -818,11 +853,15 @@ func (c *Conn) keepalive(ctx context.Context) {
 	}
 }
 
-// Close ends the connection.
+// Close ends the connection with a close handshake (StatusNormalClosure),
+// so the peer learns it was closed on purpose. Sending fails at once; it
+// returns when the peer answered, or within about closeGrace when it does
+// not.
 func (c *Conn) Close() {
 	c.once.Do(func() {
 		close(c.closed)
 		_ = c.ws.Close(websocket.StatusNormalClosure, "")
+		close(c.shut)
 	})
 }
 
@@ -831,6 +870,7 @@ func (c *Conn) closeNow() {
 	c.once.Do(func() {
 		close(c.closed)
 		_ = c.ws.CloseNow()
+		close(c.shut)
 	})
 }
 

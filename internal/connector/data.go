@@ -158,7 +158,7 @@ func (c *Conn) await(ctx context.Context, f *credit, need int64) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-c.closed:
-			return errors.New("connector: connection closed")
+			return ErrClosed
 		}
 	}
 	return nil
@@ -214,7 +214,7 @@ func (c *Conn) acquire(ctx context.Context, data bool) (release func(), err erro
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		case <-c.closed:
-			return nil, errors.New("connector: connection closed")
+			return nil, ErrClosed
 		}
 	}
 }

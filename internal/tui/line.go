@@ -62,8 +62,12 @@ func (l logLine) fit(w int) string {
 // middle. It measures display width by grapheme cluster, so a wide
 // (East Asian) character counts two cells, an emoji sequence or a letter
 // with combining marks stays whole, and no cluster is cut in two. The end
-// gets the larger share, and all of it when the last path element fits:
-// the file's name tells more than the directories above it.
+// gets the larger share, and all the last path element when it fits: the
+// file's name tells more than the directories above it. But the start
+// always keeps a few cells (startCells, or a quarter of a narrower room):
+// a name too long to fit whole used to take the whole room, and lines of
+// one path looked alike only while their results were short — one
+// "ver…/file_with_a_long_name.txt", the next "…with_a_long_name.txt".
 func ellipsize(s string, w int) string {
 	if ansi.StringWidth(s) <= w {
 		return s
@@ -83,9 +87,13 @@ func ellipsize(s string, w int) string {
 		cs = append(cs, cluster{c, cw})
 	}
 	room := w - 1 // for the ellipsis
+	keep := 0     // the start's least share
+	if room >= 2 {
+		keep = min(max(room/4, 1), startCells)
+	}
 	right := room - room/2
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		right = max(right, min(ansi.StringWidth(s[i:]), room))
+		right = max(right, min(ansi.StringWidth(s[i:]), room-keep))
 	}
 	// The end first, then the start gets what the end left over (a wide
 	// character may not fill its share exactly).
@@ -107,6 +115,10 @@ func ellipsize(s string, w int) string {
 	return b.String()
 }
 
+// startCells is the least a shortened path or message keeps of its start
+// (see ellipsize).
+const startCells = 4
+
 // lineOf splits the line of an event into its parts (see logLine).
 func lineOf(ev host.Event) (l logLine, ok bool) {
 	switch ev.Kind {
@@ -117,19 +129,20 @@ func lineOf(ev host.Event) (l logLine, ok bool) {
 		case host.Connected:
 			l.head, l.mid = "connected as ", host.Printable(ev.HostID, 100)
 		case host.Reconnecting:
-			l.head, l.mid, l.tail = "disconnected (", host.Printable(ev.Err, 300), "); reconnecting in "+Duration(ev.Retry)
+			// The reason says what happened ("hub unreachable (…)",
+			// "hub shut down"…): never "disconnected" for a host that
+			// was never connected.
+			l.tail = "; reconnecting in " + Duration(ev.Retry)
+			l.head, l.mid = because(ev, "")
 		case host.Failed:
-			l.head, l.mid = "failed: ", host.Printable(ev.Err, 300)
+			l.head, l.mid = because(ev, "failed: ")
 		case host.Stopped:
 			l.head = "stopped"
 		default:
 			return logLine{}, false
 		}
 	case host.EventMode:
-		l.head = "Local access: Read only."
-		if ev.Mode == proto.ReadWrite {
-			l.head = "Local access: Read&Write."
-		}
+		l.head = "Local access: " + ModeLabel(ev.Mode) + "." // as the footer names it
 	case host.EventNotice:
 		l.mid = host.Printable(ev.Message, 300)
 	case host.EventOp:
@@ -148,6 +161,27 @@ func lineOf(ev host.Event) (l logLine, ok bool) {
 	}
 	l.head = ev.Time.Format("15:04:05") + "  " + l.head
 	return l, true
+}
+
+// reason is why a state event's connection failed, in a few words (see
+// host.Reason); the whole error when the event has no reason.
+func reason(ev host.Event) string {
+	if ev.Reason != "" {
+		return ev.Reason
+	}
+	return ev.Err
+}
+
+// because splits a failed connection's line after prefix: its reason,
+// a few words that start with what matters, is head, cut at the right
+// edge of a narrow window like the words before it; a whole error (an
+// event without a reason), whose cause is at its end, is mid and loses
+// its middle instead.
+func because(ev host.Event, prefix string) (head, mid string) {
+	if ev.Reason != "" {
+		return prefix + host.Printable(ev.Reason, 300), ""
+	}
+	return prefix, host.Printable(ev.Err, 300)
 }
 
 // PathText shows a path the hub named: "-" for none, quoted (with

@@ -22,13 +22,22 @@ func TestLines(t *testing.T) {
 	}{
 		{host.Event{Kind: host.EventState, State: host.Connecting}, "connecting to the hub"},
 		{host.Event{Kind: host.EventState, State: host.Connected, HostID: "h-7"}, "connected as h-7"},
+		// The reason, not the whole error, and no "disconnected" for a
+		// host that was never connected.
+		{host.Event{Kind: host.EventState, State: host.Reconnecting, Retry: 1234 * time.Millisecond, Reason: "hub unreachable (connection refused)",
+			Err: `cannot reach the hub: failed to WebSocket dial: failed to send handshake request: Get "http://127.0.0.1:18710/v2/connector": dial tcp 127.0.0.1:18710: connect: connection refused`},
+			"hub unreachable (connection refused); reconnecting in 1.2s"},
+		{host.Event{Kind: host.EventState, State: host.Reconnecting, Retry: 300 * time.Millisecond, Reason: "hub shut down",
+			Err: `connection lost: failed to get reader: received close frame: status = StatusNormalClosure and reason = ""`},
+			"hub shut down; reconnecting in 300ms"},
 		{host.Event{Kind: host.EventState, State: host.Reconnecting, Retry: 1234 * time.Millisecond, Err: "connection lost: EOF"},
-			"disconnected (connection lost: EOF); reconnecting in 1.2s"},
-		{host.Event{Kind: host.EventState, State: host.Failed, Err: "the hub refused the connection (HTTP 401 Unauthorized)"},
+			"connection lost: EOF; reconnecting in 1.2s"},
+		{host.Event{Kind: host.EventState, State: host.Failed, Reason: "the hub refused the connection (HTTP 401 Unauthorized)", Err: "the hub refused the connection (HTTP 401 Unauthorized)"},
 			"failed: the hub refused the connection (HTTP 401 Unauthorized)"},
 		{host.Event{Kind: host.EventState, State: host.Stopped}, "stopped"},
 		{host.Event{Kind: host.EventMode, Mode: proto.ReadWrite}, "Local access: Read&Write."},
-		{host.Event{Kind: host.EventMode, Mode: proto.ReadOnly}, "Local access: Read only."},
+		// Named as the footer names them.
+		{host.Event{Kind: host.EventMode, Mode: proto.ReadOnly}, "Local access: Read-only."},
 		{host.Event{Kind: host.EventNotice, Message: "aborted a transfer from the hub: transfer idle for 30 s"},
 			"aborted a transfer from the hub: transfer idle for 30 s"},
 		{host.Event{Kind: host.EventOp, Op: &host.OpRecord{Op: "read", Path: "a.txt", Result: "ok", Duration: 420 * time.Microsecond, Delivered: true}},
@@ -68,7 +77,7 @@ func TestPlain(t *testing.T) {
 15:04:10  read       ../etc/passwd  outside_root  0.1ms
 15:04:11  patch      -  ok  3ms
 15:04:12  grep       "big tree"  cancelled  2.5s
-15:04:13  disconnected (connection lost: EOF); reconnecting in 1.2s
+15:04:13  connection lost (closed abruptly); reconnecting in 1.2s
 15:04:14  connecting to the hub
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
@@ -99,8 +108,8 @@ func TestBanner(t *testing.T) {
 
 // TestEllipsize shortens paths and messages of every kind to every width:
 // never wider than asked, made of a start and an end of the text cut
-// between grapheme clusters, and keeping the last path element whole
-// when it fits.
+// between grapheme clusters, keeping a few cells of the start, and the
+// last path element whole when it fits beside them.
 func TestEllipsize(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{
@@ -139,8 +148,15 @@ func TestEllipsize(t *testing.T) {
 			if gw := ansi.StringWidth(got); gw < w-1 {
 				t.Errorf("ellipsize(%q, %d) = %q is only %d wide", s, w, got, gw)
 			}
-			if i := strings.LastIndexByte(s, '/'); i >= 0 && ansi.StringWidth(s[i:]) <= w-1 && !strings.HasSuffix(got, s[i:]) {
+			room, keep := w-1, 0
+			if room >= 2 {
+				keep = min(max(room/4, 1), startCells)
+			}
+			if i := strings.LastIndexByte(s, '/'); i >= 0 && ansi.StringWidth(s[i:]) <= room-keep && !strings.HasSuffix(got, s[i:]) {
 				t.Errorf("ellipsize(%q, %d) = %q loses the file name %q", s, w, got, s[i:])
+			}
+			if first, _, _, _ := uniseg.FirstGraphemeClusterInString(s, -1); ansi.StringWidth(first) <= keep && ansi.StringWidth(pre) < min(keep, ansi.StringWidth(first)) {
+				t.Errorf("ellipsize(%q, %d) = %q loses the start", s, w, got)
 			}
 		}
 	}
@@ -155,8 +171,8 @@ func TestLineFit(t *testing.T) {
 		100: "15:04:05  write      some/dir/file.txt  ok  16ms",
 		48:  "15:04:05  write      some/dir/file.txt  ok  16ms",
 		47:  "15:04:05  write      some/d…/file.txt  ok  16ms",
-		41:  "15:04:05  write      …/file.txt  ok  16ms",
-		40:  "15:04:05  write      …file.txt  ok  16ms",
+		41:  "15:04:05  write      so…ile.txt  ok  16ms",
+		40:  "15:04:05  write      so…le.txt  ok  16ms",
 		32:  "15:04:05  write      …  ok  16ms",
 		31:  "15:04:05  write      some/dir/…",
 		10:  "15:04:05 …",

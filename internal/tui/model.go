@@ -10,6 +10,10 @@
 // changes only when the host reports it (EventMode, or the mode carried by
 // a state event).
 //
+// While reconnecting, the state counts down to the next attempt: a tick
+// every tickEvery redraws it, so the wait shown is the wait left, not the
+// one the host announced.
+//
 // The view fits any window, down to one cell: it never has more rows or
 // columns than the window, and leaves out what matters least first (see
 // Model.layout). A log line too long for the window keeps its time, op,
@@ -31,6 +35,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -66,6 +71,17 @@ type EventMsg host.Event
 // model shows it and quits.
 type DoneMsg struct{ Err error }
 
+// tickMsg redraws the countdown to the next connection attempt; at is
+// the time of the tick, gen the countdown it belongs to (Model.tick).
+type tickMsg struct {
+	gen int
+	at  time.Time
+}
+
+// tickEvery is how often the countdown is redrawn: it shows tenths of a
+// second.
+const tickEvery = 100 * time.Millisecond
+
 // modeSetMsg reports the outcome of SetMode after F3. Success means the
 // host is in mode; an error may leave the host in either mode (host.SetMode
 // switches and then may fail to tell the hub), so then only the host's
@@ -81,9 +97,15 @@ type Model struct {
 	st     styles
 	state  host.State
 	hostID string
-	retry  string
-	err    string
-	mode   proto.Mode // as the host reported it
+	reason string // why the connection failed, while reconnecting or failed
+	// retryAt is when the next attempt starts, while reconnecting; now is
+	// the time of the last tick (or event), which the countdown counts
+	// from. tick is the countdown's generation: a tick of an earlier one
+	// (the state changed since) is dropped, so one countdown ticks at a
+	// time.
+	retryAt, now time.Time
+	tick         int
+	mode         proto.Mode // as the host reported it
 	// pending is the mode a SetMode in flight asks for; "" when none is.
 	pending proto.Mode
 	log     []logLine
@@ -160,6 +182,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.key(msg)
 	case EventMsg:
 		m.event(host.Event(msg))
+		if msg.Kind == host.EventState {
+			m.tick++
+			if msg.State == host.Reconnecting {
+				return m, m.nextTick()
+			}
+		}
+	case tickMsg:
+		if msg.gen != m.tick || m.state != host.Reconnecting {
+			return m, nil
+		}
+		m.now = msg.at
+		if m.now.Before(m.retryAt) {
+			return m, m.nextTick()
+		}
 	case modeSetMsg:
 		m.pending = ""
 		if msg.err == nil {
@@ -176,7 +212,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case DoneMsg:
 		m.done = true
 		if msg.Err != nil {
-			m.state, m.err = host.Failed, msg.Err.Error()
+			m.state, m.reason = host.Failed, host.Reason(msg.Err)
 		}
 		return m, tea.Quit
 	}
@@ -222,13 +258,17 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// nextTick schedules the countdown's next tick.
+func (m Model) nextTick() tea.Cmd {
+	gen := m.tick
+	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{gen: gen, at: t} })
+}
+
 func (m *Model) event(ev host.Event) {
 	switch ev.Kind {
 	case host.EventState:
-		m.state, m.hostID, m.err, m.retry = ev.State, ev.HostID, ev.Err, ""
-		if ev.State == host.Reconnecting {
-			m.retry = Duration(ev.Retry)
-		}
+		m.state, m.hostID, m.reason = ev.State, ev.HostID, reason(ev)
+		m.now, m.retryAt = ev.Time, ev.Time.Add(ev.Retry)
 		if ev.Mode != "" {
 			m.mode = ev.Mode
 		}
@@ -365,13 +405,17 @@ func (m Model) stateText() string {
 	case host.Connected:
 		return s.ok.Render("connected as " + host.Printable(m.hostID, 100))
 	case host.Reconnecting:
-		t := "reconnecting in " + m.retry
-		if m.err != "" {
-			t += " — " + host.Printable(m.err, 200)
+		t := "reconnecting…"
+		if left := m.retryAt.Sub(m.now); left > 0 {
+			// Rounded up: "in 0.0s" would be a wait that is over.
+			t = fmt.Sprintf("reconnecting in %.1fs", (left + tickEvery - 1).Truncate(tickEvery).Seconds())
+		}
+		if m.reason != "" {
+			t += " — " + host.Printable(m.reason, 200)
 		}
 		return s.warn.Render(t)
 	case host.Failed:
-		return s.bad.Render("error: " + host.Printable(m.err, 200))
+		return s.bad.Render("error: " + host.Printable(m.reason, 200))
 	case host.Stopped:
 		return s.dim.Render("stopped")
 	}

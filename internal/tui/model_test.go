@@ -103,9 +103,17 @@ func session() []tea.Msg {
 		op(5*time.Second, "read", "../etc/passwd", "outside_root", 150*time.Microsecond),
 		op(6*time.Second, "patch", "", "ok", 3*time.Millisecond),
 		op(7*time.Second, "grep", "big tree", host.ResultCancelled, 2500*time.Millisecond),
-		state(8*time.Second, host.Reconnecting, "", 1200*time.Millisecond, "connection lost: EOF"),
+		reconnecting(8*time.Second, 1200*time.Millisecond),
 		state(9*time.Second, host.Connecting, "", 0, ""),
 	}
+}
+
+// reconnecting is the state event of a connection lost, as the host
+// sends it: the reason and the whole error.
+func reconnecting(at, retry time.Duration) EventMsg {
+	ev := state(at, host.Reconnecting, "", retry, "connection lost: failed to get reader: failed to read frame header: EOF")
+	ev.Reason = "connection lost (closed abruptly)"
+	return ev
 }
 
 func golden(t *testing.T, name, got string) {
@@ -489,5 +497,68 @@ func TestWarningIsTheFirstLogLine(t *testing.T) {
 	}
 	if log := New(Options{Name: "h"}).Log(); len(log) != 0 {
 		t.Errorf("log without a warning = %q", log)
+	}
+}
+
+// stateRow is the view's State row.
+func stateRow(m Model) string {
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.HasPrefix(l, " State  ") {
+			return strings.TrimPrefix(l, " State  ")
+		}
+	}
+	return ""
+}
+
+// TestReconnectingCountsDown: while reconnecting, the State row shows the
+// wait left before the next attempt, redrawn by ticks, and the reason in
+// a few words; the ticks stop when the wait is over or the state changes.
+// It used to show the wait announced, frozen ("1.8s" for seconds on end).
+func TestReconnectingCountsDown(t *testing.T) {
+	t.Parallel()
+	m := send(newModel(&modeCalls{}), session()[:2]...)
+	next, cmd := m.Update(reconnecting(8*time.Second, 4200*time.Millisecond))
+	m = next.(Model)
+	if cmd == nil {
+		t.Fatal("reconnecting starts no tick")
+	}
+	if msg, ok := cmd().(tickMsg); !ok || msg.gen != m.tick {
+		t.Fatalf("the tick command sent %#v", msg)
+	}
+	tick := func(after time.Duration) tea.Cmd {
+		next, cmd := m.Update(tickMsg{gen: m.tick, at: t0.Add(8*time.Second + after)})
+		m = next.(Model)
+		return cmd
+	}
+	for _, tt := range []struct {
+		after time.Duration
+		want  string
+		more  bool // another tick follows
+	}{
+		{0, "reconnecting in 4.2s — connection lost (closed abruptly)", true},
+		{2100 * time.Millisecond, "reconnecting in 2.1s — connection lost (closed abruptly)", true},
+		{4150 * time.Millisecond, "reconnecting in 0.1s — connection lost (closed abruptly)", true},
+		{4200 * time.Millisecond, "reconnecting… — connection lost (closed abruptly)", false},
+	} {
+		if cmd := tick(tt.after); (cmd != nil) != tt.more {
+			t.Errorf("after %s: another tick %v, want %v", tt.after, cmd != nil, tt.more)
+		}
+		if got := stateRow(m); got != tt.want {
+			t.Errorf("after %s: State %q, want %q", tt.after, got, tt.want)
+		}
+	}
+	// A tick of an earlier countdown changes nothing and schedules no
+	// other: one countdown ticks at a time.
+	old := m.tick
+	next, _ = m.Update(reconnecting(20*time.Second, 3*time.Second))
+	m = next.(Model)
+	if next, cmd := m.Update(tickMsg{gen: old, at: t0.Add(21 * time.Second)}); cmd != nil ||
+		stateRow(next.(Model)) != "reconnecting in 3.0s — connection lost (closed abruptly)" {
+		t.Errorf("a stale tick: State %q, another tick %v", stateRow(next.(Model)), cmd != nil)
+	}
+	// Nor does a tick after the state changed.
+	m = send(m, state(21*time.Second, host.Connecting, "", 0, ""))
+	if next, cmd := m.Update(tickMsg{gen: m.tick, at: t0.Add(22 * time.Second)}); cmd != nil || stateRow(next.(Model)) != "connecting…" {
+		t.Errorf("a tick while connecting: State %q, another tick %v", stateRow(next.(Model)), cmd != nil)
 	}
 }

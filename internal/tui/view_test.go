@@ -30,7 +30,7 @@ func TestViewAtEverySize(t *testing.T) {
 	t.Parallel()
 	m := send(newModel(&modeCalls{}), session()...)
 	m = send(m, op(10*time.Second, "write", longPath, "ok", 16*time.Millisecond),
-		state(11*time.Second, host.Reconnecting, "", 1200*time.Millisecond, "connection lost: EOF"))
+		reconnecting(11*time.Second, 1200*time.Millisecond))
 	full := send(m, tea.WindowSizeMsg{Width: 120, Height: 30}).View()
 	// Each thing shown once the window has at least rows rows, in the
 	// order of Model.layout.
@@ -44,7 +44,7 @@ func TestViewAtEverySize(t *testing.T) {
 		{4, "ada-laptop"},
 		{5, "/home/ada/project"},
 		{6, "/home/ada/notes"},
-		{7, "15:04:16  disconnected (connection lost: EOF); reconnecting in 1.2s"},
+		{7, "15:04:16  connection lost (closed abruptly); reconnecting in 1.2s"},
 	}
 	for _, size := range []tea.WindowSizeMsg{
 		{Width: 120, Height: 30}, {Width: 80, Height: 20}, {Width: 40, Height: 10}, {Width: 20, Height: 6},
@@ -108,7 +108,7 @@ func TestLongLogLines(t *testing.T) {
 			"15:04:06  grep       deep/", "  ok  2s  (not delivered)", "deep/"},
 		{"disconnected", state(time.Second, host.Reconnecting, "", 1200*time.Millisecond,
 			"connection lost: "+strings.Repeat("read tcp 127.0.0.1:1->127.0.0.1:2: ", 6)+"connection reset by peer"),
-			"15:04:06  disconnected (conn", "); reconnecting in 1.2s", "peer"},
+			"15:04:06  conn", "; reconnecting in 1.2s", "peer"},
 	} {
 		for _, width := range []int{250, 120, 80, 60} {
 			t.Run(fmt.Sprintf("%s at %d", tt.name, width), func(t *testing.T) {
@@ -140,6 +140,33 @@ func TestLongLogLines(t *testing.T) {
 					t.Errorf("row %q is %d wide; the window has %d columns", row, w, width)
 				}
 			})
+		}
+	}
+}
+
+// TestLongPathKeepsBothEnds: the log lines of one long path, whatever
+// their result, keep the start of the path and its end and lose the
+// middle. A name too long to fit whole used to take all the room: at 60
+// columns one result showed "ver…/file_with_a_long_name.txt", the next
+// "…with_a_long_name.txt  not_found", without a directory.
+func TestLongPathKeepsBothEnds(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{longPath, "very/long/" + strings.Repeat("x", 40) + "/file_with_a_long_name.txt"} {
+		for _, result := range []string{"ok", "read_only", "not_found", "outside_root", host.ResultCancelled} {
+			for _, width := range []int{60, 80} {
+				m := send(newModel(&modeCalls{}), tea.WindowSizeMsg{Width: width, Height: 20}, op(time.Second, "write", path, result, 3*time.Millisecond))
+				var row string
+				for _, l := range strings.Split(m.View(), "\n") {
+					if strings.HasPrefix(l, "15:04:06") {
+						row = l
+					}
+				}
+				mid, _, _ := strings.Cut(strings.TrimPrefix(row, "15:04:06  write      "), "  "+result)
+				pre, suf, ok := strings.Cut(mid, "…")
+				if !ok || len(pre) < startCells || !strings.HasPrefix(path, pre) || len(suf) < len("_name.txt") || !strings.HasSuffix(path, suf) {
+					t.Errorf("%s at %d: row %q does not keep the start and the end of %q", result, width, row, path)
+				}
+			}
 		}
 	}
 }

@@ -43,6 +43,9 @@
 // # Logging
 //
 // Events report connection state, mode changes, notices and one record per
-// operation (time, op, path, result, duration). Neither events nor the
+// operation (time, op, path, result, duration). A failed connection's
+// event says why in a few words (Event.Reason, see Reason) beside the
+// whole error; the logger gets the whole error as a warning, once while
+// it stays the same. Neither events nor the
 // logger ever carry file contents or the token.
 package host

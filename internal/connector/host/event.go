@@ -46,7 +46,8 @@ type EventKind int
 
 // The kinds of events.
 const (
-	// EventState: the connection state changed (State, HostID, Retry, Err).
+	// EventState: the connection state changed (State, HostID, Retry,
+	// Reason, Err).
 	EventState EventKind = iota + 1
 	// EventMode: the mode changed (Mode); hello was re-sent when connected.
 	EventMode
@@ -65,7 +66,12 @@ type Event struct {
 	State  State
 	HostID string        // Connected
 	Retry  time.Duration // Reconnecting: the wait before the next attempt
-	Err    string        // Reconnecting, Failed: what went wrong
+	// Reason (Reconnecting, Failed) is what went wrong in a few words
+	// (see Reason), for a status line or a log line; Err is the whole
+	// error, whose cause the network library's wrapping buries at its
+	// end, for a diagnostic log.
+	Reason string
+	Err    string
 
 	Mode proto.Mode // EventMode; on state events, the mode in force
 
@@ -100,5 +106,6 @@ type Status struct {
 	State  State
 	HostID string
 	Mode   proto.Mode
+	Reason string // as Event.Reason
 	Err    string
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,33 @@ var (
 	// version (no WebSocket at /v2/connector, or another subprotocol).
 	ErrProtocol = errors.New("the server does not speak " + proto.Protocol)
 )
+
+// Particular cases of those errors, each with its own remedy; errors.Is
+// matches them to the general one too (ErrTokenMissing is an
+// ErrUnauthorized), so code that knows only the general one still works.
+var (
+	// ErrTokenMissing: the hub asked for a token (401) and the host has
+	// none (Options.Token is ""). Hosts may dial without one, since a
+	// proxy in front of the hub may add it, so this is only known once
+	// the hub refuses.
+	ErrTokenMissing error = &subError{"the hub requires a token and none was given", ErrUnauthorized}
+	// ErrHubHasNoToken: the hub has no connector token configured, so it
+	// accepts no host whatever the token: whoever runs the hub must start
+	// it with one.
+	ErrHubHasNoToken error = &subError{ErrUnauthorized.Error(), ErrUnauthorized}
+	// ErrNeedsTLS: an http:// (ws://) URL reached a hub serving TLS.
+	ErrNeedsTLS error = &subError{"the hub speaks TLS", ErrProtocol}
+)
+
+// subError is a particular case of a general error: its own text, and
+// errors.Is matches it to the general one.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string { return e.msg }
+func (e *subError) Unwrap() error { return e.parent }
 
 // Options configure a Host.
 type Options struct {
@@ -201,8 +229,16 @@ func New(opts Options) (*Host, error) {
 // wss) and appends /v2/connector unless the path already ends with it.
 // Its errors show the URL as RedactURL does.
 func HubURL(raw string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	shown := RedactURL(strings.TrimSpace(raw))
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	shown := RedactURL(raw)
+	known := err == nil && slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme)
+	if !known && !strings.Contains(raw, "://") {
+		// "127.0.0.1:18091" does not parse ("first path segment in URL
+		// cannot contain colon") and "localhost:18091" parses with the
+		// scheme "localhost": either way, the scheme is what is missing.
+		return "", fmt.Errorf("hub URL %q needs a scheme: use http://%s (or https://)", shown, shown)
+	}
 	if err != nil {
 		return "", fmt.Errorf("hub URL %q: %v", shown, parseError(err))
 	}
@@ -302,7 +338,7 @@ func (h *Host) emit(ev Event) {
 	if ev.Kind == EventState {
 		ev.Mode = h.Mode()
 		h.stMu.Lock()
-		h.status = Status{State: ev.State, HostID: ev.HostID, Mode: ev.Mode, Err: ev.Err}
+		h.status = Status{State: ev.State, HostID: ev.HostID, Mode: ev.Mode, Reason: ev.Reason, Err: ev.Err}
 		h.stMu.Unlock()
 	}
 	if h.opts.OnEvent == nil {
@@ -331,6 +367,7 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	attempt := 0
 	everConnected := false
+	warned := "" // the error last logged as a warning
 	for {
 		h.emit(Event{Kind: EventState, State: Connecting})
 		welcomed, err := h.connectOnce(ctx)
@@ -338,16 +375,25 @@ func (h *Host) Run(ctx context.Context) error {
 			return stopped()
 		}
 		if welcomed {
-			everConnected, attempt = true, 0
+			everConnected, attempt, warned = true, 0, ""
 		}
+		reason := h.scrubText(Reason(err))
 		if !everConnected && permanent(err) {
-			h.emit(Event{Kind: EventState, State: Failed, Err: err.Error()})
+			h.emit(Event{Kind: EventState, State: Failed, Reason: reason, Err: err.Error()})
 			return err
 		}
 		wait := backoff(attempt, h.opts.backoffBase, h.opts.backoffMax, randFloat)
 		attempt++
-		h.log.Info("Disconnected; reconnecting", "err", err, "retry_in", wait)
-		h.emit(Event{Kind: EventState, State: Reconnecting, Retry: wait, Err: err.Error()})
+		// A warning with the whole error, which the events sum up in a
+		// few words (connect --no-tui prints warnings on standard error);
+		// once while it stays the same, not every few seconds.
+		level := slog.LevelWarn
+		if err.Error() == warned {
+			level = slog.LevelDebug
+		}
+		warned = err.Error()
+		h.log.Log(ctx, level, "Reconnecting", "reason", reason, "err", err, "retry_in", wait)
+		h.emit(Event{Kind: EventState, State: Reconnecting, Retry: wait, Reason: reason, Err: err.Error()})
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -388,7 +434,7 @@ func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
 	if err != nil {
 		conn.Close()
 		<-runErr
-		return false, err
+		return false, &phaseError{lost: true, err: err}
 	}
 
 	timer := time.NewTimer(WelcomeTimeout)
@@ -409,7 +455,7 @@ func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
 			if err == nil || ctx.Err() != nil {
 				err = errors.New("connection closed")
 			}
-			return welcomed, fmt.Errorf("connection lost: %w", err)
+			return welcomed, &phaseError{lost: true, err: err}
 		}
 	}
 }

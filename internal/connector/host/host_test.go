@@ -964,6 +964,11 @@ func TestHubURL(t *testing.T) {
 		{in: " http://h:1/v2/connector?x=1 ", want: "ws://h:1/v2/connector?x=1"},
 		{in: "ftp://h", err: "use http://"},
 		{in: "h:1", err: "use http://"},
+		// Without a scheme, the error says which URL to use instead.
+		{in: "127.0.0.1:18710", err: `hub URL "127.0.0.1:18710" needs a scheme: use http://127.0.0.1:18710 (or https://)`},
+		{in: "localhost:18710", err: "needs a scheme: use http://localhost:18710 (or https://)"},
+		{in: "hub.example/fsplane", err: "needs a scheme: use http://hub.example/fsplane (or https://)"},
+		{in: "http:h", err: "no host"},
 		{in: "http://", err: "no host"},
 		{in: "https://user:pw@h", err: "credentials"},
 	} {

@@ -74,20 +74,27 @@ func (h *Host) scrub(err error) error {
 	if err == nil {
 		return nil
 	}
-	u, perr := url.Parse(h.url)
-	if perr != nil || u.RawQuery == "" {
-		return err
+	msg := err.Error()
+	if clean := h.scrubText(msg); clean != msg {
+		return &scrubbed{msg: clean, err: err}
 	}
-	msg, q := err.Error(), "?"+u.RawQuery
+	return err
+}
+
+// scrubText masks the query of the URL the host dials wherever msg
+// quotes it (see scrub).
+func (h *Host) scrubText(msg string) string {
+	u, err := url.Parse(h.url)
+	if err != nil || u.RawQuery == "" {
+		return msg
+	}
+	q := "?" + u.RawQuery
 	repl := "?" + redactQuery(u.RawQuery)
 	clean := strings.ReplaceAll(msg, q, repl)
 	if quoted := strconv.Quote(q); len(quoted) > 2 {
 		clean = strings.ReplaceAll(clean, quoted[1:len(quoted)-1], repl) // as %q renders it
 	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbed{msg: clean, err: err}
+	return clean
 }
 
 // parseError is url.Parse's complaint without the URL it quotes.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +41,7 @@ func (h *Host) dial(ctx context.Context) (*websocket.Conn, *connector.FrameConn,
 		Subprotocols: []string{proto.Protocol},
 	})
 	if err != nil {
-		return nil, nil, h.scrub(dialError(resp, err))
+		return nil, nil, h.scrub(h.dialError(resp, err))
 	}
 	if ws.Subprotocol() != proto.Protocol {
 		_ = ws.Close(websocket.StatusProtocolError, "subprotocol "+proto.Protocol+" required")
@@ -73,7 +74,7 @@ func dialFrameConn(d *net.Dialer) func(ctx context.Context, network, addr string
 // dialError explains a failed dial: the HTTP status and the first line of
 // the hub's answer when the upgrade was refused, else the network or TLS
 // error.
-func dialError(resp *http.Response, err error) error {
+func (h *Host) dialError(resp *http.Response, err error) error {
 	var (
 		unknownCA *x509.UnknownAuthorityError
 		hostname  x509.HostnameError
@@ -90,16 +91,29 @@ func dialError(resp *http.Response, err error) error {
 		return fmt.Errorf("%w: the hub answered plain HTTP to an https:// URL; use http:// for a hub without TLS (on this computer), or start the hub with --tls-cert and --tls-key", ErrProtocol)
 	}
 	if resp == nil {
-		return fmt.Errorf("cannot reach the hub: %v", err)
+		return &phaseError{err: err}
 	}
-	why := ""
+	var body string
 	if resp.Body != nil {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		why = firstLine(string(b))
+		body = string(b)
 	}
+	why := firstLine(body)
 	what := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if why != "" {
 		what += ": " + why
+	}
+	switch {
+	case resp.StatusCode == http.StatusBadRequest && strings.Contains(body, "HTTP request to an HTTPS server") && strings.HasPrefix(h.url, "ws://"):
+		// net/http's answer to plain HTTP on a TLS port: the same URL
+		// with https:// reaches the hub.
+		return fmt.Errorf("%w: use %s", ErrNeedsTLS, h.tlsURL())
+	case resp.StatusCode == http.StatusForbidden && strings.Contains(body, proto.NoHostsRefusal):
+		return fmt.Errorf("%w (%s)", ErrHubHasNoToken, what)
+	case resp.StatusCode == http.StatusUnauthorized && h.opts.Token == "":
+		// Without the hub's text: it can only guess "missing or wrong",
+		// and the host knows which.
+		return fmt.Errorf("%w (HTTP %d %s)", ErrTokenMissing, resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -108,6 +122,18 @@ func dialError(resp *http.Response, err error) error {
 		return fmt.Errorf("%w (%s)", ErrProtocol, what)
 	}
 	return fmt.Errorf("the hub refused the connection (%s)", what)
+}
+
+// tlsURL is the URL the person gave with https:// in place of http://,
+// its query masked, for advice.
+func (h *Host) tlsURL() string {
+	u, err := url.Parse(h.url)
+	if err != nil {
+		return "https://"
+	}
+	u.Scheme = "https"
+	u.Path, u.RawPath = strings.TrimSuffix(u.Path, Path), ""
+	return RedactURL(u.String())
 }
 
 // certReason is the x509 part of a TLS error, without the dial wrapping.

@@ -186,7 +186,7 @@ func (h *Hub) listLocked() string {
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Token == "" {
 		refuse.CloseAfter(w)
-		http.Error(w, "this hub accepts no hosts: start fsplane serve with --connector-token (or --api-key)", http.StatusForbidden)
+		http.Error(w, proto.NoHostsRefusal, http.StatusForbidden)
 		return
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -270,7 +270,10 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 	}
 }
 
-// Close disconnects every host.
+// Close disconnects every host, telling each it is a shutdown (a close
+// frame), all at once: a host that does not answer holds its Close up
+// for a moment (connector.Conn.Close), and one after the other they
+// would hold up the hub's exit that much each.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	hosts := make([]*Host, 0, len(h.hosts))
@@ -278,9 +281,11 @@ func (h *Hub) Close() {
 		hosts = append(hosts, x)
 	}
 	h.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, x := range hosts {
-		x.conn.Close()
+		wg.Go(x.conn.Close)
 	}
+	wg.Wait()
 }
 
 // Host is one connected host.

@@ -21,6 +21,11 @@ import (
 // Protocol is the protocol name, also the WebSocket subprotocol.
 const Protocol = "fsplane-connector/1"
 
+// NoHostsRefusal is the body of the 403 a hub without a connector token
+// answers every host with. A host recognises it to tell its person that
+// the hub, not the token given, needs fixing (no token would do).
+const NoHostsRefusal = "this hub accepts no hosts: start fsplane serve with --connector-token (or --api-key)"
+
 // Message types.
 const (
 	TypeHello          = "hello"
