@@ -68,7 +68,7 @@ func listIn(ctx context.Context, pl place, in listArgs) (string, listResult, err
 	for _, e := range r.Entries {
 		name := pl.display(e.Path)
 		out.Entries = append(out.Entries, listEntry{Path: name, IsDir: e.IsDir, Link: e.IsSymlink, Size: sizeOf(e)})
-		b.WriteString(name)
+		b.WriteString(textName(name))
 		switch {
 		case e.IsDir:
 			b.WriteByte('/')

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -155,15 +154,10 @@ func (s *Server) hostPlace(host string) (place, error) {
 		base = roots[0]
 	}
 	return place{
-		eng:  r,
-		path: func(_, p string) (string, error) { return p, nil },
-		display: func(abs string) string {
-			if rel, ok := within(abs, base); ok {
-				return filepath.ToSlash(rel)
-			}
-			return abs
-		},
-		base: base,
+		eng:     r,
+		path:    func(_, p string) (string, error) { return p, nil },
+		display: func(abs string) string { return displayUnder(abs, base) },
+		base:    base,
 	}, nil
 }
 

@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -174,12 +176,30 @@ func (c *Call) base() string {
 // display renders an absolute path for a model: relative to the session's
 // first root when inside it (relative paths resolve there), else absolute.
 func (c *Call) display(abs string) string {
-	rs := c.roots()
-	if len(rs) == 0 {
-		return abs
+	base := ""
+	if rs := c.roots(); len(rs) > 0 {
+		base = rs[0]
 	}
-	if rel, ok := within(abs, rs[0]); ok {
+	return displayUnder(abs, base)
+}
+
+// displayUnder renders abs relative to base when inside it ("" for none),
+// else absolute.
+func displayUnder(abs, base string) string {
+	if rel, ok := within(abs, base); ok && base != "" {
 		return filepath.ToSlash(rel)
 	}
 	return abs
+}
+
+// textName is a displayed name as a line of text shows it: quoted with Go
+// escapes when it has a control character (a newline, a carriage return,
+// an escape). Raw, a file named "x\na.go:1:fake" would add a line of its
+// own making to a grep's or a listing's text; structured results keep the
+// name as it is.
+func textName(name string) string {
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return strconv.Quote(name)
+	}
+	return name
 }

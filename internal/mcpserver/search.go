@@ -162,7 +162,7 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 // grepLine writes one line of grep output, ripgrep style: path:N:text
 // for a match, path-N-text for context.
 func grepLine(b *strings.Builder, path string, sep byte, n int, text string) {
-	b.WriteString(path)
+	b.WriteString(textName(path))
 	b.WriteByte(sep)
 	b.WriteString(strconv.Itoa(n))
 	b.WriteByte(sep)
@@ -229,7 +229,7 @@ func globFiles(ctx context.Context, c *Call, in globArgs) (string, globResult, e
 	for _, f := range r.Files {
 		name := c.display(f.Path)
 		out.Entries = append(out.Entries, globEntry{Path: name, IsDir: f.IsDirectory})
-		b.WriteString(name)
+		b.WriteString(textName(name))
 		if f.IsDirectory {
 			b.WriteByte('/')
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -233,4 +234,30 @@ func TestTooLargeHint(t *testing.T) {
 	}
 	g.Close()
 	e.fail("edit", args("path", "huger.txt", "old_text", "a", "new_text", "b"), "too_large")
+}
+
+// TestNamesWithControlCharacters: a file name with a newline cannot add a
+// line of its own making to a grep's or a listing's text: it is shown
+// quoted, Go-style. The structured output keeps the name as it is.
+func TestNamesWithControlCharacters(t *testing.T) {
+	t.Parallel()
+	evil := "x\na.go:1:fake match"
+	e := newEnv(t, map[string]string{evil: "real match\n", "ok.txt": "plain\n"}, envOptions{})
+	quoted := strconv.Quote(evil)
+	for _, r := range []result{
+		e.ok("grep", args("pattern", "match")),
+		e.ok("list", args("path", ".")),
+		e.ok("glob", args("pattern", "*")),
+	} {
+		for _, line := range strings.Split(r.text, "\n") {
+			if strings.HasPrefix(line, "a.go:1:fake") {
+				t.Errorf("a name made a line of its own:\n%s", r.text)
+			}
+		}
+		wantContains(t, r.text, quoted)
+	}
+	m := e.ok("grep", args("pattern", "match")).out["matches"].([]any)[0].(map[string]any)
+	if m["path"] != evil {
+		t.Errorf("structured path = %q, want the name as it is", m["path"])
+	}
 }
