@@ -183,7 +183,8 @@ func (w *Workspace) Remove(p string, recursive bool, expectedVersion string) (re
 		return res, err
 	}
 	if r.Rel == "." {
-		return res, fserr.New(fserr.InvalidTarget, op, p, "cannot delete %s: it is a workspace root", p)
+		return res, fserr.New(fserr.InvalidTarget, op, p, "cannot delete %s: it is a workspace root", p).
+			WithHint("a root stays while fsplane serves it: delete the entries inside it instead")
 	}
 	root := r.r.root
 	err = w.locked(op, p, func() error {

@@ -298,6 +298,7 @@ func TestRemove(t *testing.T) {
 		kept      []string
 		code      fserr.Code
 		msg       string
+		hint      string
 	}{
 		{name: "file", path: "f.txt", gone: []string{"f.txt"}, kept: []string{"link"}},
 		{name: "file with version", path: "f.txt", version: Version([]byte("content")), gone: []string{"f.txt"}},
@@ -308,13 +309,13 @@ func TestRemove(t *testing.T) {
 		{name: "escaping link", path: "escape", gone: []string{"escape"}},
 		{name: "link under a linked dir", path: "sub/l2", gone: []string{"sub/l2"}, kept: []string{"f.txt"}},
 		{name: "empty directory", path: "d", isDir: true, gone: []string{"d"}},
-		{name: "non-empty directory", path: "full", code: fserr.InvalidTarget, msg: "pass recursive"},
+		{name: "non-empty directory", path: "full", code: fserr.InvalidTarget, msg: "pass recursive", hint: "delete its entries first"},
 		{name: "recursive", path: "tree", recursive: true, isDir: true, gone: []string{"tree"}},
 		{name: "recursive file", path: "f.txt", recursive: true, gone: []string{"f.txt"}},
 		{name: "version on a directory", path: "d", version: Version(nil), code: fserr.BadRequest, msg: "d is a directory"},
 		{name: "version on a link", path: "link", version: Version([]byte("content")), code: fserr.BadRequest, msg: "a symbolic link"},
 		{name: "missing", path: "nope", code: fserr.NotFound, msg: "nope does not exist"},
-		{name: "root", path: ".", recursive: true, code: fserr.InvalidTarget, msg: "workspace root"},
+		{name: "root", path: ".", recursive: true, code: fserr.InvalidTarget, msg: "workspace root", hint: "delete the entries inside it instead"},
 		{name: "outside", path: "/etc/passwd", code: fserr.OutsideRoot, msg: "outside"},
 	}
 	for _, tc := range cases {
@@ -326,6 +327,9 @@ func TestRemove(t *testing.T) {
 			res, err := w.Remove(tc.path, tc.recursive, tc.version)
 			if tc.code != "" {
 				wantMessage(t, err, tc.code, tc.msg)
+				if e, _ := fserr.As(err); tc.hint != "" && (e == nil || !strings.Contains(e.Hint, tc.hint)) {
+					t.Errorf("hint %q, want it to say %q", e.Hint, tc.hint)
+				}
 				if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 					t.Errorf("tree changed (-before +after):\n%s", diff)
 				}
@@ -602,6 +606,7 @@ func TestMove(t *testing.T) {
 		gone      []string
 		code      fserr.Code
 		msg       string
+		hint      string
 	}{
 		{name: "file", src: "f.txt", dst: "m.txt", undo: true,
 			after: map[string]string{"m.txt": "-rw-r--r-- hello", "link": "link->f.txt"}, gone: []string{"f.txt"}},
@@ -630,7 +635,7 @@ func TestMove(t *testing.T) {
 		{name: "version on a directory", src: "d", dst: "e", version: Version(nil), code: fserr.BadRequest, msg: "directory"},
 		{name: "same file", src: "f.txt", dst: "./f.txt", overwrite: true, code: fserr.BadRequest, msg: "same file"},
 		{name: "missing", src: "nope", dst: "x", code: fserr.NotFound, msg: "nope does not exist"},
-		{name: "root", src: ".", dst: "x", code: fserr.InvalidTarget, msg: "workspace root"},
+		{name: "root", src: ".", dst: "x", code: fserr.InvalidTarget, msg: "workspace root", hint: "move the entries inside it instead"},
 		{name: "parent is a file", src: "f.txt", dst: "g.txt/x", code: fserr.InvalidTarget, msg: "not a directory"},
 		{name: "outside", src: "f.txt", dst: "/tmp/elsewhere", code: fserr.OutsideRoot, msg: "outside"},
 	}
@@ -644,6 +649,9 @@ func TestMove(t *testing.T) {
 			assertNoStrays(t, root)
 			if tc.code != "" {
 				wantMessage(t, err, tc.code, tc.msg)
+				if e, _ := fserr.As(err); tc.hint != "" && (e == nil || !strings.Contains(e.Hint, tc.hint)) {
+					t.Errorf("hint %q, want it to say %q", e.Hint, tc.hint)
+				}
 				if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 					t.Errorf("tree changed (-before +after):\n%s", diff)
 				}

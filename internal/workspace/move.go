@@ -77,9 +77,11 @@ func (w *Workspace) Move(src, dst string, overwrite bool, expectedVersion string
 	res := MoveResult{Source: s.Path, Destination: d.Path}
 	switch {
 	case s.Rel == ".":
-		return res, fserr.New(fserr.InvalidTarget, op, src, "cannot move %s: it is a workspace root", src)
+		return res, fserr.New(fserr.InvalidTarget, op, src, "cannot move %s: it is a workspace root", src).
+			WithHint("a root stays while fsplane serves it: move the entries inside it instead")
 	case d.Rel == ".":
-		return res, fserr.New(fserr.InvalidTarget, op, dst, "cannot move onto %s: it is a workspace root", dst)
+		return res, fserr.New(fserr.InvalidTarget, op, dst, "cannot move onto %s: it is a workspace root", dst).
+			WithHint("move it into the root instead: name a path inside it")
 	case s.canonKey == d.canonKey:
 		return res, fserr.New(fserr.BadRequest, op, src, "%s and %s are the same file", src, dst)
 	}
