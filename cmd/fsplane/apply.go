@@ -174,6 +174,9 @@ func fileArgumentHint(args []string, err error) error {
 // shellQuote quotes s for a POSIX shell when it needs it, so a hint's
 // command can be pasted as it is.
 func shellQuote(s string) string {
+	if strings.HasPrefix(s, "-") {
+		s = "./" + s // not an option to the command it is given to
+	}
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-,:@%=") == "" {
 		return s
 	}

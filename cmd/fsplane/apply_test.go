@@ -298,3 +298,18 @@ func TestApplyStopsOnFirstSignal(t *testing.T) {
 		})
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"p1.patch":    "p1.patch",
+		"my patch":    "'my patch'",
+		"it's":        `'it'\''s'`,
+		"-x.patch":    "./-x.patch",
+		"-my x.patch": "'./-my x.patch'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

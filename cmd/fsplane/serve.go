@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -331,13 +330,13 @@ func localURL(scheme string, addr net.Addr) (url string, everywhere, loopback bo
 	if !ok {
 		return scheme + "://" + addr.String(), false, false
 	}
-	ip := ta.IP
-	if ip.IsUnspecified() {
+	shown := *ta // keeps an IPv6 zone (fe80::1%eth0)
+	if ta.IP.IsUnspecified() {
 		// Go listens on every interface with one dual-stack socket
 		// ("[::]"), which IPv4's loopback reaches too.
-		everywhere, ip = true, net.IPv4(127, 0, 0, 1)
+		everywhere, shown.IP, shown.Zone = true, net.IPv4(127, 0, 0, 1), ""
 	}
-	return scheme + "://" + net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port)), everywhere, ta.IP.IsLoopback()
+	return scheme + "://" + shown.String(), everywhere, ta.IP.IsLoopback()
 }
 
 // handlerWait bounds the wait for handlers to return once their

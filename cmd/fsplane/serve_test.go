@@ -444,3 +444,22 @@ func TestServeWarnsBeyondLoopback(t *testing.T) {
 		})
 	}
 }
+
+func TestLocalURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		addr                 *net.TCPAddr
+		url                  string
+		everywhere, loopback bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 18091}, "http://127.0.0.1:18091", false, true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 18091}, "http://127.0.0.1:18091", true, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 80}, "http://127.0.0.1:80", true, false},
+		{&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 8080, Zone: "eth0"}, "http://[fe80::1%eth0]:8080", false, false},
+	} {
+		url, everywhere, loopback := localURL("http", tt.addr)
+		if url != tt.url || everywhere != tt.everywhere || loopback != tt.loopback {
+			t.Errorf("localURL(%v) = %q, %v, %v; want %q, %v, %v", tt.addr, url, everywhere, loopback, tt.url, tt.everywhere, tt.loopback)
+		}
+	}
+}

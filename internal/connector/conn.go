@@ -449,9 +449,12 @@ func (r *reader) loop() {
 		}
 		select {
 		case <-c.closed:
-			// Read while Close says goodbye (see Run): handled by no one.
-			r.ended <- ErrClosed
-			return
+			// Read while Close says goodbye (see Run): handled by no
+			// one, and the read goes on, so that the peer's close frame
+			// is read, or the read is cut at closeGrace. Returning here
+			// would leave nobody reading, and the library would wait its
+			// own 5 s for that frame.
+			continue
 		default:
 		}
 		if r.frame(typ, buf.Bytes()) {
@@ -855,8 +858,10 @@ func (c *Conn) keepalive(ctx context.Context) {
 
 // Close ends the connection with a close handshake (StatusNormalClosure),
 // so the peer learns it was closed on purpose. Sending fails at once; it
-// returns when the peer answered, or within about closeGrace when it does
-// not.
+// returns when the peer answered, or, when it does not, within about
+// closeGrace while Run is reading (which it cuts then), else within the
+// WebSocket library's own wait (5 s): Close before Run, or from a handler
+// that Run waits for.
 func (c *Conn) Close() {
 	c.once.Do(func() {
 		close(c.closed)

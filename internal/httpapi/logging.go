@@ -57,7 +57,9 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // (the client went away, or the server closed it at the end of its
 // shutdown grace), the response cannot have arrived whole, and the line
 // says aborted=true: "status=200 bytes=382" alone claimed a success the
-// client never saw.
+// client never saw. A client that half-closes its side after the request
+// (nc -N, some scripts) can be marked so too, though it read the whole
+// response: net/http ends the request's context when it sees that end.
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()

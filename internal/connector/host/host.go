@@ -237,6 +237,10 @@ func HubURL(raw string) (string, error) {
 		// "127.0.0.1:18091" does not parse ("first path segment in URL
 		// cannot contain colon") and "localhost:18091" parses with the
 		// scheme "localhost": either way, the scheme is what is missing.
+		if strings.Contains(raw, "@") {
+			// user:secret@host: nothing of it is shown, nor suggested.
+			return "", fmt.Errorf("hub URL %q needs a scheme, and credentials in the URL are not supported: use http://HOST:PORT (or https://) and pass the token with --token or FSPLANE_CONNECTOR_TOKEN", shown)
+		}
 		return "", fmt.Errorf("hub URL %q needs a scheme: use http://%s (or https://)", shown, shown)
 	}
 	if err != nil {

@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/coder/websocket"
@@ -54,8 +56,17 @@ func Reason(err error) string {
 	var (
 		dns *net.DNSError
 		ce  websocket.CloseError
+		rh  tls.RecordHeaderError
+		ae  tls.AlertError
 	)
 	switch {
+	case errors.As(err, &rh):
+		// https:// to a server that does not speak TLS.
+		return "TLS handshake failed (the server at that address does not speak TLS: use http://)"
+	case errors.As(err, &ae) || strings.Contains(err.Error(), "remote error: tls:"):
+		// The hub was reached and refused the handshake (a client
+		// certificate it wants, a protocol version).
+		return "TLS handshake failed (" + cause(pe.err) + ")"
 	case errors.As(err, &ce):
 		if ce.Code == websocket.StatusNormalClosure || ce.Code == websocket.StatusGoingAway {
 			return "hub shut down"

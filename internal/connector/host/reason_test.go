@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,8 +51,10 @@ func TestReason(t *testing.T) {
 		{"DNS failure", dialFailure(&net.DNSError{Err: "server misbehaving", Name: "hub.example"}), "hub not found (DNS lookup failed: server misbehaving)"},
 		{"no route", dialFailure(&net.OpError{Op: "dial", Err: syscall.EHOSTUNREACH}), "hub unreachable (no route to host)"},
 		{"dial timeout", dialFailure(&net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}), "hub unreachable (timed out)"},
-		{"TLS mismatch", dialFailure(errors.New("tls: first record does not look like a TLS handshake")),
-			"hub unreachable (tls: first record does not look like a TLS handshake)"},
+		{"https to plain HTTP", dialFailure(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}),
+			"TLS handshake failed (the server at that address does not speak TLS: use http://)"},
+		{"TLS refused by the hub", dialFailure(&net.OpError{Op: "remote error", Err: tls.AlertError(116)}),
+			"TLS handshake failed (tls: certificate required)"},
 		{"hub shut down", lostFailure(fmt.Errorf("failed to read frame: %w", websocket.CloseError{Code: websocket.StatusNormalClosure})), "hub shut down"},
 		{"hub going away", lostFailure(websocket.CloseError{Code: websocket.StatusGoingAway, Reason: "restart"}), "hub shut down"},
 		{"hub closed it", lostFailure(websocket.CloseError{Code: websocket.StatusPolicyViolation, Reason: "use subprotocol " + proto.Protocol}),

@@ -11,27 +11,37 @@ import (
 // masks a password).
 const masked = "xxxxx"
 
+// maskUserinfo masks what comes before the last '@' of raw's authority
+// (after "scheme://", or from the start without one).
+func maskUserinfo(raw string) string {
+	prefix, rest := "", raw
+	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", r
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		return prefix + masked + rest[at:]
+	}
+	return raw
+}
+
 // RedactURL returns a hub URL fit to print or log: every query value (a
 // hub behind a proxy may take its token as ?token=, ?api_key=, …), the
 // fragment and a password are masked; the scheme, host, path and query
-// keys are kept. A URL that does not parse has its user information and
-// everything from its first '?' or '#' on masked.
+// keys are kept. A URL that does not parse, or has no "://", has its user
+// information and everything from its first '?' or '#' on masked.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || !strings.Contains(raw, "://") {
+		// Unparsed, or parsed without an authority ("user:pw@host:8080"
+		// has the scheme "user" and the rest opaque): masked as text.
 		if i := strings.IndexAny(raw, "?#"); i >= 0 {
 			raw = raw[:i+1] + masked
 		}
-		if scheme, rest, ok := strings.Cut(raw, "://"); ok {
-			authority := rest
-			if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-				authority = rest[:i]
-			}
-			if at := strings.LastIndex(authority, "@"); at >= 0 {
-				raw = scheme + "://" + masked + rest[at:]
-			}
-		}
-		return raw
+		return maskUserinfo(raw)
 	}
 	u.RawQuery = redactQuery(u.RawQuery)
 	if u.Fragment != "" || u.RawFragment != "" {

@@ -17,6 +17,9 @@ func TestRedactURL(t *testing.T) {
 		{"http://127.0.0.1:bad/?token=QTOK", "http://127.0.0.1:bad/?xxxxx"},
 		{"http://u:pass@hub:bad/x", "http://xxxxx@hub:bad/x"},
 		{"http://hub/%zz?token=QTOK", "http://hub/%zz?xxxxx"},
+		{"user:s3cret@hub.example:8080", "xxxxx@hub.example:8080"},
+		{"s3cret@hub:8080/x?token=QTOK", "xxxxx@hub:8080/x?xxxxx"},
+		{"hub:8080", "hub:8080"},
 	}
 	for _, tt := range tests {
 		if got := RedactURL(tt.in); got != tt.want {
@@ -35,6 +38,8 @@ func TestHubURLErrorsHideSecrets(t *testing.T) {
 		"http://127.0.0.1:bad/?token=QTOKsecret55",
 		"http:///?token=QTOKsecret55",
 		"http://hub/\x7f?token=QTOKsecret55",
+		"user:QTOKsecret55@hub.example:8080",
+		"QTOKsecret55@hub:8080",
 	} {
 		_, err := HubURL(raw)
 		if err == nil || strings.Contains(err.Error(), "QTOKsecret55") {
