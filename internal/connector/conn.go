@@ -862,10 +862,15 @@ func (c *Conn) keepalive(ctx context.Context) {
 // closeGrace while Run is reading (which it cuts then), else within the
 // WebSocket library's own wait (5 s): Close before Run, or from a handler
 // that Run waits for.
-func (c *Conn) Close() {
+func (c *Conn) Close() { c.CloseWith(websocket.StatusNormalClosure, "") }
+
+// CloseWith is Close with another status and a reason (at most 123 bytes)
+// for the peer: a connection ended for what the peer did, not for a
+// shutdown.
+func (c *Conn) CloseWith(code websocket.StatusCode, reason string) {
 	c.once.Do(func() {
 		close(c.closed)
-		_ = c.ws.Close(websocket.StatusNormalClosure, "")
+		_ = c.ws.Close(code, reason)
 		close(c.shut)
 	})
 }

@@ -52,7 +52,10 @@ type Options struct {
 	AllowedOrigins []string
 	// Timeout is the default operation deadline; 0 means DefaultTimeout.
 	Timeout time.Duration
-	Version string
+	// HelloTimeout bounds the wait for a new connection's hello; 0
+	// means helloTimeout (10 s).
+	HelloTimeout time.Duration
+	Version      string
 	Logger  *slog.Logger
 }
 
@@ -70,6 +73,9 @@ type Hub struct {
 func New(opts Options) *Hub {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.HelloTimeout <= 0 {
+		opts.HelloTimeout = helloTimeout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -220,12 +226,13 @@ func newID() string {
 func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
 	registered := false
-	deadline := time.AfterFunc(helloTimeout, func() {
+	deadline := time.AfterFunc(h.opts.HelloTimeout, func() {
 		h.mu.Lock()
 		ok := registered
 		h.mu.Unlock()
 		if !ok {
-			c.Close()
+			// Not a shutdown (1000): the host is told why.
+			c.CloseWith(websocket.StatusPolicyViolation, fmt.Sprintf("no hello within %s", h.opts.HelloTimeout))
 		}
 	})
 	defer deadline.Stop()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -405,5 +406,26 @@ func TestCancelMidSendKeepsTheConnection(t *testing.T) {
 	}
 	if a := f.aborts[0]; a.OpID == "" || !strings.Contains(a.Reason, "context canceled") {
 		t.Errorf("transfer_abort %+v, want the write's op id and why", a)
+	}
+}
+
+// TestNoHelloIsToldWhy: a connection that sends no hello in time is closed
+// with a policy-violation status and the reason, not as a shutdown (which
+// a host would report as "hub shut down").
+func TestNoHelloIsToldWhy(t *testing.T) {
+	t.Parallel()
+	_, srv := newHub(t, Options{HelloTimeout: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"),
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{proto.Protocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	_, _, err = ws.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "no hello within 100ms") {
+		t.Errorf("read = %v; want a policy-violation close saying no hello came", err)
 	}
 }
