@@ -56,7 +56,7 @@ type Options struct {
 	// means helloTimeout (10 s).
 	HelloTimeout time.Duration
 	Version      string
-	Logger  *slog.Logger
+	Logger       *slog.Logger
 }
 
 // Hub is the registry of connected hosts. It is safe for concurrent use.
