@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -568,9 +567,6 @@ func (t *TreeWriter) flush() error {
 // the files put in them.
 const kindMkdir kind = "mkdir"
 
-// undoBatch is how many undo records a merge adds to the journal at once.
-const undoBatch = 256
-
 // mergePlan is a validated merge.
 type mergePlan struct {
 	pl      plan            // the transaction: the kindMkdir change (if any), then the files in path order
@@ -616,28 +612,17 @@ func (t *TreeWriter) merge() (int, error) {
 		return 0, nil
 	}
 	// The undo records go in pending before the transaction (see
-	// prepareUndo), in batches: the journal's eviction check compares each
-	// new record with the others of its batch, which for 10,000 at once
-	// cost seconds.
+	// prepareUndo).
 	txID := randomTag()
-	var pus []*pendingUndo
-	for b := range slices.Chunk(m.undo, undoBatch) {
-		pus = append(pus, t.w.prepareUndo(t.op, txID, b))
-	}
-	err := t.w.executeTxWith(t.op, txID, m.pl, t.prepare)
-	if errors.Is(err, errCrashed) {
-		return 0, err // a test's crash: nothing more happens
-	}
-	recorded := 0
-	for _, pu := range pus {
-		for _, ok := range t.w.finishUndo(pu, err == nil) {
-			if ok {
-				recorded++
-			}
-		}
-	}
+	rec, err := t.w.executeRecorded(t.op, txID, m.undo, func() error { return t.w.executeTxWith(t.op, txID, m.pl, t.prepare) })
 	if err != nil {
 		return 0, err
+	}
+	recorded := 0
+	for _, ok := range rec {
+		if ok {
+			recorded++
+		}
 	}
 	if err := t.applyPerms(t.d.Rel, func(n string) bool { return m.created[n] }); err != nil {
 		e := fserr.From(t.op, t.d.Given, err)
