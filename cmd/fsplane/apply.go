@@ -76,8 +76,8 @@ the same state directory and a root that holds the file.`,
 			// finishes.
 			res, err := ops.New(ws, ops.Options{}).Patch(ctx, ops.PatchRequest{Patch: text, DryRun: dryRun})
 			if err != nil {
-				if sig := stopSignal(ctx); sig != 0 && errors.Is(err, context.Canceled) {
-					return &exitError{code: 128 + int(sig), err: describe(err)}
+				if errors.Is(err, context.Canceled) {
+					return stoppedError(ctx, describe(err))
 				}
 				return &exitError{code: 1, err: describe(fileArgumentHint(args, err))}
 			}
@@ -121,11 +121,7 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 	select {
 	case r = <-done:
 	case <-ctx.Done():
-		code := 1
-		if sig := stopSignal(ctx); sig != 0 {
-			code = 128 + int(sig)
-		}
-		return "", &exitError{code: code, err: fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx))}
+		return "", stoppedError(ctx, fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx)))
 	}
 	if r.err != nil {
 		return "", &exitError{code: 1, err: fmt.Errorf("reading the patch from standard input: %w", r.err)}

@@ -89,6 +89,15 @@ func forcedStop(ctx context.Context) <-chan struct{} {
 
 type firstKey struct{}
 
+// stoppedError is err as a one-shot command's failure: exit 128 plus the
+// signal's number when a signal stopped ctx, else 1.
+func stoppedError(ctx context.Context, err error) *exitError {
+	if sig := stopSignal(ctx); sig != 0 {
+		return &exitError{code: 128 + int(sig), err: err}
+	}
+	return &exitError{code: 1, err: err}
+}
+
 // stopSignal returns the signal that stopped ctx (the first SIGINT or
 // SIGTERM), or 0 when ctx has not been stopped by one: a command that a
 // stop cut short before it did its work exits with 128 plus its number,
