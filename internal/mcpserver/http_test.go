@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,11 +136,24 @@ func TestCloseEndsHTTPStreams(t *testing.T) {
 
 // TestHTTPSessionLimit: past MaxSessions a new session closes the one
 // least recently used; the others, and the new one, work on.
+//
+// A session whose request is still in its handler is never closed, and a
+// client may have its answer a moment before the handler returns: the new
+// session is made once no POST is in a handler, or the session used
+// first could be the busy one, passed over.
 func TestHTTPSessionLimit(t *testing.T) {
 	t.Parallel()
 	_, eng := newEngine(t, map[string]string{"f.txt": "one\n"}, ops.Options{})
 	srv := New(eng, Options{Version: "test"})
-	hs := httptest.NewServer(srv.HTTPHandler(HTTPOptions{MaxSessions: 3}))
+	h := srv.HTTPHandler(HTTPOptions{MaxSessions: 3})
+	var posts atomic.Int64 // POSTs in the handler
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			defer posts.Add(-1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
 	connect := func() *mcp.ClientSession {
 		t.Helper()
@@ -156,6 +170,11 @@ func TestHTTPSessionLimit(t *testing.T) {
 	for _, s := range []*mcp.ClientSession{b, a, c} { // b is now the least recently used
 		if r := callOn(t, s, "read", read); r.err {
 			t.Fatal(r.text)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); posts.Load() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d POSTs still in the handler after 5 s", posts.Load())
 		}
 	}
 	d := connect()

@@ -223,8 +223,14 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	lim := &sessionLimit{srv: s, max: max, seen: map[string]*sessionUse{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-			defer lim.begin(id, r.Method != http.MethodGet)()
-			h.ServeHTTP(w, r)
+			rec := &statusRecorder{ResponseWriter: w}
+			end := lim.begin(id, r.Method != http.MethodGet)
+			h.ServeHTTP(rec, r)
+			var answered time.Time
+			if rec.status != http.StatusAccepted {
+				answered = rec.wrote
+			}
+			end(answered)
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -244,9 +250,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 
 // sessionLimit keeps the streamable HTTP sessions under max by closing
 // the least recently used when a new one starts. A session with a call in
-// progress is never closed. Its GET event stream does not count as use:
-// SDK clients keep one open for the session's whole life, called or not,
-// so only its start counts, like any request's.
+// progress is never closed. Its GET event stream does not count as use,
+// not even its start: SDK clients open one on their own, at a moment of
+// their choosing after the session begins, and keep it for the session's
+// whole life, called or not — a client that only holds its stream open is
+// the one to close first.
 type sessionLimit struct {
 	srv    *Server
 	max    int
@@ -267,28 +275,65 @@ func (l *sessionLimit) add(id string) {
 	l.mu.Unlock()
 }
 
-// begin marks a request on session id (an ID the handler made; others,
-// which the SDK refuses, are not recorded) and returns its end; a call
-// (busy) keeps the session from being closed until it ends.
-func (l *sessionLimit) begin(id string, call bool) (end func()) {
+// begin marks a POST on session id (an ID the handler made; others, which
+// the SDK refuses, are not recorded) as use, and returns its end; until
+// then (busy) the session is not closed. A GET (the event stream) is not
+// use (see sessionLimit). end(answered) counts the moment the answer was
+// written as use too, not the moment the handler returned: the client may
+// have the answer and be calling on another session by then, and this
+// one would look the newer. A POST the SDK answers 202 (a notification,
+// or the client's answer to a request of ours, such as roots/list during
+// a call) counts by its start alone (answered is zero): the SDK writes
+// that 202 after passing the message on, so possibly after the call it
+// unblocked has answered.
+func (l *sessionLimit) begin(id string, call bool) (end func(answered time.Time)) {
+	if !call {
+		return func(time.Time) {}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u := l.seen[id]
 	if u == nil {
-		return func() {}
+		return func(time.Time) {}
 	}
 	u.last = time.Now()
-	if !call {
-		return func() {}
-	}
 	u.busy++
-	return func() {
+	return func(answered time.Time) {
 		l.mu.Lock()
 		u.busy--
-		u.last = time.Now()
+		if answered.After(u.last) {
+			u.last = answered
+		}
 		l.mu.Unlock()
 	}
 }
+
+// statusRecorder remembers the status the SDK answered with and when it
+// last wrote. Unwrap lets the SDK's http.ResponseController reach the
+// connection (it flushes event streams through it).
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  time.Time
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.wrote = time.Now()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	s.wrote = time.Now()
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // makeRoom closes the least recently used idle sessions until a new one
 // fits, and forgets the sessions that have ended.
