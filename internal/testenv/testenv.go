@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -52,4 +53,21 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// WithoutForks runs f while no goroutine of this process can start a
+// child process (os/exec, syscall.ForkExec). A child gets a copy of every
+// descriptor open in its parent when it is forked, close-on-exec ones
+// included, and keeps it until it execs, which on a loaded machine may be
+// long after: a file f opens and closes would then stay alive in the
+// child, its blocks in use and its locks held, after f returns. A test
+// that checks what f released, in a package whose parallel tests start
+// processes, runs f here. A fork copies the descriptors while it holds
+// syscall.ForkLock for writing; f runs holding it for reading, so no
+// child is forked while f runs, and a child forked before has none of
+// f's files. f must not start a process itself: it would deadlock.
+func WithoutForks(f func()) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	f()
 }
