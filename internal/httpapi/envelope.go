@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -26,12 +27,30 @@ type validationFailure struct {
 	Errors  []client.ValidationError `json:"errors"`
 }
 
+// writeJSON answers v as JSON with its Content-Length, in one write: a
+// body encoded straight into the response went out chunked once it passed
+// 2 KiB, and a response of known length is flushed before its access log
+// line is written (see logRequests), not after.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	buf := envelopeBufs.Get().(*[]byte)
+	b := bytes.NewBuffer((*buf)[:0])
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		// Only a value that cannot be encoded (a bug): say so rather than
+		// send half a body.
+		http.Error(w, "cannot encode the response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+	if b.Cap() <= maxPooledEnvelope {
+		*buf = b.Bytes()[:0]
+		envelopeBufs.Put(buf)
+	}
 }
 
 // ok writes a success envelope.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +32,13 @@ func checkWriteRead(t testing.TB, message string, r client.ReadResult) {
 	}
 	if fast.Code != slow.Code || fast.Header().Get("Content-Type") != slow.Header().Get("Content-Type") {
 		t.Fatalf("writeRead: %d %q; writeJSON: %d %q", fast.Code, fast.Header().Get("Content-Type"), slow.Code, slow.Header().Get("Content-Type"))
+	}
+	// Both declare their length (a JSON answer over 2 KiB used to go out
+	// chunked).
+	for name, w := range map[string]*httptest.ResponseRecorder{"writeRead": fast, "writeJSON": slow} {
+		if got, want := w.Header().Get("Content-Length"), strconv.Itoa(w.Body.Len()); got != want {
+			t.Fatalf("%s: Content-Length %q, body %s bytes", name, got, want)
+		}
 	}
 }
 
