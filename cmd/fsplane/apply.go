@@ -121,6 +121,11 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 	select {
 	case r = <-done:
 	case <-ctx.Done():
+	}
+	// A signal wins over what the read brought, even when both are there:
+	// whoever signalled often closes the pipe too, and "no patch given"
+	// (exit 1) would hide that apply was stopped.
+	if ctx.Err() != nil {
 		return "", stoppedError(ctx, fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx)))
 	}
 	if r.err != nil {
