@@ -17,6 +17,15 @@ import (
 // when t ends (the controlling end is closed with it).
 func openPTY(t *testing.T) *os.File {
 	t.Helper()
+	_, tty := openPTYPair(t)
+	return tty
+}
+
+// openPTYPair opens a pseudo-terminal and returns its controlling end
+// (what a terminal emulator reads and writes) and its terminal end (a
+// program's standard streams), both closed when t ends.
+func openPTYPair(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -29,12 +38,12 @@ func openPTY(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tty.Close() })
-	return tty
+	return ptmx, tty
 }
 
 // TestApplyRefusesTerminalInput: without a patch argument, apply reads

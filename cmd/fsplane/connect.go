@@ -16,7 +16,8 @@ import (
 	"strings"
 	"syscall"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -40,7 +41,7 @@ func newConnectCmd() *cobra.Command {
 		Short: "Let an agent's fsplane hub work on this computer's files",
 		Long: `Connect this computer to an agent's hub (the fsplane serve at URL, http(s)://
 or ws(s)://) over one outbound WebSocket, and execute the file operations the
-agent sends: read, stat, list, grep, search, write, edit, patch, undo.
+agent sends: read, stat, list, grep, search, download, write, edit, patch, undo.
 
 This computer sets the rules and enforces them itself, whatever the hub sends:
   - Only the --root directory (one; default: the current directory) and the
@@ -266,13 +267,20 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 // own handler is off): with both, a signal from outside raced bubbletea's
 // shutdown and hung the process with the terminal left raw. The first
 // cancels ctx, and the program is asked to quit as q does: killing it
-// through tea.WithContext instead closes its input reader under the
-// goroutine reading it (a data race inside bubbletea).
+// through tea.WithContext instead closes its input reader without
+// waiting for the goroutine reading it (a data race inside bubbletea).
+//
+// The colors are chosen once, from the environment (colorprofile.Detect,
+// bubbletea v2's own rules: TERM, COLORTERM, NO_COLOR, CLICOLOR…): the
+// model styles the view for that profile and the program downsamples to
+// it. Nothing asks the terminal its colors. The view puts itself on
+// the alternate screen (tui.Model.View).
 func connectTUI(ctx context.Context, opts host.Options, roots []string, warning string, stdin io.Reader, stdout io.Writer) error {
 	var h *host.Host
-	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning,
+	profile := colorprofile.Detect(stdout, os.Environ())
+	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning, Profile: profile,
 		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
-	p := tea.NewProgram(model, tea.WithoutSignalHandler(), tea.WithAltScreen(), tea.WithInput(stdin), tea.WithOutput(stdout))
+	p := tea.NewProgram(model, tea.WithoutSignalHandler(), tea.WithColorProfile(profile), tea.WithInput(stdin), tea.WithOutput(stdout))
 	// Send returns at once after the program ended, so a host event can
 	// never block on a closed interface.
 	opts.OnEvent = func(ev host.Event) { p.Send(tui.EventMsg(ev)) }

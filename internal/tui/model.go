@@ -34,11 +34,13 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
@@ -57,8 +59,13 @@ type Options struct {
 	SetMode func(proto.Mode) error
 	// MaxLog bounds the log kept for scrolling; 0 means 1000 lines.
 	MaxLog int
-	// Renderer styles the view; nil is lipgloss's default (stdout).
-	Renderer *lipgloss.Renderer
+	// Profile is the color profile of the terminal the view is for
+	// (colorprofile.Detect). Below colorprofile.ANSI the view has no styles at
+	// all: no colors, and no bold, faint or reverse either. For the others
+	// the view is styled in full, and the program (tea.WithColorProfile)
+	// downsamples its colors. The zero value, colorprofile.Unknown, is
+	// colorprofile.Detect(os.Stdout, os.Environ()).
+	Profile colorprofile.Profile
 	// Warning, when set, is the log's first line (connecting without TLS
 	// beyond this machine): stderr is hidden while the interface runs.
 	Warning string
@@ -119,19 +126,27 @@ type styles struct {
 	title, label, value, ok, warn, bad, dim, rule, ro, rw, key lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
+// newStyles returns the styles for a terminal of color profile p: none
+// below ANSI (lipgloss v1 rendered nothing but the text for termenv's
+// Ascii profile, and the view keeps that look).
+func newStyles(p colorprofile.Profile) styles {
+	if p < colorprofile.ANSI {
+		var s styles // all lipgloss.NewStyle(): no style
+		return s
+	}
+	s := lipgloss.NewStyle()
 	return styles{
-		title: r.NewStyle().Bold(true),
-		label: r.NewStyle().Faint(true),
-		value: r.NewStyle(),
-		ok:    r.NewStyle().Foreground(lipgloss.Color("2")),
-		warn:  r.NewStyle().Foreground(lipgloss.Color("3")),
-		bad:   r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
-		dim:   r.NewStyle().Faint(true),
-		rule:  r.NewStyle().Faint(true),
-		ro:    r.NewStyle().Reverse(true).Bold(true),
-		rw:    r.NewStyle().Background(lipgloss.Color("1")).Foreground(lipgloss.Color("15")).Bold(true),
-		key:   r.NewStyle().Bold(true),
+		title: s.Bold(true),
+		label: s.Faint(true),
+		value: s,
+		ok:    s.Foreground(lipgloss.Color("2")),
+		warn:  s.Foreground(lipgloss.Color("3")),
+		bad:   s.Foreground(lipgloss.Color("1")).Bold(true),
+		dim:   s.Faint(true),
+		rule:  s.Faint(true),
+		ro:    s.Reverse(true).Bold(true),
+		rw:    s.Background(lipgloss.Color("1")).Foreground(lipgloss.Color("15")).Bold(true),
+		key:   s.Bold(true),
 	}
 }
 
@@ -143,11 +158,10 @@ func New(o Options) Model {
 	if o.Mode == "" {
 		o.Mode = proto.ReadOnly
 	}
-	r := o.Renderer
-	if r == nil {
-		r = lipgloss.DefaultRenderer()
+	if o.Profile == colorprofile.Unknown {
+		o.Profile = colorprofile.Detect(os.Stdout, os.Environ())
 	}
-	m := Model{opts: o, st: newStyles(r), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
+	m := Model{opts: o, st: newStyles(o.Profile), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
 	if o.Warning != "" {
 		m.add(logLine{head: m.st.warn.Render(o.Warning)})
 	}
@@ -178,7 +192,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// rows, the state among them, off the screen).
 		m.width, m.height = max(msg.Width, 0), max(msg.Height, 0)
 		m.scroll = min(m.scroll, m.maxScroll())
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.key(msg)
 	case EventMsg:
 		m.event(host.Event(msg))
@@ -219,7 +233,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	page := max(m.logHeight()-1, 1)
 	switch k.String() {
 	case "q", "ctrl+c":
@@ -247,7 +261,7 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.scroll--
 	case "pgup", "b":
 		m.scroll += page
-	case "pgdown", " ", "f":
+	case "pgdown", "space", "f":
 		m.scroll -= page
 	case "home", "g":
 		m.scroll = m.maxScroll()
@@ -466,9 +480,17 @@ func (m Model) logHeight() int { return m.layout().log }
 // of the rows shown (or, with no row, the first line).
 func (m Model) maxScroll() int { return max(len(m.log)-max(m.logHeight(), 1), 0) }
 
-// View implements tea.Model. It has exactly m.height rows, none wider
+// View implements tea.Model: the screen (Model.screen) on the alternate
+// screen, the whole window's.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+// screen is the view's text. It has exactly m.height rows, none wider
 // than m.width cells: what it shows is Model.layout's choice.
-func (m Model) View() string {
+func (m Model) screen() string {
 	w := m.width
 	if w <= 0 || m.height <= 0 {
 		return ""

@@ -3,7 +3,6 @@ package tui
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,10 @@ import (
 	"time"
 	"unicode"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
-	"github.com/muesli/termenv"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -25,11 +24,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 var t0 = time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 
-func plainRenderer() *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(termenv.Ascii)
-	return r
-}
+// plain is the profile of a view with no styles: its golden files are
+// text.
+const plain = colorprofile.Ascii
 
 // modeCalls records SetMode calls.
 type modeCalls struct {
@@ -50,7 +47,7 @@ func newModel(calls *modeCalls, roots ...string) Model {
 		roots = []string{"/home/ada/project", "/home/ada/notes"}
 	}
 	m := New(Options{HubURL: "ws://127.0.0.1:18091/v2/connector", Name: "ada-laptop", Roots: roots,
-		SetMode: calls.set, Renderer: plainRenderer()})
+		SetMode: calls.set, Profile: plain})
 	return send(m, tea.WindowSizeMsg{Width: 80, Height: 20})
 }
 
@@ -62,24 +59,30 @@ func send(m Model, msgs ...tea.Msg) Model {
 	return m
 }
 
-func key(s string) tea.KeyMsg {
+// key is the key press named s, as bubbletea reports it from a terminal.
+func key(s string) tea.KeyPressMsg {
 	switch s {
 	case "f3":
-		return tea.KeyMsg{Type: tea.KeyF3}
+		return tea.KeyPressMsg{Code: tea.KeyF3}
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "pgup":
-		return tea.KeyMsg{Type: tea.KeyPgUp}
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
 	case "home":
-		return tea.KeyMsg{Type: tea.KeyHome}
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case " ":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
 }
 
 func state(at time.Duration, s host.State, id string, retry time.Duration, err string) EventMsg {
@@ -217,7 +220,7 @@ func TestViewGolden(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			v := tt.m().View()
+			v := tt.m().View().Content
 			if i := strings.IndexFunc(v, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }); i >= 0 {
 				t.Errorf("the view contains the control character %q:\n%q", []rune(v[i:])[0], v)
 			}
@@ -231,7 +234,7 @@ func TestViewFitsTheWindow(t *testing.T) {
 	m := send(newModel(&modeCalls{}), session()...)
 	for _, size := range []tea.WindowSizeMsg{{Width: 80, Height: 20}, {Width: 40, Height: 10}, {Width: 120, Height: 50}} {
 		m = send(m, size)
-		lines := strings.Split(m.View(), "\n")
+		lines := strings.Split(m.View().Content, "\n")
 		if len(lines) != size.Height {
 			t.Errorf("%dx%d: the view has %d lines", size.Width, size.Height, len(lines))
 		}
@@ -272,7 +275,7 @@ func (h *fakeHost) setMode(m proto.Mode) error {
 }
 
 func footer(m Model) string {
-	lines := strings.Split(m.View(), "\n")
+	lines := strings.Split(m.View().Content, "\n")
 	return lines[len(lines)-1]
 }
 
@@ -325,7 +328,7 @@ func TestF3ModeChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := &fakeHost{mode: ro, sendErr: tt.sendErr, refuse: tt.refuse}
-			m := New(Options{HubURL: "ws://hub", Name: "ada-laptop", Roots: []string{"/r"}, SetMode: h.setMode, Renderer: plainRenderer()})
+			m := New(Options{HubURL: "ws://hub", Name: "ada-laptop", Roots: []string{"/r"}, SetMode: h.setMode, Profile: plain})
 			m = send(m, state(0, host.Connected, "h-1", 0, ""))
 			var cmds []tea.Cmd
 			var replies []tea.Msg
@@ -397,7 +400,7 @@ func TestF3ModeChange(t *testing.T) {
 // TestF3WithoutSetMode: with no host to ask, F3 flips the mode shown.
 func TestF3WithoutSetMode(t *testing.T) {
 	t.Parallel()
-	m := New(Options{Renderer: plainRenderer()})
+	m := New(Options{Profile: plain})
 	for _, want := range []proto.Mode{proto.ReadWrite, proto.ReadOnly, proto.ReadWrite} {
 		next, cmd := m.Update(key("f3"))
 		m = next.(Model)
@@ -429,7 +432,7 @@ func TestQuitKeys(t *testing.T) {
 	if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Error("DoneMsg does not quit")
 	}
-	if v := next.(Model).View(); !strings.Contains(v, "error: the hub refused the connection") {
+	if v := next.(Model).View().Content; !strings.Contains(v, "error: the hub refused the connection") {
 		t.Errorf("the view does not show the error:\n%s", v)
 	}
 }
@@ -441,7 +444,7 @@ func TestScrolling(t *testing.T) {
 		m = send(m, op(time.Duration(i)*time.Second, "stat", "f.txt", "ok", time.Millisecond))
 	}
 	last := func(m Model) string {
-		lines := strings.Split(m.View(), "\n")
+		lines := strings.Split(m.View().Content, "\n")
 		return lines[len(lines)-3] // the newest shown log row
 	}
 	if got := last(m); !strings.HasPrefix(got, "15:04:54") {
@@ -457,11 +460,11 @@ func TestScrolling(t *testing.T) {
 		t.Errorf("the view moved on a new line: %q", got)
 	}
 	m = send(m, key("home"))
-	if got := strings.Split(m.View(), "\n")[len(m.header(m.layout()))+1]; !strings.HasPrefix(got, "15:04:05") {
+	if got := strings.Split(m.View().Content, "\n")[len(m.header(m.layout()))+1]; !strings.HasPrefix(got, "15:04:05") {
 		t.Errorf("home shows %q first", got)
 	}
 	m = send(m, key("end"))
-	if got := last(m); !strings.HasPrefix(got, "15:05:05") || strings.Contains(m.View(), "newer below") {
+	if got := last(m); !strings.HasPrefix(got, "15:05:05") || strings.Contains(m.View().Content, "newer below") {
 		t.Errorf("end shows %q", got)
 	}
 	m = send(m, key("down"), key("down"))
@@ -472,11 +475,18 @@ func TestScrolling(t *testing.T) {
 	if m.scroll != m.logHeight()-1 {
 		t.Errorf("pgup scrolled %d, want %d", m.scroll, m.logHeight()-1)
 	}
+	// Space pages down as pgdown does (bubbletea v2 names it "space").
+	for _, k := range []string{" ", "pgdown"} {
+		m = send(m, key("end"), key("pgup"), key("pgup"), key(k))
+		if m.scroll != m.logHeight()-1 {
+			t.Errorf("pgup, pgup, %q: scrolled %d, want %d", k, m.scroll, m.logHeight()-1)
+		}
+	}
 }
 
 func TestLogIsBounded(t *testing.T) {
 	t.Parallel()
-	m := New(Options{MaxLog: 10, Renderer: plainRenderer()})
+	m := New(Options{MaxLog: 10, Profile: plain})
 	for i := range 25 {
 		m = send(m, op(time.Duration(i)*time.Second, "stat", "f", "ok", 0))
 	}
@@ -502,7 +512,7 @@ func TestWarningIsTheFirstLogLine(t *testing.T) {
 
 // stateRow is the view's State row.
 func stateRow(m Model) string {
-	for _, l := range strings.Split(m.View(), "\n") {
+	for _, l := range strings.Split(m.View().Content, "\n") {
 		if strings.HasPrefix(l, " State  ") {
 			return strings.TrimPrefix(l, " State  ")
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
@@ -31,7 +31,7 @@ func TestViewAtEverySize(t *testing.T) {
 	m := send(newModel(&modeCalls{}), session()...)
 	m = send(m, op(10*time.Second, "write", longPath, "ok", 16*time.Millisecond),
 		reconnecting(11*time.Second, 1200*time.Millisecond))
-	full := send(m, tea.WindowSizeMsg{Width: 120, Height: 30}).View()
+	full := send(m, tea.WindowSizeMsg{Width: 120, Height: 30}).View().Content
 	// Each thing shown once the window has at least rows rows, in the
 	// order of Model.layout.
 	wants := []struct {
@@ -53,7 +53,7 @@ func TestViewAtEverySize(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%dx%d", size.Width, size.Height), func(t *testing.T) {
 			m = send(m, size)
-			v := m.View()
+			v := m.View().Content
 			lines := strings.Split(v, "\n")
 			if len(lines) != size.Height {
 				t.Errorf("the view has %d rows:\n%s", len(lines), v)
@@ -77,7 +77,7 @@ func TestViewAtEverySize(t *testing.T) {
 			}
 		})
 	}
-	if got := send(m, tea.WindowSizeMsg{Width: 120, Height: 30}).View(); got != full {
+	if got := send(m, tea.WindowSizeMsg{Width: 120, Height: 30}).View().Content; got != full {
 		t.Errorf("back at 120x30 the view differs:\n%s\nwant:\n%s", got, full)
 	}
 }
@@ -115,7 +115,7 @@ func TestLongLogLines(t *testing.T) {
 				t.Parallel()
 				m := send(newModel(&modeCalls{}), tea.WindowSizeMsg{Width: width, Height: 20}, tt.ev)
 				var row string // the only log row
-				for _, l := range strings.Split(m.View(), "\n") {
+				for _, l := range strings.Split(m.View().Content, "\n") {
 					if strings.HasPrefix(l, "15:04:06") {
 						row = l
 					}
@@ -156,7 +156,7 @@ func TestLongPathKeepsBothEnds(t *testing.T) {
 			for _, width := range []int{60, 80} {
 				m := send(newModel(&modeCalls{}), tea.WindowSizeMsg{Width: width, Height: 20}, op(time.Second, "write", path, result, 3*time.Millisecond))
 				var row string
-				for _, l := range strings.Split(m.View(), "\n") {
+				for _, l := range strings.Split(m.View().Content, "\n") {
 					if strings.HasPrefix(l, "15:04:06") {
 						row = l
 					}
