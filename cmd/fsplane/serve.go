@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -196,8 +197,8 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		}
 	}
 	var tlsConf *tls.Config
+	var leaf *x509.Certificate
 	if c.tlsCert != "" {
-		var leaf *x509.Certificate
 		var err error
 		if tlsConf, leaf, err = serverTLS(c.source("tls-cert"), c.tlsCert, c.source("tls-key"), c.tlsKey); err != nil {
 			return &exitError{code: 1, err: err}
@@ -277,7 +278,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	// would otherwise keep Shutdown waiting.
 	defer eng.Close()
 	srv.RegisterOnShutdown(func() { _ = eng.Close() })
-	addr, everywhere, loopback := localURL(scheme, ln.Addr())
+	addr, everywhere, loopback := localURL(scheme, ln.Addr(), leaf)
 	// The refusal of checkListen has an override; what it lets through
 	// beyond loopback is said loudly, at every start (never the key), and
 	// before the start line, which the tests wait for.
@@ -324,8 +325,12 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 // localURL returns the URL of a server listening on addr, one a client
 // on this machine can use, and whether addr is every interface ("[::]",
 // "0.0.0.0": printed as they are, neither is an address to connect to)
-// or loopback only.
-func localURL(scheme string, addr net.Addr) (url string, everywhere, loopback bool) {
+// or loopback only. On every interface with TLS, leaf (the server's
+// certificate) decides the name: a client checks the URL's host against
+// it, so 127.0.0.1 is shown only when the certificate names it (or names
+// nothing usable), else localhost when it names that, else its first DNS
+// name (not a wildcard), else its first IP address.
+func localURL(scheme string, addr net.Addr, leaf *x509.Certificate) (url string, everywhere, loopback bool) {
 	ta, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return scheme + "://" + addr.String(), false, false
@@ -335,8 +340,31 @@ func localURL(scheme string, addr net.Addr) (url string, everywhere, loopback bo
 		// Go listens on every interface with one dual-stack socket
 		// ("[::]"), which IPv4's loopback reaches too.
 		everywhere, shown.IP, shown.Zone = true, net.IPv4(127, 0, 0, 1), ""
+		if name := certName(leaf); name != "" {
+			return scheme + "://" + net.JoinHostPort(name, strconv.Itoa(ta.Port)), true, false
+		}
 	}
 	return scheme + "://" + shown.String(), everywhere, ta.IP.IsLoopback()
+}
+
+// certName is the host name localURL shows for a server on every
+// interface with certificate leaf, or "" to show 127.0.0.1.
+func certName(leaf *x509.Certificate) string {
+	if leaf == nil || leaf.VerifyHostname("127.0.0.1") == nil {
+		return ""
+	}
+	if leaf.VerifyHostname("localhost") == nil {
+		return "localhost"
+	}
+	for _, n := range leaf.DNSNames {
+		if !strings.HasPrefix(n, "*.") {
+			return n
+		}
+	}
+	if len(leaf.IPAddresses) > 0 {
+		return leaf.IPAddresses[0].String()
+	}
+	return ""
 }
 
 // handlerWait bounds the wait for handlers to return once their

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -445,6 +446,35 @@ func TestServeWarnsBeyondLoopback(t *testing.T) {
 	}
 }
 
+// TestLocalURLWithTLS: on every interface with TLS, the printed URL
+// names a host the certificate is valid for, so that a client can use it
+// as printed (127.0.0.1 failed verification with a certificate for a DNS
+// name).
+func TestLocalURLWithTLS(t *testing.T) {
+	t.Parallel()
+	every := &net.TCPAddr{IP: net.IPv6unspecified, Port: 8443}
+	for _, tt := range []struct {
+		name string
+		addr *net.TCPAddr
+		cert x509.Certificate
+		url  string
+	}{
+		{"names 127.0.0.1", every, x509.Certificate{DNSNames: []string{"files.example"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}, "https://127.0.0.1:8443"},
+		{"names localhost", every, x509.Certificate{DNSNames: []string{"files.example", "localhost"}}, "https://localhost:8443"},
+		{"a DNS name", every, x509.Certificate{DNSNames: []string{"*.example", "files.example"}}, "https://files.example:8443"},
+		{"an IP address", every, x509.Certificate{IPAddresses: []net.IP{net.ParseIP("fd00::5")}}, "https://[fd00::5]:8443"},
+		{"nothing usable", every, x509.Certificate{DNSNames: []string{"*.example"}}, "https://127.0.0.1:8443"},
+		{"one interface", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8443}, x509.Certificate{DNSNames: []string{"files.example"}}, "https://10.0.0.5:8443"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if url, _, _ := localURL("https", tt.addr, &tt.cert); url != tt.url {
+				t.Errorf("localURL = %q, want %q", url, tt.url)
+			}
+		})
+	}
+}
+
 func TestLocalURL(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -457,7 +487,7 @@ func TestLocalURL(t *testing.T) {
 		{&net.TCPAddr{IP: net.IPv4zero, Port: 80}, "http://127.0.0.1:80", true, false},
 		{&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 8080, Zone: "eth0"}, "http://[fe80::1%eth0]:8080", false, false},
 	} {
-		url, everywhere, loopback := localURL("http", tt.addr)
+		url, everywhere, loopback := localURL("http", tt.addr, nil)
 		if url != tt.url || everywhere != tt.everywhere || loopback != tt.loopback {
 			t.Errorf("localURL(%v) = %q, %v, %v; want %q, %v, %v", tt.addr, url, everywhere, loopback, tt.url, tt.everywhere, tt.loopback)
 		}
