@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,9 +18,16 @@ import (
 // background color (OSC 11) and the cursor's position before doing
 // anything — the package init of bubbletea v1, linked in for connect's
 // interface — and to wait 5 s for the answer, the queries left in its
-// output.
+// output. Nor does it start a process: lipgloss v2's package init ran
+// `tmux info` under tmux (TMUX set), which hangs while that server does.
 func TestVersionAtASilentTerminal(t *testing.T) {
 	t.Parallel()
+	// A tmux that leaves a mark when run.
+	bin := t.TempDir()
+	mark := filepath.Join(bin, "ran")
+	if err := os.WriteFile(filepath.Join(bin, "tmux"), []byte("#!/bin/sh\ntouch "+mark+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ptmx, tty := openPTYPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -30,7 +38,8 @@ func TestVersionAtASilentTerminal(t *testing.T) {
 	// of a terminal it does not own)...
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	// ...of a type termenv asks (not screen, tmux or dumb), outside CI.
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "CI=")
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "CI=", "TMUX=/nonexistent/tmux-0/default,1,0",
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,5 +61,8 @@ func TestVersionAtASilentTerminal(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "fsplane ") {
 		t.Errorf("output %q, want the version", out)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("fsplane version ran tmux")
 	}
 }

@@ -39,7 +39,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
@@ -123,30 +122,37 @@ type Model struct {
 }
 
 type styles struct {
-	title, label, value, ok, warn, bad, dim, rule, ro, rw, key lipgloss.Style
+	title, label, value, ok, warn, bad, dim, rule, ro, rw, key style
 }
 
+// style is an SGR style (x/ansi's, not lipgloss's: lipgloss v2 detects
+// the terminal's colors in its package init, running `tmux info` under
+// tmux, in every fsplane command that links it).
+type style ansi.Style
+
+// Render returns s styled (s itself when the style is empty).
+func (st style) Render(s string) string { return ansi.Style(st).Styled(s) }
+
 // newStyles returns the styles for a terminal of color profile p: none
-// below ANSI (lipgloss v1 rendered nothing but the text for termenv's
-// Ascii profile, and the view keeps that look).
+// below ANSI (the view is then its text alone, as lipgloss v1 rendered it
+// for termenv's Ascii profile).
 func newStyles(p colorprofile.Profile) styles {
 	if p < colorprofile.ANSI {
-		var s styles // all lipgloss.NewStyle(): no style
+		var s styles // all empty: no style
 		return s
 	}
-	s := lipgloss.NewStyle()
+	var s ansi.Style
 	return styles{
-		title: s.Bold(true),
-		label: s.Faint(true),
-		value: s,
-		ok:    s.Foreground(lipgloss.Color("2")),
-		warn:  s.Foreground(lipgloss.Color("3")),
-		bad:   s.Foreground(lipgloss.Color("1")).Bold(true),
-		dim:   s.Faint(true),
-		rule:  s.Faint(true),
-		ro:    s.Reverse(true).Bold(true),
-		rw:    s.Background(lipgloss.Color("1")).Foreground(lipgloss.Color("15")).Bold(true),
-		key:   s.Bold(true),
+		title: style(s.Bold()),
+		label: style(s.Faint()),
+		ok:    style(s.ForegroundColor(ansi.Green)),
+		warn:  style(s.ForegroundColor(ansi.Yellow)),
+		bad:   style(s.Bold().ForegroundColor(ansi.Red)),
+		dim:   style(s.Faint()),
+		rule:  style(s.Faint()),
+		ro:    style(s.Reverse(true).Bold()),
+		rw:    style(s.Bold().ForegroundColor(ansi.BrightWhite).BackgroundColor(ansi.Red)),
+		key:   style(s.Bold()),
 	}
 }
 

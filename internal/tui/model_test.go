@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"flag"
+	"github.com/charmbracelet/x/ansi"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/go-cmp/cmp"
 
@@ -239,7 +239,7 @@ func TestViewFitsTheWindow(t *testing.T) {
 			t.Errorf("%dx%d: the view has %d lines", size.Width, size.Height, len(lines))
 		}
 		for _, l := range lines {
-			if w := lipgloss.Width(l); w > size.Width {
+			if w := ansi.StringWidth(l); w > size.Width {
 				t.Errorf("%dx%d: line %q is %d wide", size.Width, size.Height, l, w)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
@@ -59,7 +58,7 @@ func TestViewAtEverySize(t *testing.T) {
 				t.Errorf("the view has %d rows:\n%s", len(lines), v)
 			}
 			for _, l := range lines {
-				if w := lipgloss.Width(l); w > size.Width {
+				if w := ansi.StringWidth(l); w > size.Width {
 					t.Errorf("row %q is %d wide", l, w)
 				}
 			}
@@ -121,10 +120,10 @@ func TestLongLogLines(t *testing.T) {
 					}
 				}
 				full := m.Log()[len(m.Log())-1]
-				if w := lipgloss.Width(row); w > width {
+				if w := ansi.StringWidth(row); w > width {
 					t.Errorf("row %q is %d wide", row, w)
 				}
-				if lipgloss.Width(full) <= width {
+				if ansi.StringWidth(full) <= width {
 					if row != full {
 						t.Errorf("a line that fits was changed: %q, want %q", row, full)
 					}
@@ -136,7 +135,7 @@ func TestLongLogLines(t *testing.T) {
 				if !strings.Contains(row, tt.keep+tt.end) {
 					t.Errorf("row %q lost %q", row, tt.keep)
 				}
-				if w := lipgloss.Width(row); w < width-1 {
+				if w := ansi.StringWidth(row); w < width-1 {
 					t.Errorf("row %q is %d wide; the window has %d columns", row, w, width)
 				}
 			})
