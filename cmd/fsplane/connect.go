@@ -308,7 +308,9 @@ func connectTUI(ctx context.Context, opts host.Options, roots []string, warning 
 	close(quit)
 	cancel()
 	err = <-runErr
-	if perr != nil && !errors.Is(perr, tea.ErrProgramKilled) && err == nil {
+	// A panic in the interface is reported as killed too (wrapping
+	// ErrProgramPanic): it must not end as a quiet exit 0.
+	if perr != nil && (errors.Is(perr, tea.ErrProgramPanic) || !errors.Is(perr, tea.ErrProgramKilled)) && err == nil {
 		return fmt.Errorf("terminal interface: %w", perr)
 	}
 	return err

@@ -29,14 +29,16 @@ type validationFailure struct {
 
 // writeJSON answers v as JSON with its Content-Length, in one write: a
 // body encoded straight into the response went out chunked once it passed
-// 2 KiB, and a response of known length is flushed before its access log
-// line is written (see logRequests), not after.
+// 2 KiB. The price is a second copy of the body while it is written (the
+// encoder builds the whole of it first either way): twice the memory of
+// a large list or grep answer, for the moment of the write.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := envelopeBufs.Get().(*[]byte)
 	b := bytes.NewBuffer((*buf)[:0])
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		envelopeBufs.Put(buf)
 		// Only a value that cannot be encoded (a bug): say so rather than
 		// send half a body.
 		http.Error(w, "cannot encode the response: "+err.Error(), http.StatusInternalServerError)

@@ -194,3 +194,28 @@ func TestHTTPSessionLimit(t *testing.T) {
 		t.Errorf("%d sessions open, want 3", n)
 	}
 }
+
+// TestSessionLimitClosingSession: once makeRoom has chosen a session to
+// close, no request begins on it (the handler answers 404 instead of
+// letting a call start that the close would cut); others begin and end.
+func TestSessionLimitClosingSession(t *testing.T) {
+	t.Parallel()
+	l := &sessionLimit{seen: map[string]*sessionUse{"chosen": {closing: true}, "other": {}}}
+	for _, call := range []bool{true, false} {
+		if end, closing := l.begin("chosen", call); !closing || end != nil {
+			t.Errorf("begin on a closing session (call %v): closing %v", call, closing)
+		}
+	}
+	end, closing := l.begin("other", true)
+	if closing || end == nil {
+		t.Fatalf("begin on an open session: closing %v", closing)
+	}
+	if u := l.seen["other"]; u.busy != 1 {
+		t.Errorf("busy %d during the call, want 1", u.busy)
+	}
+	at := time.Now().Add(time.Second)
+	end(at)
+	if u := l.seen["other"]; u.busy != 0 || !u.last.Equal(at) {
+		t.Errorf("after the call: busy %d, last %v; want 0, %v", u.busy, u.last, at)
+	}
+}

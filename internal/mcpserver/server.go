@@ -224,13 +224,20 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			rec := &statusRecorder{ResponseWriter: w}
-			end := lim.begin(id, r.Method != http.MethodGet)
-			h.ServeHTTP(rec, r)
-			var answered time.Time
-			if rec.status != http.StatusAccepted {
-				answered = rec.wrote
+			end, closing := lim.begin(id, r.Method != http.MethodGet)
+			if closing {
+				// Chosen to make room: a call let in now would be cut.
+				http.Error(w, "session closed to make room for a new one: initialize a new session", http.StatusNotFound)
+				return
 			}
-			end(answered)
+			defer func() { // also when the handler panics (net/http recovers)
+				var answered time.Time
+				if rec.status != http.StatusAccepted {
+					answered = rec.wrote
+				}
+				end(answered)
+			}()
+			h.ServeHTTP(rec, r)
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -264,8 +271,9 @@ type sessionLimit struct {
 }
 
 type sessionUse struct {
-	last time.Time // when a request on it last began or ended
-	busy int       // requests in progress
+	last    time.Time // when a request on it last began or ended
+	busy    int       // requests in progress
+	closing bool      // chosen by makeRoom: no request is let in any more
 }
 
 // add records a session just made.
@@ -286,15 +294,18 @@ func (l *sessionLimit) add(id string) {
 // a call) counts by its start alone (answered is zero): the SDK writes
 // that 202 after passing the message on, so possibly after the call it
 // unblocked has answered.
-func (l *sessionLimit) begin(id string, call bool) (end func(answered time.Time)) {
-	if !call {
-		return func(time.Time) {}
-	}
+//
+// closing reports a session makeRoom chose, which is being closed: the
+// request must not reach it (end is then nil).
+func (l *sessionLimit) begin(id string, call bool) (end func(answered time.Time), closing bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u := l.seen[id]
-	if u == nil {
-		return func(time.Time) {}
+	if u != nil && u.closing {
+		return nil, true
+	}
+	if u == nil || !call {
+		return func(time.Time) {}, false
 	}
 	u.last = time.Now()
 	u.busy++
@@ -305,7 +316,7 @@ func (l *sessionLimit) begin(id string, call bool) (end func(answered time.Time)
 			u.last = answered
 		}
 		l.mu.Unlock()
-	}
+	}, false
 }
 
 // statusRecorder remembers the status the SDK answered with and when it
@@ -336,11 +347,14 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // makeRoom closes the least recently used idle sessions until a new one
-// fits, and forgets the sessions that have ended.
+// fits, and forgets the sessions that have ended. The sessions to close
+// are chosen and marked closing under the lock that requests take to
+// begin, so none can start on them between the choice and the close.
 func (l *sessionLimit) makeRoom() {
 	type candidate struct {
 		ss   *mcp.ServerSession
-		last time.Time
+		u    *sessionUse
+		last time.Time // u.last, read under the lock
 	}
 	var idle []candidate
 	open := 0
@@ -351,19 +365,27 @@ func (l *sessionLimit) makeRoom() {
 		if u == nil {
 			continue // not this handler's (stdio, in-memory), or made this instant
 		}
-		open++
 		live[ss.ID()] = u
+		if u.closing {
+			continue // on its way out
+		}
+		open++
 		if u.busy == 0 {
-			idle = append(idle, candidate{ss, u.last})
+			idle = append(idle, candidate{ss, u, u.last})
 		}
 	}
 	l.seen = live
-	l.mu.Unlock()
 	if open < l.max {
+		l.mu.Unlock()
 		return
 	}
 	slices.SortFunc(idle, func(a, b candidate) int { return a.last.Compare(b.last) })
-	for _, c := range idle[:min(len(idle), open-l.max+1)] {
+	idle = idle[:min(len(idle), open-l.max+1)]
+	for _, c := range idle {
+		c.u.closing = true
+	}
+	l.mu.Unlock()
+	for _, c := range idle {
 		l.srv.log.Info("MCP session closed to make room for a new one", "max_sessions", l.max, "idle", time.Since(c.last).Round(time.Second))
 		_ = c.ss.Close()
 	}

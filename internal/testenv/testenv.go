@@ -65,7 +65,8 @@ func (s *SyncBuffer) String() string {
 // processes, runs f here. A fork copies the descriptors while it holds
 // syscall.ForkLock for writing; f runs holding it for reading, so no
 // child is forked while f runs, and a child forked before has none of
-// f's files. f must not start a process itself: it would deadlock.
+// f's files. f must not start a process itself, nor take
+// syscall.ForkLock's read side again: either can deadlock.
 func WithoutForks(f func()) {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
