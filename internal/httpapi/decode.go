@@ -42,7 +42,11 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 		if errors.As(err, &mbe) {
 			return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: tooLargeType}}
 		}
-		return []client.ValidationError{{Location: []string{"body"}, Message: "could not read the request body", Type: "value_error"}}
+		msg := "could not read the request body"
+		if errors.Is(err, errBodyIdle) {
+			msg = err.Error() + "; send the body without long pauses"
+		}
+		return []client.ValidationError{{Location: []string{"body"}, Message: msg, Type: "value_error"}}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")

@@ -46,6 +46,9 @@ type Options struct {
 	// on /mcp, behind the same authentication and browser guard as the
 	// API.
 	MCP http.Handler
+	// BodyIdleTimeout bounds each wait for the next part of a request
+	// body (see cutIdleBodies); 0 means 60 s, negative means no bound.
+	BodyIdleTimeout time.Duration
 }
 
 // Server is the HTTP front. It is safe for concurrent use.
@@ -139,7 +142,11 @@ func New(eng *ops.Engine, opts Options) *Server {
 	}
 	// The browser guard runs first, on every route (MCP included): a
 	// request a web page made is refused whether or not it has the key.
-	s.handler = logRequests(s.log, guardBrowsers(opts, s.log, requireKey(opts.APIKey, http.HandlerFunc(s.dispatch))))
+	idle := opts.BodyIdleTimeout
+	if idle == 0 {
+		idle = defaultBodyIdle
+	}
+	s.handler = logRequests(s.log, guardBrowsers(opts, s.log, requireKey(opts.APIKey, cutIdleBodies(idle, http.HandlerFunc(s.dispatch)))))
 	return s
 }
 
