@@ -59,8 +59,29 @@ type idleBody struct {
 	done bool // the body ended: no more deadlines
 }
 
-// errBodyIdle is wrapped in the error of a read that waited too long.
-var errBodyIdle = errors.New("the client sent no part of the request body for too long")
+// bodyIdleError is the error of a body read that waited longer than d.
+// Its text is for the client (the connection's own "read tcp …: i/o
+// timeout" is not), and the fronts' failures say it (see idleHint).
+type bodyIdleError struct {
+	d   time.Duration
+	err error // the connection's deadline error
+}
+
+func (e *bodyIdleError) Error() string {
+	return fmt.Sprintf("no part of the request body arrived for %s: send the body without long pauses", e.d)
+}
+
+func (e *bodyIdleError) Unwrap() error { return e.err }
+
+// idleHint is the hint for a failure caused by a body cut for idling
+// (an upload, a tree or a JSON body read; the message names the
+// operation), or "".
+func idleHint(err error) string {
+	if be, ok := errors.AsType[*bodyIdleError](err); ok {
+		return be.Error()
+	}
+	return ""
+}
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	if !b.done {
@@ -70,7 +91,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = fmt.Errorf("%w (%s): %w", errBodyIdle, b.d, err)
+		err = &bodyIdleError{d: b.d, err: err}
 	default:
 		b.done = true
 	}

@@ -43,8 +43,8 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 			return []client.ValidationError{{Location: []string{"body"}, Message: fmt.Sprintf("request body exceeds %d bytes; use upload for large content", maxBody), Type: tooLargeType}}
 		}
 		msg := "could not read the request body"
-		if errors.Is(err, errBodyIdle) {
-			msg = err.Error() + "; send the body without long pauses"
+		if h := idleHint(err); h != "" {
+			msg = h
 		}
 		return []client.ValidationError{{Location: []string{"body"}, Message: msg, Type: "value_error"}}
 	}

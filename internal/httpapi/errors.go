@@ -144,6 +144,9 @@ func (p plane) failures(rt route, statuses ...int) route {
 // a raw OS string; the hint says what to do.
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	e := fserr.From(op, path, err)
+	if h := idleHint(err); h != "" && e.Hint == "" {
+		e.Hint = h
+	}
 	status := http.StatusOK
 	if p == v2 {
 		status = statusOf(e.Code)
