@@ -17,7 +17,6 @@ import (
 	"syscall"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -270,14 +269,13 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 // through tea.WithContext instead closes its input reader without
 // waiting for the goroutine reading it (a data race inside bubbletea).
 //
-// The colors are chosen once, from the environment (colorprofile.Detect,
-// bubbletea v2's own rules: TERM, COLORTERM, NO_COLOR, CLICOLOR…): the
-// model styles the view for that profile and the program downsamples to
-// it. Nothing asks the terminal its colors. The view puts itself on
+// The colors are chosen once, from the environment (tui.DetectProfile):
+// the model styles the view for that profile and the program downsamples
+// to it. Nothing asks the terminal, or tmux, its colors. The view puts itself on
 // the alternate screen (tui.Model.View).
 func connectTUI(ctx context.Context, opts host.Options, roots []string, warning string, stdin io.Reader, stdout io.Writer) error {
 	var h *host.Host
-	profile := colorprofile.Detect(stdout, os.Environ())
+	profile := tui.DetectProfile(stdout)
 	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning, Profile: profile,
 		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
 	p := tea.NewProgram(model, tea.WithoutSignalHandler(), tea.WithColorProfile(profile), tea.WithInput(stdin), tea.WithOutput(stdout))
@@ -308,9 +306,10 @@ func connectTUI(ctx context.Context, opts host.Options, roots []string, warning 
 	close(quit)
 	cancel()
 	err = <-runErr
-	// A panic in the interface is reported as killed too (wrapping
-	// ErrProgramPanic): it must not end as a quiet exit 0.
-	if perr != nil && (errors.Is(perr, tea.ErrProgramPanic) || !errors.Is(perr, tea.ErrProgramKilled)) && err == nil {
+	// Nothing kills the program on purpose (it quits), so any error is
+	// one: bubbletea v2 reports a panic, a failed terminal read or size as
+	// "killed", and none of them may end as a quiet exit 0.
+	if perr != nil && err == nil {
 		return fmt.Errorf("terminal interface: %w", perr)
 	}
 	return err

@@ -323,9 +323,9 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 }
 
 // localURL returns the URL of a server listening on addr, one a client
-// on this machine can use, and whether addr is every interface ("[::]",
-// "0.0.0.0": printed as they are, neither is an address to connect to)
-// or loopback only. On every interface with TLS, leaf (the server's
+// on this machine can use, and whether addr is every interface or
+// loopback only. "[::]" and "0.0.0.0" are not addresses to connect to:
+// 127.0.0.1 (or, with TLS, a name from the certificate) is shown instead. On every interface with TLS, leaf (the server's
 // certificate) decides the name: a client checks the URL's host against
 // it, so 127.0.0.1 is shown only when the certificate names it (or names
 // nothing usable), else localhost when it names that, else its first DNS

@@ -47,10 +47,6 @@ func rootError(source, root string, fe *fserr.Error) *fserr.Error {
 		e.Message = fmt.Sprintf("cannot open the %s directory %s: %s", source, root, fserr.FromOS(fe.Op, root, fe.Err).Message)
 	case fe.Code == fserr.InvalidTarget:
 		e.Message = fmt.Sprintf("the %s directory %s is not a directory", source, root)
-	case fe.Code == fserr.InvalidPath:
-		// The workspace's "invalid root" says nothing of what a root is.
-		e.Message = fmt.Sprintf("%s %q: a root must be a directory path", source, root)
-		e.Hint = "name a directory (. is the current one)"
 	default:
 		e.Message = fmt.Sprintf("%s %q: %s", source, root, fe.Message)
 	}

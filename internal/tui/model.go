@@ -34,7 +34,9 @@ package tui
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,6 +135,16 @@ type style ansi.Style
 // Render returns s styled (s itself when the style is empty).
 func (st style) Render(s string) string { return ansi.Style(st).Styled(s) }
 
+// DetectProfile returns the color profile of w from the environment
+// (colorprofile.Detect: TERM and its terminfo, COLORTERM, NO_COLOR,
+// CLICOLOR…), without TMUX: with it, Detect runs `tmux info`, with no
+// timeout, which a stopped tmux server never answers. tmux's own TERM
+// (tmux-256color, screen-256color) still gives its colors.
+func DetectProfile(w io.Writer) colorprofile.Profile {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") })
+	return colorprofile.Detect(w, env)
+}
+
 // newStyles returns the styles for a terminal of color profile p: none
 // below ANSI (the view is then its text alone, as lipgloss v1 rendered it
 // for termenv's Ascii profile).
@@ -165,7 +177,7 @@ func New(o Options) Model {
 		o.Mode = proto.ReadOnly
 	}
 	if o.Profile == colorprofile.Unknown {
-		o.Profile = colorprofile.Detect(os.Stdout, os.Environ())
+		o.Profile = DetectProfile(os.Stdout)
 	}
 	m := Model{opts: o, st: newStyles(o.Profile), state: host.Connecting, mode: o.Mode, width: 80, height: 24}
 	if o.Warning != "" {
@@ -232,7 +244,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case DoneMsg:
 		m.done = true
 		if msg.Err != nil {
-			m.state, m.reason = host.Failed, host.Reason(msg.Err)
+			m.state = host.Failed
+			if m.reason == "" { // the Failed event's, worded and scrubbed by the host
+				m.reason = host.Printable(msg.Err.Error(), 200)
+			}
 		}
 		return m, tea.Quit
 	}

@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +49,31 @@ func TestViewIsOnTheAltScreen(t *testing.T) {
 		if !m.View().AltScreen {
 			t.Errorf("the view is not on the alternate screen:\n%s", m.View().Content)
 		}
+	}
+}
+
+// TestDetectProfileRunsNoTmux: under tmux the profile comes from the
+// environment alone — colorprofile.Detect runs `tmux info`, with no
+// timeout, when TMUX is set, which held connect before its interface
+// appeared while that tmux server was stopped.
+func TestDetectProfileRunsNoTmux(t *testing.T) {
+	bin := t.TempDir()
+	mark := filepath.Join(bin, "ran")
+	if err := os.WriteFile(filepath.Join(bin, "tmux"), []byte("#!/bin/sh\ntouch "+mark+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("TMUX", "/tmp/tmux-0/default,1,0")
+	t.Setenv("TERM", "tmux-256color")
+	t.Setenv("TTY_FORCE", "1") // as if the output were a terminal
+	for _, k := range []string{"NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	if p := DetectProfile(io.Discard); p < colorprofile.ANSI {
+		t.Errorf("profile %v under tmux-256color, want colors", p)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("DetectProfile ran tmux")
 	}
 }

@@ -179,7 +179,8 @@ func Open(opts Options) (*Workspace, error) {
 	}()
 	for _, r := range opts.Roots {
 		if r == "" || strings.IndexByte(r, 0) >= 0 {
-			return nil, fserr.New(fserr.InvalidPath, "open", r, "invalid root %q", r)
+			return nil, fserr.New(fserr.InvalidPath, "open", r, "a root must be a directory path (got %q)", r).
+				WithHint("name a directory (. is the current one)")
 		}
 		abs, err := filepath.Abs(r)
 		if err != nil {

@@ -57,15 +57,16 @@ func Reason(err error) string {
 		dns *net.DNSError
 		ce  websocket.CloseError
 		rh  tls.RecordHeaderError
-		ae  tls.AlertError
 	)
 	switch {
 	case errors.As(err, &rh):
 		// https:// to a server that does not speak TLS.
 		return "TLS handshake failed (the server at that address does not speak TLS: use http://)"
-	case errors.As(err, &ae) || strings.Contains(err.Error(), "remote error: tls:"):
+	case strings.Contains(err.Error(), "remote error: tls:"):
 		// The hub was reached and refused the handshake (a client
-		// certificate it wants, a protocol version).
+		// certificate it wants, a protocol version). Over TCP the alert
+		// is an unexported type inside a net.OpError (tls.AlertError is
+		// QUIC's): its text is all there is to match.
 		return "TLS handshake failed (" + cause(pe.err) + ")"
 	case errors.As(err, &ce):
 		if ce.Code == websocket.StatusNormalClosure || ce.Code == websocket.StatusGoingAway {
