@@ -796,14 +796,12 @@ func (j *undoJournal) evictions(pend []*undoEntry) (map[int64]bool, []*undoEntry
 		}
 	}
 
+	added := map[string][]*undoEntry{} // pend by file, in order: one pass, not one per file
+	for _, e := range pend {
+		added[e.Key] = append(added[e.Key], e)
+	}
 	perFile := func(key string) {
-		live := j.byKey[key]
-		var added []*undoEntry
-		for _, e := range pend {
-			if e.Key == key {
-				added = append(added, e)
-			}
-		}
+		live, added := j.byKey[key], added[key]
 		for i := range len(live) + len(added) - j.limits.PerFile {
 			if i < len(live) {
 				drop(live[i], true)
@@ -812,15 +810,11 @@ func (j *undoJournal) evictions(pend []*undoEntry) (map[int64]bool, []*undoEntry
 			}
 		}
 	}
-	seen := map[string]bool{}
-	for _, e := range pend {
-		if !seen[e.Key] {
-			seen[e.Key] = true
-			perFile(e.Key)
-		}
+	for key := range added {
+		perFile(key)
 	}
 	for key := range j.over {
-		if !seen[key] {
+		if added[key] == nil {
 			perFile(key)
 		}
 	}

@@ -110,19 +110,12 @@ func (w *Workspace) finishUndo(pu *pendingUndo, committed bool) []bool {
 	return pu.recorded
 }
 
-// undoBatch is how many undo records go to the journal at once: its
-// eviction check compares each new record with the others of its batch,
-// which for a merge of 10,000 files at once cost seconds.
-const undoBatch = 256
-
 // executeRecorded runs apply, which makes the change pl describes, between
-// prepareUndo and finishUndo (in batches of undoBatch), and reports which
-// of pl's files have an undo record.
+// prepareUndo and finishUndo, and reports which of pl's files have an
+// undo record. The whole plan is one record set: a move's two sides count
+// each other (GroupSize), and a failed transaction is settled whole.
 func (w *Workspace) executeRecorded(op, txID string, pl plan, apply func() error) ([]bool, error) {
-	var pus []*pendingUndo
-	for b := range slices.Chunk(pl, undoBatch) {
-		pus = append(pus, w.prepareUndo(op, txID, b))
-	}
+	pu := w.prepareUndo(op, txID, pl)
 	if w.hooks.crashAt != nil && w.hooks.crashAt("undo-pending") {
 		return nil, errCrashed
 	}
@@ -130,11 +123,7 @@ func (w *Workspace) executeRecorded(op, txID string, pl plan, apply func() error
 	if errors.Is(err, errCrashed) || (err == nil && w.hooks.crashAt != nil && w.hooks.crashAt("undo-unconfirmed")) {
 		return nil, errCrashed // a test's crash: nothing more happens
 	}
-	recorded := make([]bool, 0, len(pl))
-	for _, pu := range pus {
-		recorded = append(recorded, w.finishUndo(pu, err == nil)...)
-	}
-	return recorded, err
+	return w.finishUndo(pu, err == nil), err
 }
 
 // freshJournal brings the journal up to date under the state lock:

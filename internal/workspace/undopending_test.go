@@ -178,14 +178,13 @@ func TestUndoPendingOutsideRoots(t *testing.T) {
 	checkFiles(t, rootA, map[string]string{"f.txt": "v1"})
 }
 
-// TestTreeMergeRecordsEveryBatch: a merge records its undo entries in
-// batches before its transaction; settling the journal for a later batch
-// must not take an earlier batch of the same merge for a crash's leftover
-// (its files are not changed yet) and drop it.
-func TestTreeMergeRecordsEveryBatch(t *testing.T) {
+// TestTreeMergeRecordsEveryFile: a merge of a few hundred files records
+// each of them, and the first one's undo works (records written before
+// the transaction are not taken for a crash's leftovers).
+func TestTreeMergeRecordsEveryFile(t *testing.T) {
 	t.Parallel()
 	w, root := newTestWorkspace(t)
-	const n = undoBatch + 50
+	const n = 306
 	if err := os.Mkdir(filepath.Join(root, "m"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +209,7 @@ func TestTreeMergeRecordsEveryBatch(t *testing.T) {
 		t.Errorf("%d undo records, want %d", res.UndoRecorded, n)
 	}
 	if _, err := w.Undo("m/f000.txt"); err != nil {
-		t.Fatalf("Undo of the first batch's file: %v", err)
+		t.Fatalf("Undo of the first file: %v", err)
 	}
 	checkFiles(t, root, map[string]string{"m/f000.txt": "old", "m/f001.txt": "new"})
 	if k := len(w.journal.pending); k != 0 {
@@ -481,5 +480,36 @@ func TestSettleTransactionTogether(t *testing.T) {
 			}
 			checkFiles(t, root, map[string]string{"m/same.txt": "v0"})
 		})
+	}
+}
+
+// TestLargeCommitGroupsWhole: the records of one commit are one set, however
+// many files it has: a group (a move's two sides) whose files lie far apart
+// in the plan records its whole size on each side, which is what keeps
+// Undo from undoing one side alone. Records made in batches of 256 gave
+// each side GroupSize 1.
+func TestLargeCommitGroupsWhole(t *testing.T) {
+	t.Parallel()
+	w, _ := newTestWorkspace(t)
+	var changes []Change
+	for i := range 300 {
+		c := Change{Path: fmt.Sprintf("f%03d.txt", i), Content: []byte("x")}
+		if i == 0 || i == 299 {
+			c.Group = "pair"
+		}
+		changes = append(changes, c)
+	}
+	if _, err := w.Commit(changes, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f000.txt", "f299.txt"} {
+		res, err := w.resolve("test", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := w.journal.newest(res.canonKey)
+		if e == nil || e.GroupSize != 2 {
+			t.Errorf("%s: record %+v, want GroupSize 2", name, e)
+		}
 	}
 }
