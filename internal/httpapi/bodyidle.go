@@ -28,7 +28,10 @@ const defaultBodyIdle = 60 * time.Second
 // after the end would time that read out, which cancels the request's
 // context while a long search or commit runs. When the handler stops
 // reading early, net/http's read of what is left after the handler is
-// bounded by the deadline too. The next request's read sets the
+// bounded by the deadline too — the last one set, so a handler that stops
+// early (a tar's padding after its end) and then works longer than d has
+// its connection closed after its answer, which still arrives whole, and
+// its log line says aborted=true. The next request's read sets the
 // connection's deadlines afresh.
 func cutIdleBodies(d time.Duration, next http.Handler) http.Handler {
 	if d <= 0 {

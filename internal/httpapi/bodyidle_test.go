@@ -29,7 +29,7 @@ func TestStalledBodyIsCut(t *testing.T) {
 		{"JSON", "POST /v2/fs/write HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n",
 			`{"path": "json.txt", "content": "ab`, 422, `"no part of the request body arrived for 200ms: send the body without long pauses"`},
 		{"upload", "POST /v2/fs/upload?path=up.bin HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 100000\r\n\r\n",
-			"--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up.bin\"\r\n\r\nsome bytes", 400, `"hint":"no part of the request body arrived for 200ms`},
+			"--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"up.bin\"\r\n\r\nsome bytes", 400, `"retryable":true},"hint":"no part of the request body arrived for 200ms`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

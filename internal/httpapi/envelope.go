@@ -44,13 +44,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		http.Error(w, "cannot encode the response: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	writeEnvelope(w, status, buf, b.Bytes())
+}
+
+// writeEnvelope answers b, a JSON body built in buf's array, with its
+// length, and gives buf back to envelopeBufs (up to maxPooledEnvelope).
+func writeEnvelope(w http.ResponseWriter, status int, buf *[]byte, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-	if b.Cap() <= maxPooledEnvelope {
-		*buf = b.Bytes()[:0]
+	_, _ = w.Write(b)
+	if cap(b) <= maxPooledEnvelope {
+		*buf = b[:0]
 		envelopeBufs.Put(buf)
 	}
 }
@@ -109,18 +115,10 @@ func writeRead(w http.ResponseWriter, message string, r *client.ReadResult, quot
 		b = append(b, `,"bom":true`...)
 	}
 	b = append(b, "},\"hint\":null}\n"...)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
-	if cap(b) <= maxPooledEnvelope {
-		*buf = b[:0]
-		envelopeBufs.Put(buf)
-	}
+	writeEnvelope(w, http.StatusOK, buf, b)
 }
 
-// envelopeBufs recycles writeRead's buffers, up to maxPooledEnvelope.
+// envelopeBufs recycles the buffers JSON answers are built in.
 var envelopeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 const maxPooledEnvelope = 1 << 20

@@ -145,7 +145,7 @@ func (p plane) failures(rt route, statuses ...int) route {
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	e := fserr.From(op, path, err)
 	if h := idleHint(err); h != "" && e.Hint == "" {
-		e.Hint = h
+		e.Hint, e.Retryable = h, true // nothing was written: send it again
 	}
 	status := http.StatusOK
 	if p == v2 {

@@ -10,9 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // TestLogRequestsAborted: the access log says aborted=true when the
@@ -36,13 +37,8 @@ func TestLogRequestsAborted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var mu sync.Mutex
-			var logs bytes.Buffer
-			log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				return logs.Write(p)
-			}), nil))
+			var logs testenv.SyncBuffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
 			handled := make(chan struct{})
 			srv := httptest.NewServer(logRequests(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				defer close(handled)
@@ -81,9 +77,7 @@ func TestLogRequestsAborted(t *testing.T) {
 				t.Fatal("the handler did not return")
 			}
 			srv.Close() // waits for the handler's log line
-			mu.Lock()
 			line := logs.String()
-			mu.Unlock()
 			if !strings.Contains(line, "msg=Request") {
 				t.Fatalf("no access log line:\n%s", line)
 			}
@@ -93,7 +87,3 @@ func TestLogRequestsAborted(t *testing.T) {
 		})
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
