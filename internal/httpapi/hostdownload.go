@@ -148,8 +148,10 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 }
 
 // copyTimed copies src to w, giving each write to the client, and the
-// final flush, hostWriteTimeout. A writer without deadlines (a wrapper
-// that hides them) is written to without.
+// final flush, hostWriteTimeout, and holding back the last byte it has
+// until src ends cleanly: a src that fails never yields a whole response.
+// A writer without deadlines (a wrapper that hides them) is written to
+// without.
 func copyTimed(w http.ResponseWriter, src io.Reader) (int64, error) {
 	rc := http.NewResponseController(w)
 	send := func(b []byte) (int, error) {
@@ -167,23 +169,39 @@ func copyTimed(w http.ResponseWriter, src io.Reader) (int64, error) {
 	// Without a WriteTimeout the server leaves a connection's deadline as
 	// it is for the next request on it: clear ours.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	// The last byte read is held back until src ends: src's EOF comes
+	// only after the connector checked the transfer's size and SHA-256
+	// (DataSink.Finish), and a response one byte short of its
+	// Content-Length is one no client takes for whole. Bytes that fail the
+	// check are thus never a complete download.
 	buf := make([]byte, 64<<10)
 	var n int64
+	held := 0 // 1 while buf[0] is the byte held back
 	for {
-		k, rerr := src.Read(buf)
-		if k > 0 {
-			m, err := send(buf[:k])
-			n += int64(m)
-			if err != nil {
-				return n, err
-			}
-		}
+		k, rerr := src.Read(buf[held:])
+		k += held
 		if rerr == io.EOF {
+			if k > 0 {
+				m, err := send(buf[:k])
+				n += int64(m)
+				if err != nil {
+					return n, err
+				}
+			}
 			_, err := send(nil)
 			return n, err
 		}
 		if rerr != nil {
 			return n, rerr
 		}
+		if k > 1 {
+			m, err := send(buf[:k-1])
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+			buf[0] = buf[k-1]
+		}
+		held = min(k, 1)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,9 +193,24 @@ func TestHostDownloadOverTheLimit(t *testing.T) {
 // download op with answer (on its own goroutine).
 func fakeHost(t *testing.T, e *hubEnv, answer func(c *connector.Conn, op *proto.Op)) {
 	t.Helper()
+	fakeHostOver(t, e, nil, answer)
+}
+
+// fakeHostOver is fakeHost with its network connection wrapped by wrap.
+func fakeHostOver(t *testing.T, e *hubEnv, wrap func(net.Conn) net.Conn, answer func(c *connector.Conn, op *proto.Op)) {
+	t.Helper()
 	ctx := context.Background()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/v2/connector", &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + hubToken}}, Subprotocols: []string{proto.Protocol}})
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + hubToken}}, Subprotocols: []string{proto.Protocol}}
+	if wrap != nil {
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}}}
+	}
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/v2/connector", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +285,56 @@ func TestHostDownloadAbortEndsTheResponse(t *testing.T) {
 			}
 			t.Logf("the client saw: %v", err)
 		})
+	}
+}
+
+// corruptingConn flips one bit in the middle of the first write of at
+// least 1 KiB after it is armed: a byte of a data chunk's payload, as
+// damage on the way would.
+type corruptingConn struct {
+	net.Conn
+	armed atomic.Bool
+}
+
+func (c *corruptingConn) Write(p []byte) (int, error) {
+	if len(p) >= 1<<10 && c.armed.CompareAndSwap(true, false) {
+		q := bytes.Clone(p)
+		q[len(q)/2] ^= 1
+		return c.Conn.Write(q)
+	}
+	return c.Conn.Write(p)
+}
+
+// TestHostDownloadCorruptIsCut: a download whose bytes do not match the
+// SHA-256 the host sent at the end never reaches its client whole — the
+// response stops short of its Content-Length — although the bytes before
+// the held-back last one could be written before the check ran.
+func TestHostDownloadCorruptIsCut(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20
+	e := newHubEnv(t, false)
+	cc := make(chan *corruptingConn, 1)
+	fakeHostOver(t, e, func(c net.Conn) net.Conn {
+		x := &corruptingConn{Conn: c}
+		cc <- x
+		return x
+	}, func(c *connector.Conn, op *proto.Op) {
+		res, _ := json.Marshal(proto.DownloadResult{Size: size, ModTime: time.Now()})
+		if err := c.Send(context.Background(), &proto.Result{OpID: op.OpID, OK: true, Result: res}); err != nil {
+			t.Error(err)
+			return
+		}
+		(<-cc).armed.Store(true)
+		if err := c.SendData(context.Background(), op.OpID, bytes.NewReader(make([]byte, size)), size); err != nil {
+			t.Error(err)
+		}
+	})
+	resp, body, err := get(t, e.url+"/v2/hosts/laptop/fs/download?path=f.bin")
+	if err == nil {
+		t.Fatalf("a download corrupted on the way looked whole: %d, %d bytes, %d of them not zero", resp.StatusCode, len(body), size-bytes.Count(body, []byte{0}))
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) || len(body) >= size {
+		t.Errorf("the client saw %v after %d bytes, want unexpected EOF before %d", err, len(body), size)
 	}
 }
 
