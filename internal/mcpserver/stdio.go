@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +39,9 @@ const stdioDrainTimeout = time.Minute
 //     object or boolean id, an empty batch, a batch with a bad member,
 //     nesting deeper than the SDK's 1000 levels): -32600 (invalid
 //     request), with the request's id when it can be read;
+//   - an id MCP forbids and the SDK would mishandle: null (dropped as a
+//     notification, unanswered) or a number with a fraction (answered as
+//     another id): -32600, id null;
 //   - a call whose id is that of a call still in flight (or repeated
 //     within its batch): -32600, id null, so that the error is not taken
 //     for the answer to the first call;
@@ -64,8 +69,9 @@ const stdioDrainTimeout = time.Minute
 // result byte by byte — about 1 ms for a 2,000-line read; here a response
 // is its result with the envelope around it, one write. Everything else
 // (requests and notifications to the client, error responses) is written
-// by the SDK. Whole messages are written one at a time, so lines never
-// interleave.
+// by the SDK, those it sends with code 0 — plain Go errors, such as a
+// call before initialize — given a JSON-RPC code first (withCode). Whole
+// messages are written one at a time, so lines never interleave.
 //
 // JSON-RPC batches (protocol versions before 2025-06-18) must be answered
 // with one array, which only the SDK's transport assembles: once a batch
@@ -139,6 +145,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.answering(resp.ID)
 		defer c.answered()
 	}
+	if resp.Error != nil {
+		msg = withCode(resp)
+	}
 	if resp.Error != nil || !resp.ID.IsValid() || len(resp.Result) == 0 ||
 		c.batched.Load() || bytes.IndexByte(resp.Result, '\n') >= 0 {
 		return c.Connection.Write(ctx, msg)
@@ -159,6 +168,42 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	line = append(line, tail...)
 	_, err = c.w.Write(line)
 	return err
+}
+
+// uncoded maps what the SDK's errors without a JSON-RPC code say to the
+// code for it, first match wins; an error not listed is -32603.
+var uncoded = []struct {
+	says string
+	code int64
+}{
+	{"is invalid during session initialization", jsonrpc.CodeInvalidRequest}, // a call before initialize
+	{"duplicate", jsonrpc.CodeInvalidRequest},                                // a second initialize
+	{"before", jsonrpc.CodeInvalidRequest},                                   // initialized before initialize
+	{"params", jsonrpc.CodeInvalidParams},                                    // missing required "params"
+	{"cursor", jsonrpc.CodeInvalidParams},
+	{"page token", jsonrpc.CodeInvalidParams},
+	{"unmarshaling", jsonrpc.CodeInvalidParams},
+}
+
+// withCode is resp, or, when its error has no JSON-RPC code (the SDK
+// sends a plain Go error as code 0, which JSON-RPC does not define and
+// clients cannot act on), a copy with the code for it (uncoded).
+func withCode(resp *jsonrpc.Response) jsonrpc.Message {
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) && we.Code != 0 {
+		return resp
+	}
+	msg := resp.Error.Error()
+	code := int64(jsonrpc.CodeInternalError)
+	for _, u := range uncoded {
+		if strings.Contains(msg, u.says) {
+			code = u.code
+			break
+		}
+	}
+	coded := *resp
+	coded.Error = &jsonrpc.Error{Code: code, Message: msg}
+	return &coded
 }
 
 // Close closes the SDK's connection (and with it the pipe feed writes

@@ -222,3 +222,45 @@ func TestCancelledReadingToolIsNoResult(t *testing.T) {
 		t.Errorf("the cancelled call was answered %v; want an error, not a result", resp)
 	}
 }
+
+// TestStdioTransportRefusedIDs: the ids MCP forbids, which the SDK would
+// drop (null: taken for a notification, neither run nor answered) or
+// change (1.5 answered as 1), are refused with -32600 and id null; the
+// SDK's uncoded errors (code 0) go out with a JSON-RPC code.
+func TestStdioTransportRefusedIDs(t *testing.T) {
+	t.Parallel()
+	c := newRawClient(t, nil, "2025-06-18")
+	errOf := func(line string) (id any, code float64, msg string) {
+		t.Helper()
+		c.send(line)
+		resp := c.recv().(map[string]any)
+		e, ok := resp["error"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s: answered %v, want an error", line, resp)
+		}
+		return resp["id"], e["code"].(float64), e["message"].(string)
+	}
+	for _, tc := range []struct {
+		line   string
+		wantID any
+		code   float64
+		says   string
+	}{
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil, -32600, "the id is null"},
+		{`{"jsonrpc":"2.0","id":3.5,"method":"ping"}`, nil, -32600, "the id 3.5 is not an integer"},
+		{`{"jsonrpc":"2.0","id":-0.25,"method":"tools/list"}`, nil, -32600, "not an integer"},
+		{`[{"jsonrpc":"2.0","id":null,"method":"ping"}]`, nil, -32600, "batch member 0: the id is null"},
+		{`{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+			9.0, -32600, `duplicate "initialize"`},
+	} {
+		id, code, msg := errOf(tc.line)
+		if id != tc.wantID || code != tc.code || !strings.Contains(msg, tc.says) {
+			t.Errorf("%s: id %v, code %v, %q; want id %v, code %v, saying %q", tc.line, id, code, msg, tc.wantID, tc.code, tc.says)
+		}
+	}
+	// Integral numbers, even written with a fraction, stay ids.
+	c.send(`{"jsonrpc":"2.0","id":4.0,"method":"ping"}`)
+	if resp := c.recv().(map[string]any); resp["id"] != 4.0 || resp["error"] != nil {
+		t.Errorf("id 4.0: %v", resp)
+	}
+}

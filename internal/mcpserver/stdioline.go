@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -295,7 +297,33 @@ func decodeMessage(raw []byte) (jsonrpc.Message, error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(raw, jsonSpace), []byte("{")) {
 		return nil, errors.New("a JSON-RPC message is a JSON object")
 	}
+	if err := checkID(raw); err != nil {
+		return nil, err
+	}
 	return jsonrpc.DecodeMessage(raw)
+}
+
+// checkID refuses two ids that JSON-RPC 2.0 permits and MCP does not,
+// which the SDK would mishandle: null (the SDK takes the call for a
+// notification, so it is neither run nor answered) and a number with a
+// fraction (the SDK answers 1.5 as 1, the id of another call, if any).
+func checkID(msg []byte) error {
+	var err error
+	jsonx.Members(msg, func(key, value []byte) bool {
+		if k, _ := jsonx.String(key); k != "id" {
+			return true
+		}
+		switch {
+		case string(value) == "null":
+			err = errors.New(`the id is null, which MCP does not allow: give a call a string or integer id (a notification has no "id" member)`)
+		case value[0] == '-' || '0' <= value[0] && value[0] <= '9':
+			if f, perr := strconv.ParseFloat(string(value), 64); perr == nil && f != math.Trunc(f) {
+				err = fmt.Errorf("the id %s is not an integer: give a call a string or integer id", value)
+			}
+		}
+		return false
+	})
+	return err
 }
 
 // peekID reads the id of a message that is not a valid request, so that
@@ -306,6 +334,9 @@ func peekID(line []byte) jsonrpc.ID {
 	}
 	if json.Unmarshal(line, &m) != nil {
 		return jsonrpc.ID{}
+	}
+	if f, ok := m.ID.(float64); ok && f != math.Trunc(f) {
+		return jsonrpc.ID{} // MakeID would make it another call's (1.5 → 1)
 	}
 	id, err := jsonrpc.MakeID(m.ID)
 	if err != nil {
