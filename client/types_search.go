@@ -39,6 +39,10 @@ type GrepResult struct {
 	FilesSearched    int         `json:"files_searched"`
 	FilesMatched     int         `json:"files_matched"`
 	FilesSkippedSize int         `json:"files_skipped_size" jsonschema:"files over max_file_size"`
+	// The fields below are extensions, present when not zero; the
+	// envelope's hint then says what was left out and what to do.
+	FilesSkippedBinary int `json:"files_skipped_binary,omitempty" jsonschema:"binary files (a NUL byte in the first 8 KiB), not searched"`
+	FilesUnreadable    int `json:"files_unreadable,omitempty" jsonschema:"files and directories that could not be read (permissions, I/O errors), not searched"`
 }
 
 // V1SearchRequest is the body of POST /v1/file/search (one file).
@@ -73,6 +77,9 @@ type FindResult struct {
 	Path      string   `json:"path"`
 	Files     []string `json:"files"`
 	Truncated bool     `json:"truncated"`
+	// EntriesUnreadable is an extension, present when not zero; the
+	// envelope's hint then names one.
+	EntriesUnreadable int `json:"entries_unreadable,omitempty" jsonschema:"directories that could not be read (permissions, I/O errors), not searched"`
 }
 
 // GlobRequest is the body of POST /v1/file/glob.
@@ -104,4 +111,7 @@ type GlobResult struct {
 	Files      []GlobFileInfo `json:"files"`
 	TotalCount int            `json:"total_count"`
 	Truncated  bool           `json:"truncated"`
+	// EntriesUnreadable is an extension, present when not zero; the
+	// envelope's hint then names one.
+	EntriesUnreadable int `json:"entries_unreadable,omitempty" jsonschema:"directories that could not be read (permissions, I/O errors), not searched"`
 }

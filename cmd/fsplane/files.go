@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +22,7 @@ and -g / -t select files as for grep. The exit status is 0 when a file was
 listed, 1 when none was and 2 on an error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFiles(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args)
+			return runFiles(cmd.Context(), cmd.CommandPath(), cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -32,7 +31,7 @@ listed, 1 when none was and 2 on an error.`,
 	return cmd
 }
 
-func runFiles(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args []string) error {
+func runFiles(ctx context.Context, cmd string, stdout, stderr io.Writer, f *grepFlags, args []string) error {
 	opts, err := f.searchOptions()
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -40,10 +39,12 @@ func runFiles(ctx context.Context, stdout, stderr io.Writer, f *grepFlags, args 
 	tuneRuntime(&opts)
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	listed := false
-	return searchPaths(w, stderr, args, f.noMessages, "no files", &listed, func(root *os.Root, start, prefix string) (search.Stats, error) {
-		return search.Files(ctx, root, start, opts, func(rel string) error {
+	return searchPaths(w, stderr, cmd, f, args, "no files", &listed, func(sr *searchRoot) (search.Stats, error) {
+		o := opts
+		o.Ancestors = sr.ancestors
+		return search.Files(ctx, sr.root, sr.start, o, func(rel string) error {
 			listed = true
-			w.WriteString(joinDisplay(prefix, rel))
+			w.WriteString(joinDisplay(sr.prefix, rel))
 			return w.WriteByte('\n')
 		})
 	})

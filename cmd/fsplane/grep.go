@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,9 +61,12 @@ lines matching PATTERN, a regular expression (RE2 syntax with ripgrep's
 Unicode \w, \d and \s), and print them as path:line:content.
 
 The flags and defaults are ripgrep's: ignore files (.gitignore, .ignore,
-.git/info/exclude) are honoured and dot-prefixed names skipped unless
---no-ignore / --hidden; binary files (a NUL byte in the first 8 KiB) are
-skipped; there is no file size limit unless --max-filesize. Output is in
+.git/info/exclude, also those of the directories above PATH) are honoured
+and dot-prefixed names skipped unless --no-ignore / --hidden; binary files
+(a NUL byte in the first 8 KiB) are skipped, but one named as PATH is
+searched and a match reported as "binary file matches"; there is no file
+size limit unless --max-filesize. A symbolic link named as PATH is
+followed; a PATH that cannot be read is reported and the others searched. Output is in
 path order. The exit status is 0 when a line matched, 1 when none did and
 2 on an error (as with rg, an error makes it 2 even when lines matched).
 -l prints only the paths of the files with a match, -c path:count (the
@@ -105,7 +109,7 @@ Other ripgrep flags are refused, not ignored.`,
 // addWalkFlags registers the flags grep and files share: which files are
 // visited. verb is what the command does to them ("search", "list").
 func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
-	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax; repeatable, later wins)")
+	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax with {a,b} alternatives; repeatable, later wins)")
 	fl.StringArrayVarP(&f.types, "type", "t", nil, "only "+verb+" files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
 	fl.BoolVar(&f.hidden, "hidden", false, verb+" dot-prefixed files and directories too")
 	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
@@ -130,6 +134,9 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		FollowLinks:     f.follow,
 		Workers:         f.threads,
 		MaxDepth:        f.maxDepth,
+		// A file named as PATH is searched even when binary, as rg
+		// searches it (see grepRenderer).
+		SearchBinaryStart: true,
 	}
 	if f.count || f.filesOnly {
 		// Only paths and counts are printed: no context is looked for.
@@ -181,14 +188,14 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	tuneRuntime(&opts)
 	q, err := search.Compile(opts)
 	if err != nil {
-		return &exitError{code: 2, err: grepError(err)}
+		return &exitError{code: 2, err: f.describe(err)}
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
-	return searchPaths(w, stderr, args, f.noMessages, "no match", &matched, func(root *os.Root, start, prefix string) (search.Stats, error) {
-		return search.Stream(ctx, root, start, q, func(fm *search.FileMatches) []byte {
-			return r.render(fm, joinDisplay(prefix, fm.Path))
+	return searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
+		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors), func(fm *search.FileMatches) []byte {
+			return r.render(fm, joinDisplay(sr.prefix, fm.Path))
 		}, func(_ string, out []byte) error {
 			matched = true
 			if r.context && r.printed {
@@ -201,41 +208,69 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	})
 }
 
-// grepError words a search error for the command line: a hint names the
-// command's flags, not the HTTP fields.
-func grepError(err error) error {
+// describe words a search error for the command line: the message and
+// its hint name the command's flags, not the HTTP fields.
+func (f *grepFlags) describe(err error) error {
 	var ie *search.InvalidError
-	if errors.As(err, &ie) {
-		hint := ie.Hint
-		if flag, ok := grepFlagNames[ie.Suggests]; ok {
-			hint = ie.HintFor(flag)
-		}
-		if hint != "" {
-			return fmt.Errorf("%s\nHint: %s", ie.Message, hint)
-		}
-		return errors.New(ie.Message)
+	if !errors.As(err, &ie) {
+		return err
 	}
-	return err
+	msg, hint := ie.Message, ie.Hint
+	if flag, ok := f.flagName(ie.Field); ok && ie.Field != "pattern" {
+		msg = flag + ": " + msg
+	}
+	if flag, ok := f.flagName(ie.Suggests); ok {
+		hint = ie.HintFor(flag)
+	}
+	if hint != "" {
+		return fmt.Errorf("%s\nHint: %s", msg, hint)
+	}
+	return errors.New(msg)
 }
 
-// grepFlagNames spells the search options a hint may suggest (by their
-// AIO names) as fsplane grep's flags.
-var grepFlagNames = map[string]string{"fixed_strings": "-F (--fixed-strings)"}
+// flagName spells a search option (by its AIO name, as errors name it)
+// as the flag of this command line that set it.
+func (f *grepFlags) flagName(opt string) (string, bool) {
+	switch opt {
+	case "fixed_strings":
+		return "-F (--fixed-strings)", true
+	case "multiline":
+		return "-U (--multiline)", true
+	case "context_before":
+		if f.before == 0 && f.context != 0 {
+			return "-C (--context)", true
+		}
+		return "-B (--before-context)", true
+	case "context_after":
+		if f.after == 0 && f.context != 0 {
+			return "-C (--context)", true
+		}
+		return "-A (--after-context)", true
+	case "glob", "include", "exclude":
+		return "-g (--glob)", true
+	case "type":
+		return "-t (--type)", true
+	}
+	return "", false
+}
 
 // searchPaths runs one search per PATH argument (the current directory
-// when there is none), as ripgrep does: a path that cannot be opened, or a
-// walk's errors, are printed (unless quiet) and make the exit status 2;
-// otherwise *found decides between 0 and 1 (none is the silent message of
-// status 1). Output is flushed before any message, so the two never
-// interleave mid-line.
-func searchPaths(w *bufio.Writer, stderr io.Writer, args []string, quiet bool, none string, found *bool,
-	run func(root *os.Root, start, prefix string) (search.Stats, error)) error {
+// when there is none), as ripgrep does: a path that cannot be opened or
+// searched, and a walk's errors, are printed as "fsplane grep: PATH:
+// message" (unless --no-messages) and make the exit status 2, and the
+// next PATH is searched all the same; otherwise *found decides between 0
+// and 1 (none is the silent message of status 1). Only what no other
+// PATH could escape ends the run at once: options the engine refuses,
+// output that cannot be written, a cancelled context. Output is flushed
+// before any message, so the two never interleave mid-line.
+func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, args []string, none string, found *bool,
+	run func(sr *searchRoot) (search.Stats, error)) error {
 	errored := false
-	report := func(format string, a ...any) {
+	report := func(path string, err error) {
 		errored = true
-		if !quiet {
+		if !f.noMessages {
 			w.Flush()
-			fmt.Fprintf(stderr, format, a...)
+			fmt.Fprintf(stderr, "%s: %s: %s\n", cmd, path, errText(err))
 		}
 	}
 	paths := args
@@ -243,19 +278,30 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, args []string, quiet bool, n
 		paths = []string{""}
 	}
 	for _, p := range paths {
-		root, start, prefix, err := openSearchRoot(p)
+		shown := p
+		if shown == "" {
+			shown = "."
+		}
+		sr, err := openSearchRoot(p, !f.noIgnore)
 		if err != nil {
-			report("fsplane: %s: %s\n", p, errText(err))
+			report(shown, err)
 			continue
 		}
-		st, err := run(root, start, prefix)
-		root.Close()
+		st, err := run(sr)
+		sr.root.Close()
 		if err != nil {
-			w.Flush()
-			return &exitError{code: 2, err: fmt.Errorf("%s: %w", p, grepError(err))}
+			var ie *search.InvalidError
+			if ferr := w.Flush(); ferr != nil {
+				return &exitError{code: 2, err: ferr}
+			}
+			if errors.As(err, &ie) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return &exitError{code: 2, err: f.describe(err)}
+			}
+			report(shown, err)
+			continue
 		}
 		for _, e := range st.Errors {
-			report("fsplane: %s: %s\n", joinDisplay(prefix, e.Path), errText(e.Err))
+			report(joinDisplay(sr.prefix, e.Path), e.Err)
 		}
 		if st.ErrorCount > len(st.Errors) {
 			errored = true
@@ -282,25 +328,53 @@ func errText(err error) string {
 	return err.Error()
 }
 
+// searchRoot is one PATH opened for a search.
+type searchRoot struct {
+	root   *os.Root
+	start  string // where to search, relative to root
+	prefix string // how result paths are shown: as given, like rg ("" for the current directory when no PATH was given)
+	// ancestors are the ignore files above root (when they are honoured).
+	ancestors []search.AncestorIgnores
+}
+
 // openSearchRoot opens the root that confines a search of p: p itself
-// when it is a directory, its parent when it is a file. prefix is how
-// result paths are shown: as given, like rg ("" for the current
-// directory when no PATH was given).
-func openSearchRoot(p string) (root *os.Root, start, prefix string, err error) {
+// when it is a directory, its parent when it is a file. A symbolic link
+// named as p is resolved first and followed wherever it leads, as rg
+// follows a link named on its command line: this is the user's own tool
+// on the user's own files, and the os.Root (which would refuse a link
+// out of the parent) then starts at the target. With ignores, the ignore
+// files above the directory searched are read too (see
+// search.ReadAncestorIgnores), so that, as with rg, a PATH below a
+// repository's top (or the current directory there) honours the
+// repository's .gitignore; a file named as p is searched whatever they
+// say.
+func openSearchRoot(p string, ignores bool) (*searchRoot, error) {
 	dir := p
 	if dir == "" {
 		dir = "."
 	}
-	fi, err := os.Stat(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
-	if fi.IsDir() {
-		root, err = os.OpenRoot(dir)
-		return root, ".", p, err
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
 	}
-	root, err = os.OpenRoot(filepath.Dir(dir))
-	return root, filepath.Base(dir), p, err
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	sr := &searchRoot{start: ".", prefix: p}
+	if !fi.IsDir() {
+		real, sr.start = filepath.Dir(real), filepath.Base(real)
+	} else if ignores {
+		sr.ancestors = search.ReadAncestorIgnores(real)
+	}
+	if sr.root, err = os.OpenRoot(real); err != nil {
+		return nil, err
+	}
+	return sr, nil
 }
 
 // tuneRuntime sets up this process for one search: one worker per CPU
@@ -339,7 +413,9 @@ func joinDisplay(prefix, rel string) string {
 // for matching lines, path-line-text for context lines, "--" between
 // groups of lines that are not adjacent.
 // With count, a file is one line path:count instead (see
-// search.FileMatches.Count); with filesOnly, its path.
+// search.FileMatches.Count); with filesOnly, its path; a binary file
+// named as PATH that matches (search.FileMatches.Binary) is rg's one line
+// "path: binary file matches (found "\0" byte around offset N)".
 type grepRenderer struct {
 	context   bool
 	count     bool
@@ -357,6 +433,10 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
 		return append(out, '\n')
 	case r.filesOnly:
 		return append([]byte(path), '\n')
+	case fm.Binary:
+		// A binary file named as PATH, searched as rg searches it: its
+		// lines are no text to print, so rg's note stands for them.
+		return fmt.Appendf(nil, "%s: binary file matches (found \"\\0\" byte around offset %d)\n", path, fm.BinaryOffset)
 	}
 	nlines := fm.Len()
 	size := 0

@@ -96,6 +96,13 @@ func tryStartServerEnv(t *testing.T, dir string, env []string, args ...string) *
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
+	return tryStartServerCmd(t, cmd)
+}
+
+// tryStartServerCmd starts cmd, a serve command line, and waits until it
+// listens; nil when it exits first.
+func tryStartServerCmd(t *testing.T, cmd *exec.Cmd) *server {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

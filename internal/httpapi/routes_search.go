@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -69,16 +70,59 @@ func (s *Server) grep(p plane) http.HandlerFunc {
 			}
 			out := client.GrepResult{Path: res.Path, Pattern: res.Pattern, Matches: make([]client.GrepMatch, len(res.Matches)),
 				MatchCount: res.MatchCount, Truncated: res.Truncated, FilesSearched: res.FilesSearched,
-				FilesMatched: res.FilesMatched, FilesSkippedSize: res.FilesSkippedSize}
+				FilesMatched: res.FilesMatched, FilesSkippedSize: res.FilesSkippedSize,
+				FilesSkippedBinary: res.FilesSkippedBinary, FilesUnreadable: res.FilesUnreadable}
 			for i, m := range res.Matches {
 				out.Matches[i] = client.GrepMatch{File: m.File, LineNumber: m.LineNumber, LineContent: m.LineContent,
 					ContextBefore: m.ContextBefore, ContextAfter: m.ContextAfter}
 			}
-			if res.FilesSkippedSize > 0 {
-				return hinted{data: out, hint: sizeSkipHint(res.FilesSkippedSize, b.MaxFileSize)}, nil
+			if hint := grepHint(res, b); hint != "" {
+				return hinted{data: out, hint: hint}, nil
 			}
 			return out, nil
 		})
+}
+
+// grepHint says what a grep left out and how to get it: files over the
+// size cap, binary files, unreadable ones, matches past the page. An
+// answer with none of them says nothing.
+func grepHint(res *ops.GrepResult, b *client.GrepRequest) string {
+	var hints []string
+	if res.FilesSkippedSize > 0 {
+		hints = append(hints, sizeSkipHint(res.FilesSkippedSize, b.MaxFileSize))
+	}
+	if n := res.FilesSkippedBinary; n > 0 {
+		what := "1 binary file (a NUL byte in its first 8 KiB) was"
+		if n != 1 {
+			what = strconv.Itoa(n) + " binary files (a NUL byte in the first 8 KiB) were"
+		}
+		hints = append(hints, what+" not searched: grep searches text; download a binary file to look inside it")
+	}
+	hints = append(hints, unreadableHint(res.FilesUnreadable, res.Unreadable, "file or directory", "files or directories"))
+	if res.Truncated {
+		hints = append(hints, fmt.Sprintf("more matches exist after these %d: pass offset %d for the next page (max_results sets its size), or narrow the search with path, include or type",
+			len(res.Matches), b.Offset+len(res.Matches)))
+	}
+	return fserr.JoinHints(hints...)
+}
+
+// unreadableHint says that n paths could not be read and were left out,
+// naming one ("" when n is 0): a search's silence about them would read
+// as "nothing there".
+func unreadableHint(n int, eg *ops.Unreadable, one, many string) string {
+	if n == 0 {
+		return ""
+	}
+	what := "1 " + one + " could not be read and was"
+	if n != 1 {
+		what = strconv.Itoa(n) + " " + many + " could not be read and were"
+	}
+	if eg != nil {
+		what += fmt.Sprintf(" left out (%s: %s)", eg.Path, eg.Error)
+	} else {
+		what += " left out"
+	}
+	return what + ": make them readable to search them, or search elsewhere"
 }
 
 // sizeSkipHint says that n files were left out for their size, and how to
@@ -110,19 +154,26 @@ func (s *Server) v2Find(w http.ResponseWriter, r *http.Request) {
 		fail(w, v2, "search", path, err)
 		return
 	}
-	ok(w, "Operation successful", res)
+	okHint(w, "Operation successful", res.data, res.hint)
 }
 
-func (s *Server) find(r *http.Request, path, pattern string) (*client.FindResult, error) {
+// find runs a find by name; the result is hinted when entries were left
+// out (too many, or unreadable).
+func (s *Server) find(r *http.Request, path, pattern string) (hinted, error) {
 	eng, err := s.engineFor(r)
 	if err != nil {
-		return nil, err
+		return hinted{}, err
 	}
 	res, err := eng.Find(r.Context(), ops.FindRequest{Path: path, Pattern: pattern})
 	if err != nil {
-		return nil, err
+		return hinted{}, err
 	}
-	return &client.FindResult{Path: res.Path, Files: nonNil(res.Files), Truncated: res.Truncated}, nil
+	var truncated string
+	if res.Truncated {
+		truncated = fmt.Sprintf("more than the %d entries returned match: narrow the pattern or the path", len(res.Files))
+	}
+	return hinted{data: &client.FindResult{Path: res.Path, Files: nonNil(res.Files), Truncated: res.Truncated, EntriesUnreadable: res.EntriesUnreadable},
+		hint: fserr.JoinHints(unreadableHint(res.EntriesUnreadable, res.Unreadable, "directory", "directories"), truncated)}, nil
 }
 
 func (s *Server) glob(r *http.Request, b *client.GlobRequest) (any, error) {
@@ -136,13 +187,25 @@ func (s *Server) glob(r *http.Request, b *client.GlobRequest) (any, error) {
 		return nil, err
 	}
 	out := client.GlobResult{Path: res.Path, Pattern: res.Pattern, Files: make([]client.GlobFileInfo, len(res.Files)),
-		TotalCount: res.TotalCount, Truncated: res.Truncated}
+		TotalCount: res.TotalCount, Truncated: res.Truncated, EntriesUnreadable: res.EntriesUnreadable}
 	for i, f := range res.Files {
 		gf := client.GlobFileInfo{Path: f.Path, Name: f.Name, IsDirectory: f.IsDirectory, Size: f.Size}
 		if f.ModifiedTime != nil {
 			gf.ModifiedTime = isoTime(*f.ModifiedTime)
 		}
 		out.Files[i] = gf
+	}
+	var truncated string
+	switch {
+	case !res.Truncated:
+	case len(res.Files) < ops.GlobMaxResults:
+		truncated = fmt.Sprintf("more entries match than the %d returned: raise max_results (at most %d), or narrow the pattern or the path",
+			len(res.Files), ops.GlobMaxResults)
+	default:
+		truncated = fmt.Sprintf("more than the %d entries returned match: narrow the pattern or the path, or exclude directories", len(res.Files))
+	}
+	if hint := fserr.JoinHints(unreadableHint(res.EntriesUnreadable, res.Unreadable, "directory", "directories"), truncated); hint != "" {
+		return hinted{data: out, hint: hint}, nil
 	}
 	return out, nil
 }

@@ -130,3 +130,54 @@ func TestGrepSaysWhatItSkippedForSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSaysWhatItLeftOut: binary files skipped and answers cut
+// short come with a hint saying so and how to get the rest, and a result
+// with nothing left out has none; include and exclude take {a,b}
+// alternatives, and a malformed one is bad_request rather than no match.
+func TestSearchSaysWhatItLeftOut(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"bin.dat": "foo\x00binary\n", "t/a.txt": "foo\n", "t/b.log": "foo\n", "t/c.md": "foo\n"}
+	for i := range 3 {
+		files[fmt.Sprintf("many/f%d.txt", i)] = "foo\nfoo\n"
+	}
+	e := newEnv(t, files, httpapi.Options{})
+	tests := []struct {
+		name, method, path, body string
+		count                    string // the data field holding the count, and its value
+		want                     float64
+		hint                     string // "": no hint
+	}{
+		{"binary named", "POST", "/v2/fs/grep", `{"path":"bin.dat","pattern":"foo"}`, "files_skipped_binary", 1,
+			"1 binary file (a NUL byte in its first 8 KiB) was not searched: grep searches text; download a binary file to look inside it"},
+		{"binary in a tree", "POST", "/v1/file/grep", `{"path":".","pattern":"foo","include":["*.dat"]}`, "files_skipped_binary", 1, "1 binary file"},
+		{"grep truncated", "POST", "/v2/fs/grep", `{"path":"many","pattern":"foo","max_results":2,"offset":1}`, "match_count", 2,
+			"more matches exist after these 2: pass offset 3 for the next page (max_results sets its size), or narrow the search with path, include or type"},
+		{"glob truncated", "POST", "/v1/file/glob", `{"path":"many","pattern":"*.txt","max_results":2}`, "total_count", 2,
+			"more entries match than the 2 returned: raise max_results (at most 5000), or narrow the pattern or the path"},
+		{"include alternatives", "POST", "/v2/fs/grep", `{"path":"t","pattern":"foo","include":["*.{txt,md}"]}`, "files_matched", 2, ""},
+		{"exclude alternatives", "POST", "/v2/fs/grep", `{"path":"t","pattern":"foo","exclude":["*.{txt,md}"]}`, "files_matched", 1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			status, body := e.raw(tt.method, tt.path, tt.body)
+			data, _ := body["data"].(map[string]any)
+			if status != 200 || body["success"] != true || data[tt.count] != tt.want {
+				t.Fatalf("%d %v: want %s %v", status, body, tt.count, tt.want)
+			}
+			hint, _ := body["hint"].(string)
+			if tt.hint == "" && body["hint"] != nil || !strings.HasPrefix(hint, tt.hint) {
+				t.Errorf("hint = %v, want %q", body["hint"], tt.hint)
+			}
+		})
+	}
+	status, body := e.raw("POST", "/v2/fs/grep", `{"path":"t","pattern":"foo","include":["*.{txt"]}`)
+	if status != 400 || !strings.Contains(fmt.Sprint(body["message"]), `unclosed "{"`) || body["hint"] == nil {
+		t.Errorf("malformed brace: %d %v", status, body)
+	}
+	status, body = e.raw("POST", "/v2/fs/grep", `{"path":"t","pattern":"foo","context_before":100000}`)
+	if msg := fmt.Sprint(body["message"]); status != 400 || !strings.Contains(msg, "context_before: at most 1000") || !strings.Contains(fmt.Sprint(body["hint"]), "context_before") {
+		t.Errorf("context: %d %v", status, body)
+	}
+}

@@ -23,10 +23,11 @@ const (
 type grepArgs struct {
 	Pattern         string `json:"pattern" jsonschema:"RE2 regular expression (Go syntax), or literal text with fixed_strings"`
 	Path            string `json:"path,omitempty" jsonschema:"directory (or one file) to search; default the first root"`
-	Glob            string `json:"glob,omitempty" jsonschema:"only files matching this glob, e.g. *.go or src/**/*.ts; a leading ! excludes instead"`
+	Glob            string `json:"glob,omitempty" jsonschema:"only files matching this glob, e.g. *.go, *.{ts,tsx} or src/**/*.ts; a leading ! excludes instead"`
 	Type            string `json:"type,omitempty" jsonschema:"only files of this ripgrep type: go, py, js, ts, rust, java, c, cpp, md…"`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"match regardless of case"`
 	FixedStrings    bool   `json:"fixed_strings,omitempty" jsonschema:"treat pattern as literal text, not a regular expression"`
+	Multiline       bool   `json:"multiline,omitempty" jsonschema:"let a match span lines (\\n in the pattern, . matching line breaks too); the match is shown with every line it touches"`
 	Context         int    `json:"context,omitempty" jsonschema:"lines of context to show before and after each match (at most 20)"`
 	MaxResults      int    `json:"max_results,omitempty" jsonschema:"most matches to return; default 100, at most 2000"`
 }
@@ -43,8 +44,10 @@ type grepResult struct {
 	Matches       []grepMatch `json:"matches"`
 	Truncated     bool        `json:"truncated" jsonschema:"more matches exist than were returned"`
 	FilesSearched int         `json:"files_searched"`
-	FilesMatched  int         `json:"files_matched"`
+	FilesMatched  int         `json:"files_matched" jsonschema:"files the returned matches are in"`
 	FilesSkipped  int         `json:"files_skipped_size,omitempty" jsonschema:"files over 1 MiB, not searched (name one as path to search it)"`
+	FilesBinary   int         `json:"files_skipped_binary,omitempty" jsonschema:"binary files (a NUL byte in the first 8 KiB), not searched"`
+	Unreadable    int         `json:"files_unreadable,omitempty" jsonschema:"files and directories that could not be read, not searched"`
 }
 
 func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, error) {
@@ -75,7 +78,7 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	}
 	req := ops.GrepRequest{
 		Path: p, Pattern: in.Pattern, Type: in.Type, CaseInsensitive: in.CaseInsensitive, FixedStrings: in.FixedStrings,
-		ContextBefore: in.Context, ContextAfter: in.Context, MaxResults: limit, RespectGitignore: true,
+		ContextBefore: in.Context, ContextAfter: in.Context, MaxResults: limit, RespectGitignore: true, Multiline: in.Multiline,
 		// A file named as the path is searched whatever its size: it is
 		// what the caller asked for. The 1 MiB cap is for trees.
 		NamedFileUnlimited: true,
@@ -92,7 +95,8 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 		return "", grepResult{}, err
 	}
 	out := grepResult{Matches: make([]grepMatch, 0, len(r.Matches)), Truncated: r.Truncated,
-		FilesSearched: r.FilesSearched, FilesMatched: r.FilesMatched, FilesSkipped: r.FilesSkippedSize}
+		FilesSearched: r.FilesSearched, FilesMatched: r.FilesMatched, FilesSkipped: r.FilesSkippedSize,
+		FilesBinary: r.FilesSkippedBinary, Unreadable: r.FilesUnreadable}
 	var body strings.Builder
 	prevFile, prevLine := "", 0
 	shown := 0
@@ -155,6 +159,20 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	}
 	if r.FilesSkippedSize > 0 {
 		fmt.Fprintf(&b, "[%s over 1 MiB not searched; pass one as path to search it.]\n", plural(r.FilesSkippedSize, "file", "files"))
+	}
+	if r.FilesSkippedBinary > 0 {
+		fmt.Fprintf(&b, "[%s not searched: grep searches text only.]\n", plural(r.FilesSkippedBinary, "binary file", "binary files"))
+	}
+	if n := r.FilesUnreadable; n > 0 {
+		eg := ""
+		if u := r.Unreadable; u != nil {
+			eg = fmt.Sprintf(", e.g. %s (%s)", textName(pl.display(u.Path)), u.Error)
+		}
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		fmt.Fprintf(&b, "[%s could not be read and %s left out%s.]\n", plural(n, "file or directory", "files or directories"), verb, eg)
 	}
 	return b.String(), out, nil
 }

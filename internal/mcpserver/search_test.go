@@ -261,3 +261,37 @@ func TestNamesWithControlCharacters(t *testing.T) {
 		t.Errorf("structured path = %q, want the name as it is", m["path"])
 	}
 }
+
+// TestGrepCountsWhatItShows: files_matched and "N matches in M files"
+// count the files the returned matches are in, also when max_results cuts
+// the answer short; multiline lets a match span lines, and without it the
+// hint names that parameter; skipped binary files are told.
+func TestGrepCountsWhatItShows(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"bin.dat": "needle\x00"}
+	for i := range 5 {
+		files[fmt.Sprintf("f%d.txt", i)] = "needle\nneedle\n"
+	}
+	e := newEnv(t, files, envOptions{})
+	tests := []struct {
+		max, files int
+		text       string
+	}{
+		{2, 1, "2 matches in 1 file under "},
+		{3, 2, "3 matches in 2 files under "},
+		{100, 5, "10 matches in 5 files under "},
+	}
+	for _, tt := range tests {
+		r := e.ok("grep", args("pattern", "needle", "max_results", tt.max))
+		if r.out["files_matched"] != float64(tt.files) || !strings.Contains(r.text, tt.text) {
+			t.Errorf("max_results %d: files_matched %v, text:\n%s", tt.max, r.out["files_matched"], r.text)
+		}
+		if r.out["files_skipped_binary"] != 1.0 || !strings.Contains(r.text, "[1 binary file not searched: grep searches text only.]") {
+			t.Errorf("binary skip not told: %v\n%s", r.out["files_skipped_binary"], r.text)
+		}
+	}
+	r := e.ok("grep", args("pattern", `needle\nneedle`, "multiline", true, "path", "f0.txt"))
+	wantContains(t, r.text, "f0.txt:1:needle\nf0.txt:2:needle\n")
+	r = e.fail("grep", args("pattern", `needle\nneedle`, "path", "f0.txt"), "bad_request")
+	wantContains(t, r.text, "unless you turn on multiline")
+}

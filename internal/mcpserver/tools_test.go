@@ -40,7 +40,7 @@ func TestToolsListedWithSchemasAndAnnotations(t *testing.T) {
 	}
 	wants := map[string]want{
 		"read":   {readOnly: true, idempotent: true, required: []string{"path"}, props: []string{"path", "line_from", "line_to"}},
-		"grep":   {readOnly: true, idempotent: true, required: []string{"pattern"}, props: []string{"pattern", "path", "glob", "type", "case_insensitive", "fixed_strings", "context", "max_results"}},
+		"grep":   {readOnly: true, idempotent: true, required: []string{"pattern"}, props: []string{"pattern", "path", "glob", "type", "case_insensitive", "fixed_strings", "multiline", "context", "max_results"}},
 		"glob":   {readOnly: true, idempotent: true, required: []string{"pattern"}, props: []string{"pattern", "path"}},
 		"list":   {readOnly: true, idempotent: true, required: []string{"path"}, props: []string{"path", "depth"}},
 		"stat":   {readOnly: true, idempotent: true, required: []string{"path"}, props: []string{"path"}},

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,8 @@ type GrepMatch struct {
 	ContextAfter  []string
 }
 
-// GrepResult is AIO's FileGrepResult plus the skip count.
+// GrepResult is AIO's FileGrepResult plus what was left out, so a front
+// can say so: an empty Matches means "not there" only when nothing was.
 type GrepResult struct {
 	Path             string // absolute, resolved
 	Pattern          string
@@ -68,6 +70,33 @@ type GrepResult struct {
 	FilesSearched    int
 	FilesMatched     int
 	FilesSkippedSize int // larger than MaxFileSize
+	// FilesSkippedBinary counts the binary files (a NUL byte in the first
+	// 8 KiB) left out.
+	FilesSkippedBinary int
+	// FilesUnreadable counts the files and directories that could not be
+	// read (permissions, I/O errors) and were left out.
+	FilesUnreadable int
+	Unreadable      *Unreadable // an example of them; nil when none
+}
+
+// Unreadable is one path a search could not read.
+type Unreadable struct {
+	Path  string // absolute
+	Error string // why, as the system says it ("permission denied")
+}
+
+// firstUnreadable is the example of st's unreadable paths.
+func (t *searchTarget) firstUnreadable(st search.Stats) *Unreadable {
+	if len(st.Errors) == 0 {
+		return nil
+	}
+	e := st.Errors[0]
+	err := e.Err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &Unreadable{Path: t.join(e.Path), Error: err.Error()}
 }
 
 // Grep searches file contents under a directory (or in one file) of the
@@ -140,6 +169,7 @@ func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error)
 		Path: t.abs, Pattern: req.Pattern, Matches: make([]GrepMatch, len(res.Matches)),
 		MatchCount: len(res.Matches), Truncated: res.Truncated,
 		FilesSearched: res.FilesSearched, FilesMatched: res.FilesMatched, FilesSkippedSize: res.FilesSkippedSize,
+		FilesSkippedBinary: res.FilesSkippedBinary, FilesUnreadable: res.ErrorCount, Unreadable: t.firstUnreadable(res.Stats),
 	}
 	for i, m := range res.Matches {
 		out.Matches[i] = GrepMatch{File: t.join(m.Path), LineNumber: m.LineNumber, LineContent: m.LineContent,
@@ -179,6 +209,11 @@ func (e *Engine) Search(ctx context.Context, req FileSearchRequest) (*FileSearch
 	}
 	q, err := search.Compile(search.Options{Pattern: req.Regex, Hidden: true})
 	if err != nil {
+		if ie, ok := errors.AsType[*search.InvalidError](err); ok && ie.Suggests == "multiline" {
+			// This route has no multiline; grep has.
+			return nil, fserr.New(fserr.BadRequest, op, req.File, "%s: %s", ie.Field, ie.Message).
+				WithHint("search matches one line at a time: use grep with multiline to match across lines")
+		}
 		return nil, invalid(op, req.File, err)
 	}
 	res, err := search.Grep(ctx, t.root, t.rel, q)
@@ -213,6 +248,10 @@ type FindResult struct {
 	Path      string
 	Files     []string
 	Truncated bool
+	// EntriesUnreadable counts the directories (or entries) that could not
+	// be read and were left out.
+	EntriesUnreadable int
+	Unreadable        *Unreadable // an example of them; nil when none
 }
 
 // Find lists the files and directories under a directory whose name (or
@@ -232,7 +271,8 @@ func (e *Engine) Find(ctx context.Context, req FindRequest) (*FindResult, error)
 	if err != nil {
 		return nil, t.walkErr(op, req.Path, err)
 	}
-	out := &FindResult{Path: t.abs, Files: make([]string, len(res.Entries)), Truncated: res.Truncated}
+	out := &FindResult{Path: t.abs, Files: make([]string, len(res.Entries)), Truncated: res.Truncated,
+		EntriesUnreadable: res.Stats.ErrorCount, Unreadable: t.firstUnreadable(res.Stats)}
 	for i, en := range res.Entries {
 		out.Files[i] = t.join(en.Path)
 	}
@@ -271,6 +311,10 @@ type GlobResult struct {
 	Files      []GlobFile
 	TotalCount int // len(Files)
 	Truncated  bool
+	// EntriesUnreadable counts the directories (or entries) that could not
+	// be read and were left out.
+	EntriesUnreadable int
+	Unreadable        *Unreadable // an example of them; nil when none
 }
 
 // Glob lists the entries under a directory whose relative path matches a
@@ -294,7 +338,8 @@ func (e *Engine) Glob(ctx context.Context, req GlobRequest) (*GlobResult, error)
 		return nil, t.walkErr(op, req.Path, err)
 	}
 	out := &GlobResult{Path: t.abs, Pattern: req.Pattern, Files: make([]GlobFile, len(res.Entries)),
-		TotalCount: len(res.Entries), Truncated: res.Truncated}
+		TotalCount: len(res.Entries), Truncated: res.Truncated,
+		EntriesUnreadable: res.Stats.ErrorCount, Unreadable: t.firstUnreadable(res.Stats)}
 	for i, en := range res.Entries {
 		f := GlobFile{Path: t.join(en.Path), Name: en.Name, IsDirectory: en.IsDir}
 		if meta {

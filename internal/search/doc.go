@@ -22,7 +22,9 @@
 // searched under the link's name and directories entered with loop
 // protection (a directory that is its own ancestor is reported and
 // skipped); links that leave the root, or dangle, are skipped silently.
-// Nothing above the root is read, not even ignore files.
+// Nothing above the root is read, not even ignore files: a caller that
+// may read there (the CLI) reads them with ReadAncestorIgnores and hands
+// them in (Options.Ancestors).
 //
 // # Walking
 //
@@ -65,8 +67,10 @@
 // lines that contain it only; when the literal is the whole pattern the
 // regexp is not run at all. Without a literal the regexp runs over the
 // whole buffer. A file with a NUL byte in its first 8 KiB is binary and
-// skipped; a NUL further on ends the search of that file (at the line
-// before it). A UTF-8 byte order mark at the start of a file is not part
+// skipped (counted in Stats.FilesSkippedBinary), except a start that is
+// such a file with SearchBinaryStart, which is searched with its NULs
+// read as line breaks (ripgrep's way with a file it is given by name);
+// a NUL further on ends the search of that file (at the line before it). A UTF-8 byte order mark at the start of a file is not part
 // of its first line, neither for matching nor in the text reported (as
 // ripgrep and fsplane's read see it). Files up to 256 KiB are read whole into a reused buffer,
 // larger ones in chunks with the unfinished line (and the context lines)

@@ -20,7 +20,14 @@ type FileMatches struct {
 	// limit (Options.Offset + Options.MaxResults + 1) and the rest were
 	// not looked for.
 	Truncated bool
-	s         *searchState
+	// Binary is set when the file is binary (a NUL byte in its first 8
+	// KiB) and was searched all the same, its NUL bytes read as line
+	// breaks (Options.SearchBinaryStart): its lines are not text to show.
+	// BinaryOffset is where its first NUL byte is. ripgrep then prints
+	// "binary file matches (found "\0" byte around offset N)".
+	Binary       bool
+	BinaryOffset int64
+	s            *searchState
 }
 
 // Len is the number of matches.
@@ -151,7 +158,9 @@ func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, l
 		if f.file == nil {
 			defer fh.close()
 		}
-		out.status, out.err = s.searchFile(fh, limit)
+		// Only the start is searched when binary: ripgrep searches a
+		// file it is given by name whatever it holds.
+		out.status, out.err = s.searchFile(fh, limit, f.file != nil && q.opts.SearchBinaryStart)
 		if len(s.hits) > 0 {
 			fm := s.matches(f.Rel)
 			out.matches, out.truncated = fm.Len(), fm.Truncated
@@ -222,7 +231,8 @@ type searchState struct {
 	ctx       []span
 	starts    []int
 	truncated bool
-	nmatch    int // multiline mode: the matches taken, several per hit at times
+	nmatch    int   // multiline mode: the matches taken, several per hit at times
+	binAt     int64 // offset of the first NUL of a binary file searched all the same; -1 for text
 
 	// line counting: the line number of the line that starts at cntPos
 	cntPos, cntLine int
@@ -242,9 +252,11 @@ func newSearchState(q *Query) *searchState {
 // and a read that returns less than asked for is taken as the end of the
 // file, as it is for regular files on local file systems (a file that
 // grows meanwhile is searched as it was). Files larger than the buffer
-// are searched in chunks; in multiline mode they are read whole.
-func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
-	s.hits, s.ctx, s.arena, s.truncated, s.nmatch = s.hits[:0], s.ctx[:0], s.arena[:0], false, 0
+// are searched in chunks; in multiline mode they are read whole. A binary
+// file is skipped unless binaryOK: then its NUL bytes are read as line
+// breaks (ripgrep's handling of a file named on its command line).
+func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileStatus, error) {
+	s.hits, s.ctx, s.arena, s.truncated, s.nmatch, s.binAt = s.hits[:0], s.ctx[:0], s.arena[:0], false, 0, -1
 	// Do not keep the buffer of an unusually large file in the pool.
 	if cap(s.buf) > 4*chunkSize {
 		s.buf = nil
@@ -267,8 +279,11 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 		bom = len(edit.BOM)
 		n = copy(s.buf, s.buf[bom:n])
 	}
-	if bytes.IndexByte(s.buf[:min(n, binaryProbe)], 0) >= 0 {
-		return statusBinary, nil
+	if i := bytes.IndexByte(s.buf[:min(n, binaryProbe)], 0); i >= 0 {
+		if !binaryOK {
+			return statusBinary, nil
+		}
+		s.binAt = int64(bom + i)
 	}
 	maxSize := s.q.opts.MaxFileSize
 	if s.m.multiline && !eof {
@@ -299,6 +314,9 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 		return s.searchChunked(fh, n, bom, limit)
 	}
 	buf := s.buf[:n]
+	if s.binAt >= 0 {
+		nulToLF(buf)
+	}
 	liftCRs(buf, true)
 	if n > binaryProbe {
 		// A NUL further on: stop before its line, as ripgrep stops
@@ -318,6 +336,18 @@ func (s *searchState) searchFile(fh fileHandle, limit int) (fileStatus, error) {
 		s.scanLines(buf, 0, len(buf), len(buf), limit)
 	}
 	return statusSearched, nil
+}
+
+// nulToLF turns each NUL byte in b into LF, in place.
+func nulToLF(b []byte) {
+	for i := bytes.IndexByte(b, 0); i >= 0; {
+		b[i] = '\n'
+		k := bytes.IndexByte(b[i+1:], 0)
+		if k < 0 {
+			return
+		}
+		i += 1 + k
+	}
 }
 
 // liftCRs turns each lone CR in b into LF, in place: a CR not followed by
@@ -382,8 +412,11 @@ func (s *searchState) searchChunked(fh fileHandle, n, skipped, limit int) (fileS
 	scanned := 0 // bytes of the buffer already checked for NUL
 	for {
 		liftCRs(s.buf[from:n], eof)
-		// Stop at a NUL (after the first 8 KiB, which were checked).
-		if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
+		// Stop at a NUL (after the first 8 KiB, which were checked);
+		// a binary file searched all the same reads them as line breaks.
+		if s.binAt >= 0 {
+			nulToLF(s.buf[scanned:n])
+		} else if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
 			n = bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1
 			eof = true
 		}
@@ -665,5 +698,9 @@ func (s *searchState) ctxLines(text []byte, lo, hi int32) [][]byte {
 
 // matches wraps the hits for collect.
 func (s *searchState) matches(rel string) *FileMatches {
-	return &FileMatches{Path: rel, Truncated: s.truncated, s: s}
+	fm := &FileMatches{Path: rel, Truncated: s.truncated, s: s}
+	if s.binAt >= 0 {
+		fm.Binary, fm.BinaryOffset = true, s.binAt
+	}
+	return fm
 }

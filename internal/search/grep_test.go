@@ -385,6 +385,9 @@ func TestCompileErrors(t *testing.T) {
 		{Options{Pattern: `a\nb`}, "pattern"},
 		{Options{Pattern: "x", Types: []string{"nosuchtype"}}, "type"},
 		{Options{Pattern: "x", ContextBefore: -1}, "context_before"},
+		{Options{Pattern: "x", ContextAfter: -1}, "context_after"},
+		{Options{Pattern: "x", ContextBefore: 100000}, "context_before"},
+		{Options{Pattern: "x", ContextAfter: 1001}, "context_after"},
 		{Options{Pattern: "x", Offset: -1}, "offset"},
 		{Options{Pattern: "x", Include: []string{" "}}, "include"},
 	}
@@ -393,6 +396,9 @@ func TestCompileErrors(t *testing.T) {
 		var ie *InvalidError
 		if !errors.As(err, &ie) || ie.Field != tt.field {
 			t.Errorf("Compile(%+v) = %v, want an InvalidError for %s", tt.opts, err, tt.field)
+		}
+		if strings.HasPrefix(tt.field, "context_") && (ie == nil || ie.Suggests != tt.field || !strings.Contains(ie.Hint, tt.field)) {
+			t.Errorf("Compile(%+v): hint %+v does not name %s", tt.opts, ie, tt.field)
 		}
 	}
 	if _, err := Compile(Options{Pattern: `a\nb`, Multiline: true}); err != nil {
@@ -546,5 +552,88 @@ func TestGrepLoneCRBreaksLines(t *testing.T) {
 	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestBinaryStart: a binary file is skipped, unless it is the start and
+// SearchBinaryStart is set: then it is searched with its NULs read as
+// line breaks, and its matches say it is binary and where its first NUL
+// is (rg's "binary file matches (found "\0" byte around offset N)").
+func TestBinaryStart(t *testing.T) {
+	t.Parallel()
+	dir := makeTree(t, map[string]string{"bin.dat": "\ufefffoo\x00binary\nfoo\n", "d/bin.dat": "foo\x00\n"})
+	tests := []struct {
+		start   string
+		opts    Options
+		count   int
+		binary  bool
+		offset  int64
+		skipped int
+	}{
+		{"bin.dat", Options{Pattern: "foo"}, 0, false, 0, 1},
+		{"bin.dat", Options{Pattern: "foo", SearchBinaryStart: true}, 2, true, 6, 0},
+		{"bin.dat", Options{Pattern: "^binary$", SearchBinaryStart: true}, 1, true, 6, 0},
+		{"d", Options{Pattern: "foo", SearchBinaryStart: true}, 0, false, 0, 1},
+	}
+	for _, tt := range tests {
+		q, err := Compile(tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type seen struct {
+			count  int
+			binary bool
+			offset int64
+		}
+		var got []seen
+		st, err := Stream(t.Context(), openRoot(t, dir), tt.start, q, func(fm *FileMatches) seen {
+			return seen{fm.Count(), fm.Binary, fm.BinaryOffset}
+		}, func(_ string, v seen) error {
+			got = append(got, v)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if len(got) > 0 {
+			n = got[0].count
+			if got[0].binary != tt.binary || got[0].offset != tt.offset {
+				t.Errorf("%s %+v: Binary %v at %d, want %v at %d", tt.start, tt.opts, got[0].binary, got[0].offset, tt.binary, tt.offset)
+			}
+		}
+		if n != tt.count {
+			t.Errorf("%s %+v: %d matches, want %d", tt.start, tt.opts, n, tt.count)
+		}
+		if st.FilesSkippedBinary != tt.skipped {
+			t.Errorf("%s %+v: %+v, want %d skipped as binary", tt.start, tt.opts, st, tt.skipped)
+		}
+	}
+}
+
+// TestFilesMatchedTruncated: FilesMatched counts the files the returned
+// matches are in, not the file whose match only told that more exist.
+func TestFilesMatchedTruncated(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 5 {
+		files["f"+itoa(i)+".txt"] = "needle\nneedle\n"
+	}
+	dir := makeTree(t, files)
+	tests := []struct {
+		opts  Options
+		files int
+	}{
+		{Options{Pattern: "needle", MaxResults: 2}, 1},
+		{Options{Pattern: "needle", MaxResults: 3}, 2},
+		{Options{Pattern: "needle", MaxResults: 2, Offset: 4}, 1},
+		{Options{Pattern: "needle", MaxResults: 3, Offset: 3}, 2},
+		{Options{Pattern: "needle"}, 5},
+	}
+	for _, tt := range tests {
+		_, res := grepLines(t, dir, ".", tt.opts)
+		if res.FilesMatched != tt.files {
+			t.Errorf("%+v: FilesMatched %d, want %d (%d matches)", tt.opts, res.FilesMatched, tt.files, len(res.Matches))
+		}
 	}
 }

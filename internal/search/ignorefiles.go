@@ -1,7 +1,10 @@
 package search
 
 import (
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -94,17 +97,31 @@ func readSmall(h *dirHandle, name string) ([]byte, bool) {
 	return buf, true
 }
 
-// ancestorFrames loads the ignore files of the directories from the root
+// ancestorFrames builds the frames of the ignore files above the root
+// (Options.Ancestors) and loads those of the directories from the root
 // down to the start's parent, so a search that starts below the root
 // honours them (ripgrep reads the ignore files of the parents of the
-// directories it is given). The root is the limit: nothing above it is
-// read.
+// directories it is given). The engine itself reads nothing above the
+// root.
 func (w *walker[T]) ancestorFrames() *ignoreFrame {
+	var fr *ignoreFrame
+	for _, a := range w.o.ancestors {
+		prefix := a.Below
+		if w.startRel != "." {
+			prefix += "/" + w.startRel
+		}
+		f := &ignoreFrame{parent: fr, prefix: prefix, repoRoot: a.Repo}
+		for k, b := range map[ignoreKind][]byte{kindDotIgnore: a.Ignore, kindGitignore: a.Gitignore, kindExclude: a.Exclude} {
+			if b != nil {
+				f.lists[k] = parseIgnore(path.Join(filepath.ToSlash(a.Dir), ignoreFileNames[k]), b)
+			}
+		}
+		fr = f
+	}
 	if w.startRel == "." {
-		return nil
+		return fr
 	}
 	comps := strings.Split(w.startRel, "/")
-	var fr *ignoreFrame
 	for i := range comps {
 		dir := "."
 		if i > 0 {
@@ -139,6 +156,88 @@ func (w *walker[T]) ancestorFrames() *ignoreFrame {
 		}
 	}
 	return fr
+}
+
+// ignoreFileNames names each kind's file, for diagnostics.
+var ignoreFileNames = [numIgnoreKinds]string{kindDotIgnore: ".ignore", kindGitignore: ".gitignore", kindExclude: ".git/info/exclude"}
+
+// AncestorIgnores are the ignore files of one directory above a search's
+// root (see Options.Ancestors).
+type AncestorIgnores struct {
+	Dir string // the directory, absolute (for diagnostics)
+	// Below is the root's path relative to Dir, slash-separated ("a/b").
+	Below string
+	// Repo: Dir holds ".git"; .gitignore files above it do not apply
+	// below it.
+	Repo bool
+	// The files' contents; nil when Dir has none.
+	Ignore, Gitignore, Exclude []byte
+}
+
+// ReadAncestorIgnores reads the ignore files ripgrep honours above dir
+// (absolute, without symbolic links): .ignore in every ancestor up to
+// "/"; .gitignore and .git/info/exclude in the ancestors that belong to
+// dir's git repository, from the nearest one holding ".git" down (none
+// when dir is in no repository, or is a repository's top itself: then
+// only its own files apply). A nested repository's top is the nearest
+// one. Outermost first, for Options.Ancestors. It reads with the os
+// package, outside any os.Root: for callers that may read the whole file
+// system, such as the command line on the user's own files. Unreadable
+// files are left out, as the walk leaves them out.
+func ReadAncestorIgnores(dir string) []AncestorIgnores {
+	var out []AncestorIgnores // innermost first until the end
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	inRepo := err == nil // the repository's top is dir or below the ancestor at hand
+	topFound := inRepo
+	below := ""
+	for cur := filepath.Clean(dir); ; {
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			break
+		}
+		below = path.Join(filepath.Base(cur), below)
+		cur = parent
+		a := AncestorIgnores{Dir: cur, Below: below, Ignore: readIgnoreFile(filepath.Join(cur, ".ignore"))}
+		if !inRepo {
+			a.Gitignore = readIgnoreFile(filepath.Join(cur, ".gitignore"))
+			if fi, err := os.Lstat(filepath.Join(cur, ".git")); err == nil {
+				a.Repo, inRepo, topFound = true, true, true
+				if fi.IsDir() {
+					a.Exclude = readIgnoreFile(filepath.Join(cur, ".git", "info", "exclude"))
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	kept := out[:0]
+	for _, a := range out {
+		if !topFound {
+			// In no repository: .gitignore files are not git's here.
+			a.Gitignore = nil
+		}
+		if a.Ignore != nil || a.Gitignore != nil || a.Exclude != nil || a.Repo {
+			kept = append(kept, a)
+		}
+	}
+	slices.Reverse(kept)
+	return kept
+}
+
+// readIgnoreFile reads a regular file (not a link, as git does not follow
+// a .gitignore link) of at most maxIgnoreFileSize; nil when there is none.
+func readIgnoreFile(name string) []byte {
+	fi, err := os.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFileSize {
+		return nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
 }
 
 func (w *walker[T]) readRootFile(name string) ([]byte, bool) {

@@ -105,8 +105,8 @@ func compileMatcher(patterns []string, fixed, fold, multiline, word bool) (*matc
 		return nil, patternError(parts, err)
 	}
 	if !multiline && hasLiteralNewline(tree) {
-		return nil, &InvalidError{Field: "pattern", Message: `the literal "\n" is not allowed in a regex`,
-			Hint: "matches never span lines unless multiline is set"}
+		return nil, suggesting("pattern", `the literal "\n" is not allowed in a regex`,
+			"a match never spans lines unless you turn on %s", "multiline")
 	}
 	// The literals a match needs come from the wider spelling: the Unicode
 	// regexp runs on non-ASCII lines, and a set taken from the ASCII one

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -60,6 +61,18 @@ type Options struct {
 	// RespectIgnore honours .gitignore, .ignore and .git/info/exclude
 	// (ripgrep's default; AIO's respect_gitignore).
 	RespectIgnore bool
+	// Ancestors are the ignore files of the directories above the root,
+	// outermost first, honoured (with RespectIgnore) as ripgrep honours
+	// the ignore files of a searched directory's parents. The engine
+	// never reads above the root itself: a caller that may read there
+	// (the CLI) hands them in, read by ReadAncestorIgnores.
+	Ancestors []AncestorIgnores
+	// SearchBinaryStart searches a start that is itself a binary file
+	// instead of skipping it, its NUL bytes read as line breaks, as
+	// ripgrep searches a file named on its command line; FileMatches
+	// .Binary then says so. Binary files met while walking are skipped
+	// either way.
+	SearchBinaryStart bool
 	// FollowLinks follows the symbolic links met while walking, to files
 	// and to directories, when their target stays inside the root (rg
 	// -L). Without it, as with ripgrep, they are skipped: only a link
@@ -93,11 +106,13 @@ func Compile(opts Options) (*Query, error) {
 	if opts.Pattern != "" || len(pats) == 0 {
 		pats = append([]string{opts.Pattern}, pats...)
 	}
+	if err := checkContext("context_before", opts.ContextBefore); err != nil {
+		return nil, err
+	}
+	if err := checkContext("context_after", opts.ContextAfter); err != nil {
+		return nil, err
+	}
 	switch {
-	case opts.ContextBefore < 0 || opts.ContextAfter < 0:
-		return nil, &InvalidError{Field: "context_before", Message: "context lines must not be negative"}
-	case opts.ContextBefore > maxContext || opts.ContextAfter > maxContext:
-		return nil, &InvalidError{Field: "context_after", Message: "at most 1000 lines of context"}
 	case opts.MaxResults < 0:
 		return nil, &InvalidError{Field: "max_results", Message: "max_results must not be negative"}
 	case opts.Offset < 0:
@@ -121,6 +136,15 @@ func Compile(opts Options) (*Query, error) {
 	return q, nil
 }
 
+// WithAncestors returns a copy of q that honours the ignore files above
+// the root in a (see Options.Ancestors), for a search of another root
+// with the same pattern and filters; q itself is unchanged.
+func (q *Query) WithAncestors(a []AncestorIgnores) *Query {
+	c := *q
+	c.opts.Ancestors = a
+	return &c
+}
+
 // checkFollow refuses FollowLinks with SkipDirs: a followed link could
 // lead into a skipped directory (fsplane's state directory) by a path the
 // walk never compares.
@@ -133,11 +157,32 @@ func checkFollow(opts *Options) error {
 
 const maxContext = 1000
 
+// checkContext checks a number of context lines; field is the option's
+// AIO name, which the error names (a front that spells it otherwise, the
+// command line's -B, words the hint with HintFor).
+func checkContext(field string, n int) error {
+	switch {
+	case n < 0:
+		return suggesting(field, fmt.Sprintf("context lines must not be negative (got %d)", n),
+			"pass 0 (no context) or more lines to %s", field)
+	case n > maxContext:
+		return suggesting(field, fmt.Sprintf("at most %d lines of context (got %d)", maxContext, n),
+			"pass at most 1000 to %s; to see more of a file, read it around the match", field)
+	}
+	return nil
+}
+
 // compileFilters sets q's glob and type filters from its options.
 func (q *Query) compileFilters() error {
-	globs := append(append([]string(nil), q.opts.Globs...), q.opts.Include...)
+	var globs []fieldGlob
+	for _, g := range q.opts.Globs {
+		globs = append(globs, fieldGlob{"glob", g})
+	}
+	for _, g := range q.opts.Include {
+		globs = append(globs, fieldGlob{"include", g})
+	}
 	for _, g := range q.opts.Exclude {
-		globs = append(globs, "!"+g)
+		globs = append(globs, fieldGlob{"exclude", "!" + g})
 	}
 	var err error
 	if q.globs, err = newGlobFilter(globs); err != nil {
@@ -151,6 +196,7 @@ func (q *Query) walkOptions() *walkOptions {
 	o := &walkOptions{
 		hidden:      q.opts.Hidden,
 		ignoreFiles: q.opts.RespectIgnore,
+		ancestors:   q.opts.Ancestors,
 		followLinks: q.opts.FollowLinks,
 		maxDepth:    q.opts.MaxDepth,
 		workers:     q.opts.Workers,
@@ -179,42 +225,66 @@ func (q *Query) walkOptions() *walkOptions {
 }
 
 // globFilter is ripgrep's override globs (-g): gitignore syntax with the
-// meaning inverted, last match wins. A glob includes, "!glob" excludes;
-// when any glob includes, files that match none are skipped. Directories
-// are pruned only by excluding globs.
+// meaning inverted, last match wins, and {a,b} alternatives (see
+// expandBraces). A glob includes, "!glob" excludes; when any glob
+// includes, files that match none are skipped. Directories are pruned only
+// by excluding globs.
 type globFilter struct {
 	list      *ignoreList
 	whitelist bool
 }
 
-func newGlobFilter(globs []string) (*globFilter, error) {
+// fieldGlob is a glob and the option it came from ("glob", "include",
+// "exclude"), which an error names.
+type fieldGlob struct {
+	field, glob string
+}
+
+func newGlobFilter(globs []fieldGlob) (*globFilter, error) {
 	if len(globs) == 0 {
 		return nil, nil
 	}
 	f := &globFilter{list: &ignoreList{source: "globs"}}
-	for i, g := range globs {
-		if strings.TrimSpace(g) == "" {
-			return nil, &InvalidError{Field: "include", Message: "empty glob"}
-		}
+	for i, fg := range globs {
+		g := fg.glob
 		body, include := g, true
 		if strings.HasPrefix(g, "!") {
 			body, include = g[1:], false
 		}
-		if strings.HasPrefix(body, "#") {
-			// A comment in an ignore file, not in a glob.
-			body = `\` + body
+		if fg.field == "exclude" {
+			g = body // as the caller wrote it, without the '!' added
 		}
-		line := body
-		if include {
-			line = "!" + body
-			f.whitelist = true
+		if strings.TrimSpace(body) == "" {
+			return nil, &InvalidError{Field: fg.field, Message: "empty glob",
+				Hint: `pass a glob such as "*.go" or "src/**", or leave the option out`}
 		}
-		p, ok := parsePattern(line)
-		if !ok {
-			return nil, &InvalidError{Field: "include", Message: "invalid glob " + strconv.Quote(g)}
+		alts, err := expandBraces(body)
+		if err != nil {
+			return nil, &InvalidError{Field: fg.field, Message: "invalid glob " + strconv.Quote(g) + ": " + err.Error(),
+				Hint: `close every "{" with "}" (alternatives: "*.{go,md}"), or escape a literal brace as "\{"`}
 		}
-		p.line = i + 1
-		f.list.pats = append(f.list.pats, p)
+		// The alternatives, one after another, decide as the glob would:
+		// they all include, or all exclude.
+		for _, alt := range alts {
+			if alt == "" {
+				continue // "{,x}": the empty alternative names nothing
+			}
+			if strings.HasPrefix(alt, "#") {
+				// A comment in an ignore file, not in a glob.
+				alt = `\` + alt
+			}
+			line := alt
+			if include {
+				line = "!" + alt
+				f.whitelist = true
+			}
+			p, ok := parsePattern(line)
+			if !ok {
+				return nil, &InvalidError{Field: fg.field, Message: "invalid glob " + strconv.Quote(g)}
+			}
+			p.line = i + 1
+			f.list.pats = append(f.list.pats, p)
+		}
 	}
 	return f, nil
 }

@@ -25,6 +25,11 @@ type Result struct {
 	Matches []Match // at most MaxResults, after skipping Offset
 	// Truncated is set when more matches exist than were returned.
 	Truncated bool
+	// Stats are the search's, except FilesMatched: the files that
+	// Matches are in. A search cut short by MaxResults has seen a match
+	// in one file more (the one that told it more exist), and one that
+	// skips Offset matches may skip whole files; counting those would
+	// make "N matches in M files" false.
 	Stats
 }
 
@@ -40,6 +45,7 @@ func Grep(ctx context.Context, root *os.Root, start string, q *Query) (*Result, 
 		limit = o.Offset + o.MaxResults + 1
 	}
 	skip := o.Offset
+	files := 0 // files with a match in res.Matches
 	st, err := stream(ctx, root, start, q, limit, func(fm *FileMatches) []Match {
 		out := make([]Match, fm.Len())
 		for i := range out {
@@ -49,6 +55,12 @@ func Grep(ctx context.Context, root *os.Root, start string, q *Query) (*Result, 
 		}
 		return out
 	}, func(_ string, ms []Match) error {
+		had := len(res.Matches)
+		defer func() {
+			if len(res.Matches) > had {
+				files++
+			}
+		}()
 		for _, m := range ms {
 			if skip > 0 {
 				skip--
@@ -66,6 +78,7 @@ func Grep(ctx context.Context, root *os.Root, start string, q *Query) (*Result, 
 		return nil, err
 	}
 	res.Stats = st
+	res.FilesMatched = files
 	return res, nil
 }
 

@@ -19,6 +19,8 @@ import (
 type walkOptions struct {
 	hidden      bool // include dot-prefixed names
 	ignoreFiles bool // honour .gitignore, .ignore and .git/info/exclude
+	// ancestors are the ignore files above the root (with ignoreFiles).
+	ancestors []AncestorIgnores
 	// followLinks follows the symbolic links met in a listing, to files
 	// and directories, when their target stays inside the root (rg -L):
 	// for callers that may read everything in the root (see
