@@ -18,7 +18,9 @@
 // roots), so following it would let a link reach what the caller may not.
 // The start itself may be a link (opened through the os.Root): a caller
 // names it, and the caller checks it. With FollowLinks (rg -L, the CLI
-// only) links whose target stays inside the root are followed, files
+// only) links whose target stays inside the root are followed (relative
+// ones: os.Root refuses absolute targets, so an absolute link is skipped
+// even when it points inside; rg follows it), files
 // searched under the link's name and directories entered with loop
 // protection (a directory that is its own ancestor is reported and
 // skipped); links that leave the root, or dangle, are skipped silently.
