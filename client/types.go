@@ -95,9 +95,10 @@ type UndoResult struct {
 	Undone  string `json:"undone" jsonschema:"the operation that was reverted"`
 	Deleted bool   `json:"deleted" jsonschema:"the reverted change created the file, so it was removed"`
 	Version string `json:"version,omitempty"`
-	// AlreadyUndone: an earlier undo of this change was interrupted after
-	// restoring the file; this one only consumed its record.
-	AlreadyUndone bool `json:"already_undone,omitempty" jsonschema:"the file was already restored by an interrupted earlier undo of this change; nothing else changed"`
+	// AlreadyUndone: the file was already as the undo leaves it (removed,
+	// for a change that created it; else back to its earlier content), put
+	// back by another writer or an interrupted earlier undo; nothing changed.
+	AlreadyUndone bool `json:"already_undone,omitempty" jsonschema:"the file was already as the undo leaves it (gone, for a change that created it; else its earlier content); nothing changed"`
 }
 
 // WriteResult is the data of a write (v1 and v2).

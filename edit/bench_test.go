@@ -45,7 +45,7 @@ func BenchmarkLocateRareByte(b *testing.B) {
 	b.Run("indexAll", func(b *testing.B) {
 		b.SetBytes(int64(len(content)))
 		for b.Loop() {
-			indexAll(content, []byte(needle))
+			indexAll(content, []byte(needle), 0)
 		}
 	})
 	b.Run("bytes.Index", func(b *testing.B) {

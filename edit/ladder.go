@@ -93,8 +93,11 @@ type span struct {
 }
 
 // Locate finds old in content with the matching ladder and returns the
-// deciding tier and every match of that tier in increasing order (matches
-// may overlap: "aa" is found twice in "aaa"). With strict, only the exact
+// deciding tier and every match of that tier in increasing order. Matches
+// never overlap: they are found from the start, each after the one before
+// ("aa" matches "aaa" once, at its start, as str.count, rg and
+// replace-all count), so a unique match is the one replace-all would
+// change too. With strict, only the exact
 // tier is tried. A UTF-8 byte order mark at the start of content is not
 // part of a match unless old starts with one too: a reader that shows the
 // mark (AIO's read routes do, as AIO itself does) lets an agent copy the
@@ -102,12 +105,18 @@ type span struct {
 // it matches there alone, mark included, and the replacement decides
 // whether the mark stays. It returns (0, nil) when no tier matches.
 func Locate(content []byte, old string, strict bool) (Tier, []Match) {
+	return locate(content, old, strict, 0)
+}
+
+// locate is Locate returning at most limit matches (0: all): the deciding
+// tier is the same, its matches are the first limit of Locate's.
+func locate(content []byte, old string, strict bool, limit int) (Tier, []Match) {
 	body, bom := StripBOM(content)
 	rest, markedOld := strings.CutPrefix(old, BOM)
 	if bom > 0 && markedOld {
 		return locateAtStart(body, bom, rest, strict)
 	}
-	l := ladder{raw: identity(body), old: old}
+	l := ladder{raw: identity(body), old: old, limit: limit}
 	tier, spans, v := l.run(strict)
 	out := make([]Match, len(spans))
 	for i, s := range spans {
@@ -148,12 +157,13 @@ func locateAtStart(body []byte, bom int, rest string, strict bool) (Tier, []Matc
 }
 
 type ladder struct {
-	raw *view
-	old string
+	raw   *view
+	old   string
+	limit int // the most matches wanted (0: all)
 }
 
 func (l *ladder) run(strict bool) (Tier, []span, *view) {
-	if s := exactSpans(l.raw, l.old); len(s) > 0 || strict {
+	if s := exactSpans(l.raw, l.old, l.limit); len(s) > 0 || strict {
 		if len(s) == 0 {
 			return 0, nil, l.raw
 		}
@@ -162,11 +172,11 @@ func (l *ladder) run(strict bool) (Tier, []span, *view) {
 	norm := normalizeEOL(l.raw.b).on(l.raw)
 	old := normalizeEOLString(l.old)
 	if norm != l.raw || old != l.old {
-		if s := exactSpans(norm, old); len(s) > 0 {
+		if s := exactSpans(norm, old, l.limit); len(s) > 0 {
 			return TierLineEnding, s, norm
 		}
 	}
-	if tier, s := tolerant(norm, old); len(s) > 0 {
+	if tier, s := tolerant(norm, old, l.limit); len(s) > 0 {
 		return tier, s, norm
 	}
 	punct := normalizePunct(norm.b).on(norm)
@@ -174,35 +184,38 @@ func (l *ladder) run(strict bool) (Tier, []span, *view) {
 	if punct == norm && pold == old {
 		return 0, nil, norm
 	}
-	if s := exactSpans(punct, pold); len(s) > 0 {
+	if s := exactSpans(punct, pold, l.limit); len(s) > 0 {
 		return TierPunctuation, s, punct
 	}
-	if _, s := tolerant(punct, pold); len(s) > 0 {
+	if _, s := tolerant(punct, pold, l.limit); len(s) > 0 {
 		return TierPunctuation, s, punct
 	}
 	return 0, nil, punct
 }
 
-// tolerant runs the whitespace-tolerant tiers on LF-normalised text.
-func tolerant(v *view, old string) (Tier, []span) {
-	if s := lineWindows(v, old, false); len(s) > 0 {
+// tolerant runs the whitespace-tolerant tiers on LF-normalised text,
+// returning at most limit spans (0: all).
+func tolerant(v *view, old string, limit int) (Tier, []span) {
+	if s := lineWindows(v, old, false, limit); len(s) > 0 {
 		return TierTrailingSpace, s
 	}
 	if t := strings.TrimSpace(old); t != old && t != "" {
 		lead := old[:strings.Index(old, t)]
 		trail := old[len(lead)+len(t):]
 		var s []span
-		for _, sp := range exactSpans(v, t) {
+		for _, sp := range exactSpans(v, t, 0) {
 			if a, ok := trimmedFit(v.b, sp.start, sp.end, lead, trail); ok {
 				sp.adapt = a
-				s = append(s, sp)
+				if s = append(s, sp); len(s) == limit {
+					break
+				}
 			}
 		}
 		if len(s) > 0 {
 			return TierTrimmed, s
 		}
 	}
-	if s := lineWindows(v, old, true); len(s) > 0 {
+	if s := lineWindows(v, old, true, limit); len(s) > 0 {
 		return TierIndentation, s
 	}
 	return 0, nil
@@ -261,8 +274,8 @@ func isBlank(b []byte) bool { return len(bytes.TrimLeft(b, " \t")) == 0 }
 // ("\nb" in "a\r\nb" means the line break). Then there is no exact match
 // at all, and the line-ending tier decides over every occurrence — so
 // dropping only the split ones cannot make an ambiguous edit unique.
-func exactSpans(v *view, old string) []span {
-	pos := indexAll(v.b, []byte(old))
+func exactSpans(v *view, old string, limit int) []span {
+	pos := indexAll(v.b, []byte(old), limit)
 	if len(pos) == 0 {
 		return nil
 	}
@@ -286,7 +299,7 @@ func splitsCRLF(b []byte, i int) bool {
 // without trailing spaces and tabs; with indent, blank lines around old are
 // ignored and each side's common indentation is removed before comparing.
 // v and old use LF only.
-func lineWindows(v *view, old string, indent bool) []span {
+func lineWindows(v *view, old string, indent bool, limit int) []span {
 	body := old
 	lead, trail := "", ""
 	if indent {
@@ -311,16 +324,16 @@ func lineWindows(v *view, old string, indent bool) []span {
 	probe := []byte(strings.TrimSpace(want[key]))
 	idx := v.index()
 	var out []span
-	lastLine := -1
-	for _, hit := range indexAll(v.b, probe) {
+	lastLine, free := -1, 0 // free: the first line no window found holds
+	for _, hit := range indexAll(v.b, probe, 0) {
 		li := idx.lineOf(hit)
 		if li == lastLine {
 			continue
 		}
 		lastLine = li
 		first := li - key
-		if first < 0 || first+len(want) > idx.count() {
-			continue
+		if first < free || first+len(want) > idx.count() {
+			continue // windows do not overlap, as exact matches do not
 		}
 		got := make([][]byte, len(want))
 		for i := range want {
@@ -338,6 +351,9 @@ func lineWindows(v *view, old string, indent bool) []span {
 		}
 		last := first + len(want) - 1
 		out = append(out, span{start: idx.start[first], end: idx.end(last), adapt: a})
+		if free = last + 1; len(out) == limit {
+			break
+		}
 	}
 	return out
 }

@@ -23,7 +23,8 @@ type LinesResult struct {
 	EndLine    int // 1-based last line touched in the new content (< StartLine when only lines were deleted)
 	TotalLines int // lines in the new content
 	Snippet    string
-	Diff       string // when requested
+	Diff       string  // when requested
+	Shifts     []Shift // how the change moved the lines it left whole (nil: none moved)
 }
 
 // EditLines applies line edits all at once: every line number refers to
@@ -119,6 +120,7 @@ func ptr[T any](v T) *T { return &v }
 func describeLines(old, out []byte, edits []Edit, diff bool, path string) *LinesResult {
 	r := &LinesResult{Content: out, TotalLines: LineCount(out)}
 	r.StartLine, r.EndLine, r.Snippet = changedLines(out, edits)
+	r.Shifts = LineShifts(old, out, edits)
 	if len(edits) == 1 && len(edits[0].New) == 0 {
 		r.EndLine = r.StartLine - 1
 	}

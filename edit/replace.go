@@ -63,15 +63,16 @@ func (n Names) tolerant() string { return cmp.Or(n.Tolerant, "use tolerant match
 
 // ReplaceResult describes a successful replacement.
 type ReplaceResult struct {
-	Content   []byte // the new content
-	Changed   bool   // false when the replacement left the bytes as they were
-	Tier      Tier   // the ladder tier that located the text
-	Count     int    // number of replacements made
-	StartLine int    // 1-based first line of the change in the new content
-	EndLine   int    // 1-based last line of the change in the new content
-	Snippet   string // numbered lines around the (first) change, cat -n style
-	Diff      string // unified diff, when requested
-	Edits     []Edit // the byte edits applied to the original content
+	Content   []byte  // the new content
+	Changed   bool    // false when the replacement left the bytes as they were
+	Tier      Tier    // the ladder tier that located the text
+	Count     int     // number of replacements made
+	StartLine int     // 1-based first line of the change in the new content
+	EndLine   int     // 1-based last line of the change in the new content
+	Snippet   string  // numbered lines around the (first) change, cat -n style
+	Diff      string  // unified diff, when requested
+	Edits     []Edit  // the byte edits applied to the original content
+	Shifts    []Shift // how the change moved the lines after it (nil: none moved)
 }
 
 // snippetContext is the number of lines shown around a change.
@@ -90,7 +91,14 @@ func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResu
 	if mode == "" {
 		mode = ModeUnique
 	}
-	tier, matches := Locate(content, old, opts.Strict)
+	limit := 0
+	if mode == ModeUnique {
+		// Past maxCounted matches the answer is ambiguous_match either
+		// way, and its message needs no more (a one-line 15 MiB file
+		// can hold millions).
+		limit = maxCounted + 1
+	}
+	tier, matches := locate(content, old, opts.Strict, limit)
 	if len(matches) == 0 {
 		e := errorf(CodeNoMatch, "old_text was not found in the file")
 		if opts.Strict {
@@ -111,13 +119,7 @@ func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResu
 	case ModeLast:
 		chosen = matches[len(matches)-1:]
 	case ModeAll:
-		end := -1
-		for _, m := range matches {
-			if m.Start >= end {
-				chosen = append(chosen, m)
-				end = m.End
-			}
-		}
+		chosen = matches // they do not overlap (see Locate)
 	default:
 		return nil, errorf(CodeBadRequest, "unknown replace mode %q; use unique, all, first or last", mode)
 	}
@@ -232,6 +234,7 @@ func finish(content []byte, edits []Edit, tier Tier, opts ReplaceOptions) (*Repl
 		Edits:   edits,
 	}
 	r.StartLine, r.EndLine, r.Snippet = changedLines(out, edits)
+	r.Shifts = LineShifts(content, out, edits)
 	if opts.Diff {
 		r.Diff = unifiedDiff(opts.Path, content, edits)
 	}
@@ -253,32 +256,77 @@ func changedLines(out []byte, edits []Edit) (startLine, endLine int, snip string
 	return startLine, startLine + countEOLs(out[startOff:endOff]), snippet(out, startOff, endOff, snippetContext)
 }
 
+// ambiguous is the refusal of more than one match (at most maxCounted+1,
+// see Replace): how many, on which lines and how often on each, and a
+// hint that fits where they are (several on one line need more of that
+// line, not more lines).
 func ambiguous(content []byte, matches []Match, tier Tier) *Error {
-	ls := make([]int, 0, len(matches))
+	type onLine struct{ line, n int }
+	var at []onLine
 	prev, line := 0, 1
 	for _, m := range matches {
 		line += countEOLs(content[prev:m.Start])
 		prev = m.Start
-		ls = append(ls, line)
+		if k := len(at); k > 0 && at[k-1].line == line {
+			at[k-1].n++
+		} else {
+			at = append(at, onLine{line, 1})
+		}
 	}
-	shown := ls
-	more := ""
-	if len(shown) > 20 {
-		shown, more = shown[:20], fmt.Sprintf(" and %d more", len(ls)-20)
+	more := len(matches) > maxCounted
+	count := fmt.Sprintf("%d places", len(matches))
+	if more {
+		count = fmt.Sprintf("more than %d places", maxCounted)
 	}
+	shown := at[:min(len(at), maxShownLines)]
 	strs := make([]string, len(shown))
 	for i, l := range shown {
-		strs[i] = fmt.Sprint(l)
+		switch {
+		case l.n > 1:
+			strs[i] = fmt.Sprintf("%d (%d times)", l.line, l.n)
+		default:
+			strs[i] = fmt.Sprint(l.line)
+		}
+	}
+	where := "lines " + strings.Join(strs, ", ")
+	if len(at) == 1 {
+		where = "line " + strs[0]
+	}
+	if len(at) > len(shown) {
+		where += fmt.Sprintf(" and %d more lines", len(at)-len(shown))
+	}
+	switch {
+	case more:
+		where = fmt.Sprintf("the first %d on %s", len(matches), where)
+	case len(at) == 1:
+		where = "all on " + where
+	default:
+		where = "on " + where
+	}
+	lines := make([]int, 0, min(len(at), maxReportedLines))
+	for _, l := range at[:min(len(at), maxReportedLines)] {
+		lines = append(lines, l.line)
+	}
+	hint := "include more surrounding lines so old_text matches once, or choose replace mode all, first or last"
+	if len(at) == 1 {
+		hint = fmt.Sprintf("old_text occurs more than once within line %d: include more of that line's text (what comes before or after it there) so it matches once, or choose replace mode all, first or last", at[0].line)
 	}
 	return &Error{
 		Code:    CodeAmbiguousMatch,
-		Message: fmt.Sprintf("old_text matches %d places%s, at lines %s%s", len(matches), tier.describe(), strings.Join(strs, ", "), more),
-		Hint:    "include more surrounding lines so old_text matches once, or choose replace mode all, first or last",
-		Lines:   ls[:min(len(ls), maxReportedLines)],
+		Message: fmt.Sprintf("old_text matches %s%s, %s", count, tier.describe(), where),
+		Hint:    hint,
+		Lines:   lines,
 	}
 }
 
-// maxReportedLines bounds the line numbers an ambiguous match reports: a
-// frequent old_text ("}") can match hundreds of thousands of times, and
-// the error must stay small.
+// maxCounted bounds the matches a unique replace looks for: past it the
+// answer is the same ambiguous_match, which then says "more than".
+const maxCounted = 1000
+
+// maxShownLines bounds the lines an ambiguous match's message lists.
+const maxShownLines = 20
+
+// maxReportedLines bounds the distinct line numbers an ambiguous match
+// reports (Error.Lines): a frequent old_text ("}") can match on hundreds
+// of thousands of lines, and the error must stay small.
 const maxReportedLines = 100

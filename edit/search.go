@@ -55,11 +55,12 @@ func rarestByte(needle []byte, h *[256]int) int {
 	return best
 }
 
-// indexAll returns the start offsets of every occurrence of needle in
-// haystack, overlapping ones included ("aa" occurs twice in "aaa"), in
-// increasing order. It anchors on the needle's rarest byte and falls back
+// indexAll returns the start offsets of the occurrences of needle in
+// haystack that do not overlap, found from the start ("aa" occurs once in
+// "aaa", as str.count and rg count it), in increasing order, at most limit
+// of them (0: all). It anchors on the needle's rarest byte and falls back
 // to bytes.Index when that byte turns out to be common in this haystack.
-func indexAll(haystack, needle []byte) []int {
+func indexAll(haystack, needle []byte, limit int) []int {
 	if len(needle) == 0 || len(needle) > len(haystack) {
 		return nil
 	}
@@ -68,7 +69,7 @@ func indexAll(haystack, needle []byte) []int {
 	rb := needle[r]
 	misses := 0
 	pos := 0 // next candidate start
-	for pos+len(needle) <= len(haystack) {
+	for pos+len(needle) <= len(haystack) && (limit == 0 || len(out) < limit) {
 		if misses > 64 && misses > 8*len(out)+64 {
 			// The anchor byte is common here; bytes.Index (which uses
 			// SIMD on the needle's first bytes) does better now.
@@ -77,7 +78,7 @@ func indexAll(haystack, needle []byte) []int {
 				break
 			}
 			out = append(out, pos+i)
-			pos += i + 1
+			pos += i + len(needle)
 			continue
 		}
 		j := bytes.IndexByte(haystack[pos+r:len(haystack)-len(needle)+r+1], rb)
@@ -87,10 +88,11 @@ func indexAll(haystack, needle []byte) []int {
 		cand := pos + j
 		if bytes.Equal(haystack[cand:cand+len(needle)], needle) {
 			out = append(out, cand)
+			pos = cand + len(needle)
 		} else {
 			misses++
+			pos = cand + 1
 		}
-		pos = cand + 1
 	}
 	return out
 }

@@ -88,6 +88,10 @@ type SourceError struct {
 	Kind Kind   // the section's operation
 	Path string // the path as the patch wrote it
 	Err  error  // from the Source
+	// MoveFrom is set when Path is a "*** Move to:" destination: the
+	// file the Update moves there (Kind is then Add: it is written, not
+	// read).
+	MoveFrom string
 }
 
 func (e *SourceError) Error() string { return e.Kind.String() + " " + e.Path + ": " + e.Err.Error() }
@@ -328,16 +332,19 @@ func (pl *planner) apply(op FileOp, plan *Plan) error {
 			plan.Modified = append(plan.Modified, op.Path)
 			return nil
 		}
+		moveFail := func(err error) error {
+			return &SourceError{Kind: Add, Path: op.MoveTo, Err: err, MoveFrom: op.Path}
+		}
 		if err := fileName(op.MoveTo); err != nil {
-			return fail(Add, op.MoveTo, err)
+			return moveFail(err)
 		}
 		dl, err := pl.link(op.MoveTo)
 		if err != nil {
-			return fail(Add, op.MoveTo, err)
+			return moveFail(err)
 		}
 		dst, err := pl.state(op.MoveTo)
 		if err != nil {
-			return fail(Add, op.MoveTo, err)
+			return moveFail(err)
 		}
 		switch {
 		case l != nil && !l.removed && dl != l:
@@ -370,7 +377,7 @@ func fileName(path string) error {
 // update resolves op's chunks against content, in order from a cursor.
 func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, error) {
 	doc := edit.NewDoc(content)
-	cursor := 0
+	cursor, prev := 0, -1 // prev: the line where the last hunk matched
 	var edits []edit.Edit
 	var hunks []HunkResult
 	for _, ch := range op.Chunks {
@@ -411,7 +418,7 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			tier, blocks = doc.FindFirstBlock(ch.Old, anchor, ch.EOF)
 		}
 		if len(blocks) == 0 {
-			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor)
+			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor, prev)
 		}
 		if anchor < 0 && len(blocks) > 1 {
 			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
@@ -419,7 +426,7 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 		b := blocks[0]
 		edits = append(edits, doc.Splice(b, ch.Old, ch.New))
 		hunks = append(hunks, HunkResult{Path: op.Path, Line: b.Line + 1, Tier: tier.String(), Patch: ch.Line})
-		cursor = b.Line + b.Count
+		cursor, prev = b.Line+b.Count, b.Line
 	}
 	out, err := doc.Apply(edits)
 	if err != nil {
@@ -439,9 +446,11 @@ func (pl *planner) anchorMissing(path, anchor string) error {
 
 // contextMissing is the error for a chunk that matched nowhere at or after
 // the cursor. After an earlier hunk it says where the lines do occur, if
-// anywhere; that second search is skipped for the first hunk, which has
-// nothing before it to blame.
-func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor int) error {
+// anywhere: before that hunk (the hunks are out of order), or sharing
+// lines with it from line prev on (they overlap, and must be one hunk);
+// that second search is skipped for the first hunk, which has nothing
+// before it to blame.
+func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor, prev int) error {
 	e := &edit.Error{Code: edit.CodeNoMatch}
 	if pl.dialect == AgentZero {
 		e.Message = "context not found:\n" + strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
@@ -450,7 +459,12 @@ func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor i
 	}
 	if cursor > 0 {
 		if _, before := doc.FindFirstBlock(ch.Old, 0, ch.EOF); len(before) > 0 {
-			e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", before[0].Line+1)
+			b := before[0]
+			if prev >= 0 && b.Line+b.Count > prev {
+				e.Hint = fmt.Sprintf("these lines occur at line %d, overlapping the previous hunk (which matched lines %d-%d): hunks must not share lines; merge the two into one hunk", b.Line+1, prev+1, cursor)
+			} else {
+				e.Hint = fmt.Sprintf("these lines occur at line %d, before the previous hunk; hunks must follow the file's order", b.Line+1)
+			}
 			return e
 		}
 	}

@@ -257,6 +257,25 @@ func TestBuildOutOfOrderHint(t *testing.T) {
 	}
 }
 
+// TestBuildOverlapHint: a hunk whose context is the previous hunk's last
+// line overlaps it; the hint says to merge them, not to reorder.
+func TestBuildOverlapHint(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("*** Begin Patch\n*** Update File: o.txt\n@@\n 1\n-2\n+two\n 3\n@@\n 3\n-4\n+four\n*** End Patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(p, memSource{"o.txt": "1\n2\n3\n4\n"})
+	var e *edit.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v", err)
+	}
+	const want = "these lines occur at line 3, overlapping the previous hunk (which matched lines 1-3): hunks must not share lines; merge the two into one hunk"
+	if e.Hint != want {
+		t.Fatalf("hint %q, want %q", e.Hint, want)
+	}
+}
+
 func TestBuildSourceErrors(t *testing.T) {
 	t.Parallel()
 	p, err := Parse("*** Begin Patch\n*** Delete File: dir\n*** End Patch")

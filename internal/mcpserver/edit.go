@@ -23,7 +23,7 @@ type editArgs struct {
 
 // lineEdit is edit.LineEdit with descriptions for the model.
 type lineEdit struct {
-	From    int     `json:"from" jsonschema:"first line to replace, 1-based, as numbered by your last read"`
+	From    int     `json:"from" jsonschema:"first line to replace, 1-based, as numbered by your last read or after your own last change"`
 	To      *int    `json:"to,omitempty" jsonschema:"last line to replace, inclusive; omit (or use from-1) to insert before line from"`
 	Content *string `json:"content" jsonschema:"the new lines; null deletes lines from..to"`
 }
@@ -92,6 +92,10 @@ func editFile(ctx context.Context, c *Call, in editArgs) (string, editResult, er
 	if fe, ok := fserr.As(err); ok && fe.Code == fserr.AmbiguousMatch {
 		// The engine's hint names replace modes this tool does not have.
 		fe.Hint = recovery[fserr.AmbiguousMatch]
+		if len(fe.Lines) == 1 {
+			// More lines cannot tell apart matches within one line.
+			fe.Hint = fmt.Sprintf("old_text occurs more than once within line %d: include more of that line's text (what comes before or after it there) so it matches once, or set replace_all to change every occurrence", fe.Lines[0])
+		}
 	}
 	if err != nil {
 		return "", editResult{}, err
@@ -113,6 +117,9 @@ func editFile(ctx context.Context, c *Call, in editArgs) (string, editResult, er
 	}
 	if r.Notice != "" {
 		fmt.Fprintf(&b, "Note: %s.\n", r.Notice)
+	}
+	if r.Changed {
+		writeShifts(&b, r.Shifts)
 	}
 	writeSnippet(&b, r.Snippet)
 	return b.String(), out, nil
@@ -144,17 +151,46 @@ func editLines(ctx context.Context, c *Call, in editArgs) (string, editResult, e
 	case !changed:
 		fmt.Fprintf(&b, "No change: the edits leave %s as it was (version %s).\n", name, r.Version)
 	case r.EndLine < r.StartLine:
-		fmt.Fprintf(&b, "Edited %s by line numbers: lines deleted before line %d; now %s, version %s.\n",
-			name, r.StartLine, plural(r.TotalLines, "line", "lines"), r.Version)
+		// Only lines were deleted, by one edit (see edit.LinesResult).
+		fmt.Fprintf(&b, "Edited %s by line numbers: deleted %s; %s, version %s.\n",
+			name, deletedSpan(in.Edits), linesLeft(r.TotalLines), r.Version)
 	default:
 		fmt.Fprintf(&b, "Edited %s by line numbers: now %s changed, the file has %s, version %s.\n",
 			name, lineSpan(r.StartLine, r.EndLine), plural(r.TotalLines, "line", "lines"), r.Version)
 	}
-	if shift := r.TotalLines - edit.LineCount(r.Before); changed && shift != 0 {
-		fmt.Fprintf(&b, "Lines after the change moved by %+d: use the new numbers (as in the snippet) for further line edits.\n", shift)
+	if changed {
+		writeShifts(&b, r.Shifts)
 	}
 	writeSnippet(&b, r.Snippet)
 	return b.String(), out, nil
+}
+
+// deletedSpan names the lines a deleting line edit removed, as the model
+// numbered them.
+func deletedSpan(edits []lineEdit) string {
+	for _, e := range edits {
+		if e.To != nil && *e.To >= e.From {
+			return lineSpan(e.From, *e.To)
+		}
+	}
+	return "lines"
+}
+
+// linesLeft says how many lines a file has after a deletion.
+func linesLeft(n int) string {
+	if n == 0 {
+		return "the file is now empty"
+	}
+	return "the file now has " + plural(n, "line", "lines")
+}
+
+// writeShifts tells the model how its change moved line numbers: its own
+// change keeps its read fresh (DESIGN §5), so a line edit with the numbers
+// it read earlier would otherwise hit the wrong lines without a word.
+func writeShifts(b *strings.Builder, shifts []edit.Shift) {
+	if n := edit.ShiftNote(shifts); n != "" {
+		fmt.Fprintf(b, "Note: %s; use the new numbers (as in the snippet) for further line edits.\n", n)
+	}
 }
 
 func lineSpan(from, to int) string {

@@ -94,7 +94,7 @@ func TestEdit(t *testing.T) {
 	t.Run("ambiguous refused, replace_all", func(t *testing.T) {
 		e := e.on(t)
 		r := e.fail("edit", args("path", "dup.txt", "old_text", "x = 1", "new_text", "x = 3"), "ambiguous_match")
-		wantContains(t, r.text, "at lines 1, 3", "Hint: add surrounding lines to old_text", "set replace_all")
+		wantContains(t, r.text, "on lines 1, 3", "Hint: add surrounding lines to old_text", "set replace_all")
 		if strings.Contains(r.text, "first or last") {
 			t.Fatalf("hint names modes the tool lacks: %s", r.text)
 		}
@@ -165,7 +165,12 @@ func TestEditLinesFreshness(t *testing.T) {
 		t.Fatalf("one line for one line moves nothing: %s", r.text)
 	}
 	// Our own edit keeps us fresh: no re-read needed for the next one.
-	wantContains(t, e.ok("edit", edits(3, 3, nil)).text, "Lines after the change moved by -1")
+	// Deleting the last line moves no line that follows it.
+	r = e.ok("edit", edits(3, 3, nil))
+	wantContains(t, r.text, "deleted line 3; the file now has 2 lines")
+	if strings.Contains(r.text, "moved by") {
+		t.Fatalf("no line follows the deleted one: %s", r.text)
+	}
 	if e.file("f.txt") != "one\nTWO\n" {
 		t.Fatalf("%q", e.file("f.txt"))
 	}
@@ -203,4 +208,121 @@ func TestEditLinesFreshness(t *testing.T) {
 		t.Fatalf("%q", e.file("f.txt"))
 	}
 	e.fail("edit", args("path", "f.txt", "edits", []any{map[string]any{"from": 9, "to": 9, "content": "x"}}), "bad_request")
+}
+
+// TestEditReportsLineShifts: an edit keeps the session's view fresh
+// (DESIGN §5), so its result must say how it moved line numbers, or the
+// next line edit silently hits the wrong line.
+func TestEditReportsLineShifts(t *testing.T) {
+	t.Parallel()
+	var ten strings.Builder
+	for i := 1; i <= 10; i++ {
+		ten.WriteString("line")
+		ten.WriteString(string(rune('0' + i%10)))
+		ten.WriteString("\n")
+	}
+	tests := []struct {
+		name  string
+		edit  map[string]any
+		want  string // in the result
+		moved bool
+	}{
+		{name: "replace adds lines", edit: args("old_text", "line1\n", "new_text", "import a\nimport b\nline1\n"),
+			want: "Note: lines from line 2 on moved by +2 (line 2 is now line 4); use the new numbers", moved: true},
+		{name: "replace within a line", edit: args("old_text", "line3", "new_text", "LINE3")},
+		{name: "replace all, several places", edit: args("old_text", "line", "new_text", "x\nline", "replace_all", true),
+			want: "Note: line numbers moved (numbered as before this change): line 1 by +1, line 2 by +2, line 3 by +3, 6 more ranges, from line 10 on by +10;", moved: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, map[string]string{"f.txt": ten.String()}, envOptions{})
+			e.ok("read", args("path", "f.txt"))
+			tt.edit["path"] = "f.txt"
+			r := e.ok("edit", tt.edit)
+			if got := strings.Contains(r.text, "moved"); got != tt.moved {
+				t.Fatalf("moved note = %v, want %v:\n%s", got, tt.moved, r.text)
+			}
+			wantContains(t, r.text, tt.want)
+		})
+	}
+}
+
+// TestLineDeletionMessages: what a line deletion's result says is true
+// of the file it leaves.
+func TestLineDeletionMessages(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, content string
+		from, to      int
+		want, not     []string
+		after         string
+	}{
+		{name: "last line, no final newline", content: "a\nb", from: 2, to: 2, after: "a",
+			want: []string{"deleted line 2; the file now has 1 line"}, not: []string{"before line", "moved by"}},
+		{name: "last of four", content: "1\n2\n3\n4\n", from: 4, to: 4, after: "1\n2\n3\n",
+			want: []string{"deleted line 4; the file now has 3 lines"}, not: []string{"before line", "moved by"}},
+		{name: "every line", content: "1\n2\n3\n4\n", from: 1, to: 4, after: "",
+			want: []string{"deleted lines 1-4; the file is now empty"}, not: []string{"moved by"}},
+		{name: "middle", content: "1\n2\n3\n4\n", from: 2, to: 3, after: "1\n4\n",
+			want: []string{"deleted lines 2-3; the file now has 2 lines", "lines from line 4 on moved by -2 (line 4 is now line 2)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, map[string]string{"a.txt": tt.content}, envOptions{})
+			e.ok("read", args("path", "a.txt"))
+			r := e.ok("edit", args("path", "a.txt", "edits", []any{map[string]any{"from": tt.from, "to": tt.to, "content": nil}}))
+			wantContains(t, r.text, tt.want...)
+			for _, n := range tt.not {
+				if strings.Contains(r.text, n) {
+					t.Errorf("result says %q:\n%s", n, r.text)
+				}
+			}
+			if got := e.file("a.txt"); got != tt.after {
+				t.Fatalf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+}
+
+// TestAmbiguousWithinOneLine: matches are counted without overlap, as
+// replace_all replaces them, and several on one line get a hint that
+// fits (more of the line, not more lines).
+func TestAmbiguousWithinOneLine(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"aa.txt": "aaa\n", "a4.txt": "aaaa\n"}, envOptions{})
+	e.ok("edit", args("path", "aa.txt", "old_text", "aa", "new_text", "b"))
+	if e.file("aa.txt") != "ba\n" {
+		t.Fatalf("%q", e.file("aa.txt"))
+	}
+	r := e.fail("edit", args("path", "a4.txt", "old_text", "aa", "new_text", "b"), "ambiguous_match")
+	wantContains(t, r.text, "old_text matches 2 places, all on line 1 (2 times)",
+		"Hint: old_text occurs more than once within line 1: include more of that line's text", "set replace_all")
+	if lines, _ := r.meta["lines"].([]any); len(lines) != 1 || lines[0] != 1.0 {
+		t.Fatalf("meta %v", r.meta)
+	}
+}
+
+// TestWriteNotesUnseenChange: write replaces a file changed since the
+// session read it, and says so as edit and patch do.
+func TestWriteNotesUnseenChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "mine\n"}, envOptions{})
+	e.ok("read", args("path", "a.txt"))
+	r := e.ok("write", args("path", "a.txt", "content", "new\n"))
+	if strings.Contains(r.text, "Note:") || r.out["notice"] != nil {
+		t.Fatalf("a write over what the session read notes nothing: %s", r.text)
+	}
+	e.write("a.txt", "theirs\n")
+	r = e.ok("write", args("path", "a.txt", "content", "again\n"))
+	const want = "a.txt changed since you last read it; the write replaced its current content, which undo brings back"
+	wantContains(t, r.text, "Note: "+want+".")
+	if r.out["notice"] != want {
+		t.Fatalf("notice = %v", r.out["notice"])
+	}
+	e.ok("undo", args("path", "a.txt"))
+	if e.file("a.txt") != "theirs\n" {
+		t.Fatalf("undo restored %q", e.file("a.txt"))
+	}
 }

@@ -149,3 +149,51 @@ func TestMoveDeleteUndo(t *testing.T) {
 		}
 	})
 }
+
+// TestUndoAlreadyUndoneWording: a file already as the undo would leave
+// it is said to be so, without inventing an earlier undo.
+func TestUndoAlreadyUndoneWording(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"p.txt": "one\n"}, envOptions{})
+	e.ok("write", args("path", "n.txt", "content", "new\n"))
+	if err := os.Remove(e.path("n.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := e.ok("undo", args("path", "n.txt"))
+	wantContains(t, r.text, "Undid the write of n.txt: it had created the file, which is already gone, as undoing it would leave it; nothing changed.")
+	if strings.Contains(r.text, "earlier undo") || r.out["already_undone"] != true {
+		t.Fatalf("%s %v", r.text, r.out)
+	}
+
+	e.ok("edit", args("path", "p.txt", "old_text", "one", "new_text", "two"))
+	e.write("p.txt", "one\n")
+	r = e.ok("undo", args("path", "p.txt"))
+	wantContains(t, r.text, "Undid the edit of p.txt: the file already has the content it had before the edit (version ")
+}
+
+// TestUndoRefusesLaterChmod: a chmod since the recorded change is later
+// work; undo refuses it as it refuses a later content change, and goes
+// ahead once the mode is put back.
+func TestUndoRefusesLaterChmod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"p.txt": "one\n"}, envOptions{})
+	if err := os.Chmod(e.path("p.txt"), 0o751); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("edit", args("path", "p.txt", "old_text", "one", "new_text", "two"))
+	if err := os.Chmod(e.path("p.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := e.fail("undo", args("path", "p.txt"), "conflict")
+	wantContains(t, r.text, "permissions changed since the recorded edit (now 0755, left at 0751)", "set the permissions back to 0751")
+	if fi, _ := os.Stat(e.path("p.txt")); fi.Mode().Perm() != 0o755 || e.file("p.txt") != "two\n" {
+		t.Fatalf("refused undo changed the file: %v %q", fi.Mode(), e.file("p.txt"))
+	}
+	if err := os.Chmod(e.path("p.txt"), 0o751); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("undo", args("path", "p.txt"))
+	if fi, _ := os.Stat(e.path("p.txt")); fi.Mode().Perm() != 0o751 || e.file("p.txt") != "one\n" {
+		t.Fatalf("undo: %v %q", fi.Mode(), e.file("p.txt"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/edit/patch"
 	"github.com/fsplane/fsplane/internal/ops"
 )
@@ -24,9 +25,11 @@ type patchArgs struct {
 
 type patchFile struct {
 	Path        string `json:"path" jsonschema:"the path as the patch wrote it (a move's destination)"`
-	Action      string `json:"action" jsonschema:"A created, M modified (or moved), D deleted"`
+	From        string `json:"from,omitempty" jsonschema:"a moved file's source, as the patch wrote it"`
+	Action      string `json:"action" jsonschema:"A created, M modified (or moved: see from), D deleted"`
 	Version     string `json:"version,omitempty" jsonschema:"the file's new version (absent when deleted or on a dry run)"`
-	PrevVersion string `json:"prev_version,omitempty" jsonschema:"the file's version before the patch (absent when created)"`
+	PrevVersion string `json:"prev_version,omitempty" jsonschema:"the file's version before the patch (absent when created; a move's: its source's)"`
+	LineNote    string `json:"line_note,omitempty" jsonschema:"how the patch moved the file's line numbers, numbered as before it"`
 }
 
 type patchResult struct {
@@ -65,24 +68,40 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 	} else {
 		b.WriteString("Success. Updated the following files:\n")
 	}
+	var shifted []string
 	for _, f := range r.Files {
 		name := f.Path
 		if in.Path != "" {
 			name = c.display(f.Abs)
 		}
-		out.Files = append(out.Files, patchFile{Path: name, Action: f.Action, Version: f.Version, PrevVersion: f.PrevVersion})
+		pf := patchFile{Path: name, From: f.From, Action: f.Action, Version: f.Version, PrevVersion: f.PrevVersion,
+			LineNote: edit.ShiftNote(f.Shifts)}
+		out.Files = append(out.Files, pf)
 		b.WriteString(f.Action)
 		b.WriteByte(' ')
 		b.WriteString(name)
+		if f.From != "" {
+			fmt.Fprintf(&b, " (moved from %s)", f.From)
+		}
 		if f.Version != "" {
 			b.WriteString("  (version ")
 			b.WriteString(f.Version)
 			b.WriteByte(')')
 		}
 		b.WriteByte('\n')
+		if pf.LineNote != "" && !r.DryRun {
+			where := name
+			if f.From != "" {
+				where += " (numbered as " + f.From + " was)"
+			}
+			shifted = append(shifted, fmt.Sprintf("Note: in %s, %s; use the new numbers for line edits.\n", where, pf.LineNote))
+		}
 	}
 	for _, n := range r.Notices {
 		fmt.Fprintf(&b, "Note: %s.\n", n)
+	}
+	for _, n := range shifted {
+		b.WriteString(n)
 	}
 	if r.Diff != "" {
 		b.WriteString("\n")

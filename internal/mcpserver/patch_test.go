@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -133,5 +134,58 @@ func TestPatchMoveDeleteVersions(t *testing.T) {
 	e.ok("patch", args("path", "h.txt", "patch", "@@\n *** Update File: other.txt\n-x\n+X\n"))
 	if e.file("h.txt") != "*** Update File: other.txt\nX\n" {
 		t.Fatalf("h.txt = %q", e.file("h.txt"))
+	}
+}
+
+// TestPatchMoveIsModified: an Update with Move to is one modified file at
+// its destination, as Codex reports it, with the diff of its content.
+func TestPatchMoveIsModified(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, envOptions{})
+	e.ok("read", args("path", "a.txt"))
+	r := e.ok("patch", args("patch", "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n one\n-two\n+TWO\n+2\n three\n*** End Patch"))
+	wantContains(t, r.text, "M b.txt (moved from a.txt)  (version ", "--- a/a.txt\n+++ b/b.txt\n", "-two\n+TWO\n+2\n",
+		"Note: in b.txt (numbered as a.txt was), lines from line 3 on moved by +1 (line 3 is now line 4)")
+	for _, bad := range []string{"D a.txt", "A b.txt", "/dev/null"} {
+		if strings.Contains(r.text, bad) {
+			t.Fatalf("result has %q:\n%s", bad, r.text)
+		}
+	}
+	files := r.out["files"].([]any)
+	if len(files) != 1 {
+		t.Fatalf("files = %v", files)
+	}
+	if f := files[0].(map[string]any); f["path"] != "b.txt" || f["from"] != "a.txt" || f["action"] != "M" || f["prev_version"] == nil {
+		t.Fatal(f)
+	}
+	if _, err := os.Stat(e.path("a.txt")); !os.IsNotExist(err) || e.file("b.txt") != "one\nTWO\n2\nthree\n" {
+		t.Fatal("move not applied")
+	}
+}
+
+// TestPatchReportsLineShifts: a patch result says, per file, how lines
+// moved.
+func TestPatchReportsLineShifts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "1\n2\n3\n4\n", "b.txt": "x\ny\n"}, envOptions{})
+	r := e.ok("patch", args("patch", "*** Begin Patch\n*** Update File: a.txt\n@@\n 1\n+1.5\n 2\n*** Update File: b.txt\n-x\n+X\n*** End Patch"))
+	wantContains(t, r.text, "Note: in a.txt, lines from line 2 on moved by +1 (line 2 is now line 3); use the new numbers for line edits.")
+	if strings.Contains(r.text, "in b.txt") {
+		t.Fatalf("b.txt's lines did not move:\n%s", r.text)
+	}
+}
+
+// TestPatchMoveDestinationError: a refused "*** Move to:" names the
+// destination as what it is, not as a file read for update.
+func TestPatchMoveDestinationError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "one\n"}, envOptions{})
+	r := e.fail("patch", args("patch", "*** Begin Patch\n*** Update File: a.txt\n*** Move to: ../escape.txt\n@@\n-one\n+1\n*** End Patch"), "outside_root")
+	wantContains(t, r.text, "Failed to write file ../escape.txt (the move destination of a.txt): ")
+	if strings.Contains(r.text, "read file to update") {
+		t.Fatal(r.text)
+	}
+	if e.file("a.txt") != "one\n" {
+		t.Fatal("refused patch changed a.txt")
 	}
 }

@@ -18,7 +18,7 @@ type undoFileResult struct {
 	Deleted bool   `json:"deleted,omitempty" jsonschema:"the reverted change had created the file, so it was removed"`
 	Version string `json:"version,omitempty" jsonschema:"the restored content's version"`
 	// AlreadyUndone: see ops.UndoResult.
-	AlreadyUndone bool `json:"already_undone,omitempty" jsonschema:"an interrupted earlier undo had already restored the file; this one only consumed its record"`
+	AlreadyUndone bool `json:"already_undone,omitempty" jsonschema:"the file was already as this undo would leave it (gone, for a change that created it; else its earlier content), so nothing changed; the change's record was consumed"`
 }
 
 type undoResult struct {
@@ -52,8 +52,12 @@ func undoIn(ctx context.Context, c *Call, pl place, in undoArgs) (string, undoRe
 func undone(b *strings.Builder, pl place, r *ops.UndoResult) undoFileResult {
 	name := pl.display(r.Path)
 	switch {
+	// Already undone: whoever put the file back (another program, an
+	// interrupted earlier undo) is unknown, so only the state is told.
+	case r.AlreadyUndone && r.Deleted:
+		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, which is already gone, as undoing it would leave it; nothing changed.\n", r.Op, name)
 	case r.AlreadyUndone:
-		fmt.Fprintf(b, "Undid the %s of %s: an earlier undo of it had already restored the file before it was interrupted; nothing else changed.\n", r.Op, name)
+		fmt.Fprintf(b, "Undid the %s of %s: the file already has the content it had before the %s (version %s); nothing changed.\n", r.Op, name, r.Op, r.Version)
 	case r.Deleted:
 		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
 	case r.Version == "":

@@ -20,6 +20,7 @@ type writeResult struct {
 	Created     bool   `json:"created" jsonschema:"the file did not exist before"`
 	Bytes       int    `json:"bytes" jsonschema:"bytes written"`
 	Undoable    bool   `json:"undoable" jsonschema:"undo can revert this write (false when the previous content was too large for the undo journal)"`
+	Notice      string `json:"notice,omitempty" jsonschema:"e.g. the file changed since your last read, so the write replaced content you had not seen"`
 }
 
 func writeFile(ctx context.Context, c *Call, in writeArgs) (string, writeResult, error) {
@@ -33,14 +34,20 @@ func writeFile(ctx context.Context, c *Call, in writeArgs) (string, writeResult,
 	if err != nil {
 		return "", writeResult{}, err
 	}
-	out := writeResult{Path: r.Path, Version: r.Version, PrevVersion: r.PrevVersion, Created: r.Created, Bytes: r.Bytes, Undoable: r.UndoRecorded}
+	out := writeResult{Path: r.Path, Version: r.Version, PrevVersion: r.PrevVersion, Created: r.Created, Bytes: r.Bytes, Undoable: r.UndoRecorded, Notice: r.Notice}
 	name := c.display(r.Path)
 	if r.Created {
 		return fmt.Sprintf("Created %s (%s), version %s", name, plural(r.Bytes, "byte", "bytes"), r.Version), out, nil
 	}
 	text := fmt.Sprintf("Wrote %s (%s), version %s", name, plural(r.Bytes, "byte", "bytes"), r.Version)
 	if r.UndoRecorded {
-		return text + "; undo restores the previous content", out, nil
+		text += "; undo restores the previous content"
+	} else {
+		text += "; the previous content was too large for the undo journal, so undo cannot restore it"
 	}
-	return text + "; the previous content was too large for the undo journal, so undo cannot restore it", out, nil
+	if r.Notice != "" {
+		// As edit and patch say it.
+		text += ".\nNote: " + r.Notice + "."
+	}
+	return text, out, nil
 }

@@ -37,6 +37,10 @@ type EditResult struct {
 	DryRun       bool
 	Notice       string // e.g. the file changed since the caller's last read
 	UndoRecorded bool
+	// Shifts says how the change moved the lines after it (nil: none
+	// moved): the caller's view stays fresh, so only this tells it that
+	// line numbers it read have moved.
+	Shifts []edit.Shift
 	// Before and After are the whole content before and after (After ==
 	// Before when unchanged); callers must not modify them. They stay out
 	// of JSON (the connector) so an edit's result stays small.
@@ -78,7 +82,7 @@ func (e *Engine) edit(op string, req EditRequest) (*EditResult, error) {
 	res := &EditResult{
 		Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, Tier: r.Tier.String(), Count: r.Count,
 		StartLine: r.StartLine, EndLine: r.EndLine, Snippet: r.Snippet, Diff: r.Diff, Changed: r.Changed,
-		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf), Before: tf.Content, After: r.Content,
+		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf), Before: tf.Content, After: r.Content, Shifts: r.Shifts,
 	}
 	if req.DryRun || !r.Changed {
 		return res, nil

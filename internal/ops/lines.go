@@ -32,6 +32,7 @@ type LinesResult struct {
 	Diff         string
 	DryRun       bool
 	UndoRecorded bool
+	Shifts       []edit.Shift // how the change moved the lines it left whole (nil: none moved)
 	// Before and After are the whole content before and after; callers
 	// must not modify them. They stay out of JSON (the connector).
 	Before []byte `json:"-"`
@@ -111,7 +112,7 @@ func (e *Engine) Insert(ctx context.Context, req InsertRequest) (*LinesResult, e
 func (e *Engine) finishLines(op, path, caller string, dry, knew bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
 	res := &LinesResult{Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, StartLine: r.StartLine,
 		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry,
-		Before: tf.Content, After: r.Content}
+		Before: tf.Content, After: r.Content, Shifts: r.Shifts}
 	if dry || string(r.Content) == string(tf.Content) {
 		return res, nil
 	}

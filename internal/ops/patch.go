@@ -72,12 +72,20 @@ type PatchResult struct {
 
 // PatchFile is one file's outcome.
 type PatchFile struct {
-	Path         string // as the patch wrote it
+	Path         string // as the patch wrote it (a move's destination)
 	Abs          string
-	Action       string // "A" created, "M" modified, "D" deleted
+	Action       string // "A" created, "M" modified (or moved to Path), "D" deleted
 	Version      string // new version ("" when deleted, or on a dry run)
-	PrevVersion  string // "" when it did not exist
+	PrevVersion  string // "" when it did not exist; a move's: its source's
 	UndoRecorded bool
+	// From is a move's source, as the patch wrote it: the file moved from
+	// there to Path (an Update with "*** Move to:" onto a new path), and
+	// is reported once, as Codex reports it ("M Path"), not as a delete
+	// and an add.
+	From string
+	// Shifts says how the patch moved the file's lines, numbered as
+	// before it (a move's: as in From); nil when none moved.
+	Shifts []edit.Shift
 }
 
 // PatchSection is the outcome of one file section of the patch.
@@ -180,13 +188,15 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 	src := &patchSource{ws: e.ws, versions: map[string]string{}, keys: map[string]string{}, keysRev: map[string]struct{}{},
 		links: map[string]namedLink{}, symlinks: map[string]string{}}
 	for _, f := range p.Files {
-		for _, name := range []string{f.Path, f.MoveTo} {
-			if name == "" {
-				continue
-			}
-			if err := src.remember(name); err != nil {
-				return nil, patchError(op, p.Dialect, src, &patch.SourceError{Kind: f.Kind, Path: name, Err: err})
-			}
+		if err := src.remember(f.Path); err != nil {
+			return nil, patchError(op, p.Dialect, src, &patch.SourceError{Kind: f.Kind, Path: f.Path, Err: err})
+		}
+		if f.MoveTo == "" {
+			continue
+		}
+		if err := src.remember(f.MoveTo); err != nil {
+			// The destination is written, not read.
+			return nil, patchError(op, p.Dialect, src, &patch.SourceError{Kind: patch.Add, Path: f.MoveTo, Err: err, MoveFrom: f.Path})
 		}
 	}
 	plan, err := patch.BuildContext(ctx, p, src)
@@ -227,9 +237,10 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 	if err := checkExpected(op, src, req.ExpectedVersions); err != nil {
 		return nil, err
 	}
+	moves := movePairs(p, src, plan)
 	diffs := map[string]string{}
 	if req.Diff || req.DryRun {
-		res.Diff = planDiff(plan, diffs)
+		res.Diff = planDiff(plan, moves, diffs)
 	}
 	versions := map[string]string{}
 	if !req.DryRun && len(changes) > 0 {
@@ -258,8 +269,69 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 		}
 		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
 	}
+	res.Files = mergeMoves(plan, moves, res.Files)
 	res.Sections = sections(p, src, versions, diffs)
 	return res, nil
+}
+
+// movePairs pairs, by index into plan.Changes, each change that a move
+// creates (its destination, new) with the one that removes its source:
+// destination → source. A source that was a link, a destination that
+// existed (the move overwrote it) and a chain of moves (a → b → c) are
+// left unpaired, reported as the separate changes they are.
+func movePairs(p *patch.Patch, src *patchSource, plan *patch.Plan) map[int]int {
+	at := map[string]int{}
+	for i, c := range plan.Changes {
+		at[c.Canonical] = i
+	}
+	pairs := map[int]int{}
+	used := map[int]bool{}
+	for _, f := range p.Files {
+		if f.MoveTo == "" {
+			continue
+		}
+		if _, link := src.symlinks[f.Path]; link {
+			continue
+		}
+		si, sok := at[src.keys[f.Path]]
+		di, dok := at[src.keys[f.MoveTo]]
+		if !sok || !dok || used[si] || used[di] {
+			continue
+		}
+		s, d := plan.Changes[si], plan.Changes[di]
+		if !s.Delete || s.Link || s.Opaque || d.Delete || d.Link || d.Existed {
+			continue
+		}
+		pairs[di], used[si], used[di] = si, true, true
+	}
+	return pairs
+}
+
+// mergeMoves reports each paired move (see movePairs) as one modified
+// file at its destination, from its source, and gives every updated file
+// the line shifts of its change.
+func mergeMoves(plan *patch.Plan, moves map[int]int, files []PatchFile) []PatchFile {
+	merged := make(map[int]bool, len(moves))
+	for _, si := range moves {
+		merged[si] = true
+	}
+	out := make([]PatchFile, 0, len(files)-len(moves))
+	for i, f := range files {
+		c := plan.Changes[i]
+		switch si, moved := moves[i]; {
+		case merged[i]:
+			continue
+		case moved:
+			s := files[si]
+			f.Action, f.From, f.PrevVersion = "M", s.Path, s.PrevVersion
+			f.UndoRecorded = f.UndoRecorded && s.UndoRecorded
+			f.Shifts = edit.TextShifts(plan.Changes[si].Old, c.New)
+		case f.Action == "M" && !c.Link && !c.Opaque:
+			f.Shifts = edit.TextShifts(c.Old, c.New)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // knownAfter tells, for each file p leaves in place (by canonical path),
@@ -391,9 +463,18 @@ func versionOrAbsent(v string) string {
 
 // planDiff renders every change as one unified diff, paths as the patch
 // wrote them, and records each file's part in byFile (by canonical path).
-func planDiff(plan *patch.Plan, byFile map[string]string) string {
+// A paired move (moves, see movePairs) is one diff, from its source to
+// its destination, of what the patch changed in its content.
+func planDiff(plan *patch.Plan, moves map[int]int, byFile map[string]string) string {
+	merged := make(map[int]bool, len(moves))
+	for _, si := range moves {
+		merged[si] = true
+	}
 	var b strings.Builder
-	for _, c := range plan.Changes {
+	for i, c := range plan.Changes {
+		if merged[i] {
+			continue
+		}
 		oldName, newName := "a/"+c.Path, "b/"+c.Path
 		if !c.Existed {
 			oldName = "/dev/null"
@@ -402,10 +483,18 @@ func planDiff(plan *patch.Plan, byFile map[string]string) string {
 			newName = "/dev/null"
 		}
 		var d string
-		if c.Opaque {
+		switch si, moved := moves[i]; {
+		case moved:
+			s := plan.Changes[si]
+			d = edit.DiffText("a/"+s.Path, newName, s.Old, c.New)
+			if d == "" {
+				d = fmt.Sprintf("rename from %s\nrename to %s\n", s.Path, c.Path)
+			}
+			byFile[s.Canonical] = d
+		case c.Opaque:
 			// Not text: no lines to show, as diff(1) and git say.
 			d = fmt.Sprintf("Binary files %s and %s differ\n", oldName, newName)
-		} else {
+		default:
 			d = edit.DiffText(oldName, newName, c.Old, c.New)
 		}
 		byFile[c.Canonical] = d
@@ -439,6 +528,8 @@ func patchError(op string, d patch.Dialect, src *patchSource, err error) error {
 		out.Hint = fserr.JoinHints(text, cause.Hint)
 	case se.Kind == patch.Update:
 		out.Message = fmt.Sprintf("Failed to read file to update %s: %s", se.Path, text)
+	case se.MoveFrom != "":
+		out.Message = fmt.Sprintf("Failed to write file %s (the move destination of %s): %s", se.Path, se.MoveFrom, text)
 	default:
 		out.Message = fmt.Sprintf("Failed to write file %s: %s", se.Path, text)
 	}

@@ -22,8 +22,9 @@ type UndoResult struct {
 	// Also lists the other files the same undo reverted: undoing a move
 	// brings its source back and removes (or restores) its destination.
 	Also []UndoResult
-	// AlreadyUndone: an earlier undo of this change was interrupted after
-	// restoring the file; this one only consumed its record.
+	// AlreadyUndone: the file was already as undoing the change leaves it
+	// (another writer, or an interrupted earlier undo, put it back); this
+	// undo only consumed the record.
 	AlreadyUndone bool
 }
 

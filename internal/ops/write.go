@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -34,6 +35,10 @@ type WriteResult struct {
 	Created      bool
 	Bytes        int
 	UndoRecorded bool
+	// Notice says the write replaced content the caller never saw: the
+	// file changed since the caller last read it (as edits and patches
+	// say; the write itself, without ExpectedVersion, goes ahead).
+	Notice string
 }
 
 // AppendLimit bounds the size of a file appended to: an append rewrites
@@ -57,12 +62,15 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (*WriteResult, err
 	if err != nil {
 		return nil, err
 	}
-	var r workspace.FileResult
+	var (
+		r      workspace.FileResult
+		notice string
+	)
 	err = e.replan(ctx, op, req.Path, e.lockKeys(true, req.Path), func() (err error) {
 		if req.Append {
 			r, err = e.appendOnce(op, req, owner)
 		} else {
-			r, err = e.writeOnce(op, req, owner)
+			r, notice, err = e.writeOnce(op, req, owner)
 		}
 		return err
 	})
@@ -71,12 +79,13 @@ func (e *Engine) Write(ctx context.Context, req WriteRequest) (*WriteResult, err
 	}
 	e.log.Info("Write", "path", r.Path.Abs, "bytes", len(req.Content), "created", r.Created, "append", req.Append)
 	return &WriteResult{Path: r.Path.Abs, Version: r.Version, PrevVersion: r.PrevVersion,
-		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded}, nil
+		Created: r.Created, Bytes: len(req.Content), UndoRecorded: r.UndoRecorded, Notice: notice}, nil
 }
 
 // writeOnce replaces the whole file. Its only expectations are the
 // caller's, so a refusal is the caller's to see: it is not planned again.
-func (e *Engine) writeOnce(op string, req WriteRequest, owner *workspace.Owner) (workspace.FileResult, error) {
+// The notice says when it replaced content the caller had not seen.
+func (e *Engine) writeOnce(op string, req WriteRequest, owner *workspace.Owner) (workspace.FileResult, string, error) {
 	// A create-only write is checked once, by the commit under the
 	// workspace lock (ExpectAbsent): a Stat before it could not see a file
 	// created in between.
@@ -87,12 +96,20 @@ func (e *Engine) writeOnce(op string, req WriteRequest, owner *workspace.Owner) 
 	if err != nil {
 		if req.CreateOnly && fserr.Is(err, fserr.StaleVersion) {
 			// The only version a create-only change states is "absent".
-			return workspace.FileResult{}, alreadyExists(op, req.Path, err)
+			return workspace.FileResult{}, "", alreadyExists(op, req.Path, err)
 		}
-		return workspace.FileResult{}, fserr.From(op, req.Path, err)
+		return workspace.FileResult{}, "", fserr.From(op, req.Path, err)
 	}
-	e.fresh.Saw(req.Caller, res[0].Path.Abs, res[0].Version)
-	return res[0], nil
+	r := res[0]
+	notice := ""
+	if seen, ok := e.fresh.Seen(req.Caller, r.Path.Abs); ok && r.PrevVersion != "" && seen != r.PrevVersion {
+		notice = fmt.Sprintf("%s changed since you last read it; the write replaced its current content", req.Path)
+		if r.UndoRecorded {
+			notice += ", which undo brings back"
+		}
+	}
+	e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
+	return r, notice, nil
 }
 
 // appendOnce is one attempt of an append: read, check, commit guarded by

@@ -101,6 +101,9 @@ func TestReadOnlyRefused(t *testing.T) {
 		op    func(w *Workspace) error
 		ok    bool              // allowed: no error
 		files map[string]string // afterwards ("" absent); ro.txt is "ro" unless named
+		// conflict: refused as a conflict, not permission_denied (the
+		// chmod that made the file read-only is later work undo keeps).
+		conflict bool
 	}{
 		{name: "write", op: func(w *Workspace) error {
 			_, err := w.Commit([]Change{{Path: "ro.txt", Content: []byte("new")}}, CommitOptions{Op: "write"})
@@ -195,7 +198,8 @@ func TestReadOnlyRefused(t *testing.T) {
 				_, err := w.Undo("ro.txt")
 				return err
 			},
-			files: map[string]string{"ro.txt": "edited"}},
+			conflict: true,
+			files:    map[string]string{"ro.txt": "edited"}},
 		{name: "undo of a create",
 			setup: func(t *testing.T, w *Workspace, root string) {
 				commit(t, w, "write", Change{Path: "new.txt", Content: []byte("new"), Mode: 0o444})
@@ -238,11 +242,14 @@ func TestReadOnlyRefused(t *testing.T) {
 				tt.setup(t, w, root)
 			}
 			err := tt.op(w)
-			if tt.ok {
+			switch {
+			case tt.ok:
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-			} else {
+			case tt.conflict:
+				wantCode(t, err, fserr.Conflict)
+			default:
 				e := wantCode(t, err, fserr.PermissionDenied)
 				if !strings.Contains(e.Message, "read-only") || !strings.Contains(e.Hint, "chmod u+w") {
 					t.Errorf("message %q, hint %q: want it to say the file is read-only and how to make it writable", e.Message, e.Hint)

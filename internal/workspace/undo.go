@@ -84,6 +84,11 @@ type undoEntry struct {
 	PrevVersion  string      `json:"prev_version,omitempty"`
 	AfterExists  bool        `json:"after_exists"`
 	AfterVersion string      `json:"after_version,omitempty"`
+	// AfterMode is the permission bits the change left the file with,
+	// when it wrote them itself (0: not recorded, as in entries written
+	// before it was kept): a chmod since is later work, which undo must
+	// not discard.
+	AfterMode fs.FileMode `json:"after_mode,omitempty"`
 	// Owner is the owner the file had (absent in entries written before
 	// it was kept): an undo that re-creates the file gives it back.
 	Owner *entryOwner `json:"owner,omitempty"`
@@ -208,8 +213,8 @@ func (j *undoJournal) live() iter.Seq[*undoEntry] {
 func (j *undoJournal) forKey(key string) []*undoEntry { return j.byKey[key] }
 
 // Undo reverts the newest recorded change of p. It refuses with conflict
-// when the file is no longer as that change left it (content or
-// existence), because restoring would discard the later change; nothing is
+// when the file is no longer as that change left it (content, existence,
+// or the permission bits the change wrote), because restoring would discard the later change; nothing is
 // changed then. Undoing a create deletes the file; otherwise the previous
 // content and mode are restored with the same atomic machinery as Commit.
 // The undo itself is not recorded, and the entry is consumed, so repeated
@@ -378,6 +383,13 @@ func (w *Workspace) alreadyUndone(op string, group []*undoEntry, targets []*reso
 func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved, cur fileState) (*request, error) {
 	p := target.Given
 	if !cur.isAfter(e) {
+		if cur.exists && cur.version == e.AfterVersion && e.AfterExists {
+			// Only the permissions changed: restoring the recorded
+			// ones would undo that chmod too.
+			return nil, fserr.New(fserr.Conflict, op, p,
+				"%s's permissions changed since the recorded edit (now %#o, left at %#o); undo would discard that change", p, cur.mode, e.AfterMode).
+				WithHint("if the change is to be undone all the same, set the permissions back to %#o first (chmod), then undo; or edit the file instead", e.AfterMode)
+		}
 		return nil, fserr.New(fserr.Conflict, op, p,
 			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)
 	}
@@ -415,9 +427,10 @@ type fileState struct {
 	target  string // the link's
 }
 
-// isAfter reports whether the file is as e's change left it.
+// isAfter reports whether the file is as e's change left it: content,
+// and permission bits where recorded.
 func (s fileState) isAfter(e *undoEntry) bool {
-	return s.exists == e.AfterExists && (!s.exists || s.version == e.AfterVersion)
+	return s.exists == e.AfterExists && (!s.exists || s.version == e.AfterVersion && (e.AfterMode == 0 || s.mode == e.AfterMode))
 }
 
 // isBefore reports whether the file is as it was before e's change: what

@@ -51,6 +51,9 @@ func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
 			Existed: p.existed, Mode: p.prevMode, Size: int64(len(p.prev)), PrevVersion: p.prevVersion,
 			AfterExists: p.kind != kindDelete, AfterVersion: p.newVersion, Pending: true,
 		}
+		if m := p.mode & permBits; e.AfterExists && p.newLink == "" && m != 0 {
+			e.AfterMode = m
+		}
 		if p.prevLink != "" {
 			// A link has no version; its blob, the target, has one.
 			e.Link, e.Mode, e.PrevVersion = true, 0, Version(p.prev)

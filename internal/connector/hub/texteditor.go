@@ -52,7 +52,11 @@ func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRe
 	case "write":
 		var wr *ops.WriteResult
 		if wr, err = remote.Write(ctx, ops.WriteRequest{Path: b.Path, Content: []byte(*b.Content), Caller: caller}); err == nil {
-			res.Output, res.Version = b.Path+" written successfully", wr.Version
+			res.Output, res.Version, res.Notice = b.Path+" written successfully", wr.Version, wr.Notice
+			if res.Notice != "" {
+				// In the output too, as for a patch: it is all the model sees.
+				res.Output += "\n[" + res.Notice + "]"
+			}
 		}
 	case "patch":
 		err = tePatch(ctx, remote, &b, caller, res)
