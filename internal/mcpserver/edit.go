@@ -25,7 +25,7 @@ type editArgs struct {
 type lineEdit struct {
 	From    int     `json:"from" jsonschema:"first line to replace, 1-based, as numbered by your last read or after your own last change"`
 	To      *int    `json:"to,omitempty" jsonschema:"last line to replace, inclusive; omit (or use from-1) to insert before line from"`
-	Content *string `json:"content" jsonschema:"the new lines; null deletes lines from..to"`
+	Content *string `json:"content" jsonschema:"the new lines; null or an empty string deletes lines from..to (one empty line is \"\\n\")"`
 }
 
 // editSchema is editArgs' schema with new_text a plain string: it is a
