@@ -174,7 +174,9 @@ func copyTimed(w http.ResponseWriter, src io.Reader) (int64, error) {
 	// (DataSink.Finish), and a response one byte short of its
 	// Content-Length is one no client takes for whole. Bytes that fail the
 	// check are thus never a complete download.
-	buf := make([]byte, 64<<10)
+	// One byte over the connector's 64 KiB chunks: a read after the held
+	// byte still takes a whole chunk, and each chunk is one write.
+	buf := make([]byte, 64<<10+1)
 	var n int64
 	held := 0 // 1 while buf[0] is the byte held back
 	for {
