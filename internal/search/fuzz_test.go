@@ -226,3 +226,24 @@ func FuzzFinder(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExpandBraces: any glob expands without panics into 1 to
+// maxBraceAlternatives globs, or is refused; a glob without a '{'
+// expands to itself.
+func FuzzExpandBraces(f *testing.F) {
+	for _, s := range []string{"*.{go,md}", "{a,{b,c}d}", `\{x,y\}`, "[{]a", "{", "a}", "{,}", "{{{{a,b},c},d},e}", "[[:alpha:]{x,y}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, g string) {
+		out, err := expandBraces(g)
+		if err != nil {
+			return
+		}
+		if len(out) == 0 || len(out) > maxBraceAlternatives {
+			t.Fatalf("%q expands to %d globs", g, len(out))
+		}
+		if !strings.ContainsAny(g, "{") && (len(out) != 1 || out[0] != g) {
+			t.Fatalf("%q has no group but expands to %q", g, out)
+		}
+	})
+}
