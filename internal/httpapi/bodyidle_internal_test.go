@@ -17,7 +17,9 @@ import (
 // is read whole.
 func TestIdleBodyDeadlineEndsWithTheBody(t *testing.T) {
 	t.Parallel()
-	const d = 100 * time.Millisecond
+	// The parts come 25x more often than the bound, so that a loaded
+	// machine's late wake-ups cannot pass for idling.
+	const d = 500 * time.Millisecond
 	srv := httptest.NewServer(cutIdleBodies(d, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -38,9 +40,9 @@ func TestIdleBodyDeadlineEndsWithTheBody(t *testing.T) {
 	defer srv.Close()
 	pr, pw := io.Pipe()
 	go func() {
-		for i := range 5 { // 5 parts, d/2 apart
+		for i := range 5 { // 5 parts, d/25 apart
 			io.WriteString(pw, strings.Repeat(string(rune('a'+i)), 10))
-			time.Sleep(d / 2)
+			time.Sleep(d / 25)
 		}
 		pw.Close()
 	}()
