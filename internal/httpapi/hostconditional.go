@@ -15,7 +15,10 @@ import (
 
 // hostConditional reads a download request's ranges and preconditions as
 // http.ServeContent does, so that the local and host routes agree on what
-// they mean. cond is all of them, for a host that decides on the file it
+// they mean (the local route applies proto.Conditional's few departures
+// from ServeContent through localRanges). A Range in a unit other than
+// bytes is no Range at all: RFC 9110 §14.2 says a server MUST ignore it,
+// where ServeContent answers 416. cond is all of them, for a host that decides on the file it
 // opens (nil for a plain download); legacy is the one range, with its
 // If-Range, that a host from before Conditional understands (nil unless
 // the request has exactly one valid range).
@@ -30,7 +33,7 @@ func hostConditional(h http.Header) (cond *proto.Conditional, legacy *proto.Rang
 	if v := h.Get("Range"); v != "" && ifRange(h.Get("If-Range"), c) {
 		var err error
 		if c.Ranges, err = parseRanges(v); err != nil {
-			c.Ranges, c.BadRange = nil, true
+			c.Ranges, c.BadRange = nil, err != errOtherUnit
 		}
 		if len(c.Ranges) == 1 {
 			one := c.Ranges[0]
@@ -65,11 +68,19 @@ func httpDate(v string) *time.Time {
 // would refuse with 416 whatever the file.
 var errBadRange = errors.New("invalid range")
 
-// parseRanges parses a Range header's byte ranges, in order.
+// errOtherUnit is a Range header in a unit other than bytes, which is
+// ignored.
+var errOtherUnit = errors.New("not a byte range")
+
+// parseRanges parses a Range header's byte ranges, in order. The unit is
+// case-insensitive (RFC 9110 §14.1).
 func parseRanges(v string) ([]proto.RangeRequest, error) {
-	specs, ok := strings.CutPrefix(v, "bytes=")
-	if !ok {
+	unit, specs, ok := strings.Cut(v, "=")
+	switch {
+	case !ok:
 		return nil, errBadRange
+	case !strings.EqualFold(textproto.TrimString(unit), "bytes"):
+		return nil, errOtherUnit
 	}
 	var out []proto.RangeRequest
 	for spec := range strings.SplitSeq(specs, ",") {
@@ -199,4 +210,40 @@ func servedPart(path string, rng *proto.RangeRequest, res *proto.DownloadResult)
 	}
 	return nil, fserr.New(fserr.IOError, "download", path, "the host sent %d bytes from byte %d of %s, not the range asked", res.Range.Length, res.Range.Offset, path).
 		WithHint("download the whole file, or update fsplane on the host")
+}
+
+// localRanges is the local download route's transfer.Source.RangeRule: it
+// rewrites the request's Range so that http.ServeContent answers what
+// proto.Conditional decides for the file — as the host route answers —
+// where ServeContent would differ: a Range in another unit is dropped
+// (200), an empty file is sent whole, a range of no bytes (bytes=-0) is
+// left out and a set of nothing but such ranges refused (416, bytes */N;
+// ServeContent sent 206 with "bytes 100-99/100", or "0--1/0" for an empty
+// file), a range ending before it starts is malformed (416). The ranges
+// that stand are written as their absolute bytes, which ServeContent
+// serves as they are; preconditions and If-Range stay for it to apply, as
+// Decide applied them.
+func localRanges(h http.Header, size int64, version string, modTime time.Time) {
+	cond, _ := hostConditional(h)
+	out := cond.Decide(size, version, modTime)
+	switch out.Status {
+	case http.StatusOK:
+		h.Del("Range")
+	case http.StatusPartialContent:
+		var b strings.Builder
+		b.WriteString("bytes=")
+		for i, p := range out.Parts {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(p.Offset, 10) + "-" + strconv.FormatInt(p.Offset+p.Length-1, 10))
+		}
+		h.Set("Range", b.String())
+	case http.StatusRequestedRangeNotSatisfiable:
+		if cond.BadRange {
+			h.Set("Range", "bytes=-") // malformed to ServeContent too: 416 with no Content-Range
+		} else {
+			h.Set("Range", "bytes="+strconv.FormatInt(size, 10)+"-") // past the end: 416 with bytes */size
+		}
+	}
 }

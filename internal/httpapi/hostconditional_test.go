@@ -123,12 +123,12 @@ func TestHostDownloadConditional(t *testing.T) {
 		{name: "Range past the end, If-Match *", header: map[string]string{"Range": "bytes=50-", "If-Match": "*"}, status: 416},
 		{name: "Range, If-Range and If-Match hold", header: map[string]string{"Range": "bytes=0-3", "If-Range": etag, "If-Match": etag}, status: 206, body: "0123"},
 		{name: "Range, If-Range fails, If-None-Match another", header: map[string]string{"Range": "bytes=0-3", "If-Range": `"other"`, "If-None-Match": `"other"`}, status: 200, body: "0123456789"},
-		{name: "malformed Range, If-Match fails", header: map[string]string{"Range": "lines=0-3", "If-Match": `"other"`}, status: 412},
-		{name: "malformed Range, If-None-Match matches", header: map[string]string{"Range": "lines=0-3", "If-None-Match": etag}, status: 304},
-		{name: "malformed Range, If-Match holds", header: map[string]string{"Range": "lines=0-3", "If-Match": etag}, status: 416},
-		{name: "malformed Range, If-Range fails", header: map[string]string{"Range": "lines=0-3", "If-Range": `"other"`}, status: 200, body: "0123456789"},
+		{name: "malformed Range, If-Match fails", header: map[string]string{"Range": "bytes=3-1", "If-Match": `"other"`}, status: 412},
+		{name: "malformed Range, If-None-Match matches", header: map[string]string{"Range": "bytes=3-1", "If-None-Match": etag}, status: 304},
+		{name: "malformed Range, If-Match holds", header: map[string]string{"Range": "bytes=3-1", "If-Match": etag}, status: 416},
+		{name: "malformed Range, If-Range fails", header: map[string]string{"Range": "bytes=3-1", "If-Range": `"other"`}, status: 200, body: "0123456789"},
 		{name: "missing file, If-None-Match *", file: "nope.bin", header: map[string]string{"If-None-Match": "*"}, status: 404},
-		{name: "missing file, malformed Range", file: "nope.bin", header: map[string]string{"Range": "lines=0-3"}, status: 404},
+		{name: "missing file, malformed Range", file: "nope.bin", header: map[string]string{"Range": "bytes=3-1"}, status: 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -392,7 +392,7 @@ func TestHostDownloadConditionalOldHost(t *testing.T) {
 		{name: "several ranges", header: map[string]string{"Range": "bytes=0-1,4-5"}, status: 200, body: content},
 		{name: "several ranges, If-None-Match the host's version", header: map[string]string{"Range": "bytes=0-1,4-5", "If-None-Match": `"v2"`}, status: 304},
 		{name: "several ranges past the end", header: map[string]string{"Range": "bytes=20-,30-"}, status: 416, contentRange: "bytes */10"},
-		{name: "malformed Range", header: map[string]string{"Range": "lines=1-2"}, status: 416},
+		{name: "malformed Range", header: map[string]string{"Range": "bytes=3-1"}, status: 416},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

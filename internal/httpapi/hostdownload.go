@@ -93,7 +93,7 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 		if cond == nil || !cond.BadRange {
 			h.Set("Content-Range", fmt.Sprintf("bytes */%d", res.Size))
 		}
-		refuseRange(w, "download", path)
+		refuseRange(w, "download", path, r.Header.Get("Range"))
 		return
 	}
 	if res.Version != "" {

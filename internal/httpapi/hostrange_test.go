@@ -86,7 +86,9 @@ func TestHostDownloadRange(t *testing.T) {
 		{"start at the end", "bytes=10-", "", 416, "", "bytes */10"},
 		{"start past the end", "bytes=100-200", "", 416, "", "bytes */10"},
 		{"end before start", "bytes=3-1", "", 416, "", ""},
-		{"another unit", "lines=0-3", "", 416, "", ""},
+		{"another unit", "lines=0-3", "", 200, content, ""}, // RFC 9110 §14.2: ignored
+		{"the unit in capitals", "Bytes=0-3", "", 206, "0123", "bytes 0-3/10"},
+		{"an empty suffix", "bytes=-0", "", 416, "", "bytes */10"},
 		{"If-Range with the ETag", "bytes=0-3", etag, 206, "0123", "bytes 0-3/10"},
 		{"If-Range with another ETag", "bytes=0-3", `"other"`, 200, content, ""},
 		{"If-Range with a weak ETag", "bytes=0-3", "W/" + etag, 200, content, ""},

@@ -13,8 +13,9 @@ import (
 // Everything else passes through, io.ReaderFrom included (sendfile).
 type rangeRefusals struct {
 	http.ResponseWriter
-	op, path string
-	refused  bool
+	op, path    string
+	rangeHeader string // the request's, as the client sent it
+	refused     bool
 }
 
 func (w *rangeRefusals) WriteHeader(code int) {
@@ -24,17 +25,25 @@ func (w *rangeRefusals) WriteHeader(code int) {
 	}
 	w.refused = true
 	w.Header().Del("X-Content-Type-Options")
-	refuseRange(w.ResponseWriter, w.op, w.path)
+	refuseRange(w.ResponseWriter, w.op, w.path, w.rangeHeader)
 }
 
-// refuseRange answers 416 with the JSON envelope (bad_request). The
-// Content-Range the caller set (bytes */size, when the range starts past
-// the end) stays in the headers and is named in the message. The host
-// download route answers with it too, so a range refused by either route
-// reads the same.
-func refuseRange(w http.ResponseWriter, op, path string) {
-	e := fserr.New(fserr.BadRequest, op, path, "the requested range cannot be served from %s (Content-Range: %s)", path, w.Header().Get("Content-Range")).
-		WithHint("ask for bytes within the file's size, which Content-Range gives after the slash")
+// refuseRange answers 416 with the JSON envelope (bad_request) to the
+// Range header rng. The Content-Range the caller set (bytes */size, when
+// no range holds a byte of the file) stays in the headers and is named in
+// the message; without it the header itself was malformed, and the
+// message says that. The host download route answers with it too, so a
+// range refused by either route reads the same.
+func refuseRange(w http.ResponseWriter, op, path, rng string) {
+	cr := w.Header().Get("Content-Range")
+	var e *fserr.Error
+	if cr == "" {
+		e = fserr.New(fserr.BadRequest, op, path, "the Range header %q is malformed", rng).
+			WithHint("write byte ranges as bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX (comma-separated, LAST not before FIRST), or leave Range out for the whole file")
+	} else {
+		e = fserr.New(fserr.BadRequest, op, path, "the requested range cannot be served from %s (Content-Range: %s)", path, cr).
+			WithHint("ask for bytes within the file's size, which Content-Range gives after the slash")
+	}
 	failWith(w, http.StatusRequestedRangeNotSatisfiable, e)
 }
 

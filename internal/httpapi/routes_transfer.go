@@ -113,7 +113,8 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer src.Close()
-	started, err := src.Serve(&rangeRefusals{ResponseWriter: w, op: "download", path: path}, r, policy)
+	src.RangeRule = localRanges
+	started, err := src.Serve(&rangeRefusals{ResponseWriter: w, op: "download", path: path, rangeHeader: r.Header.Get("Range")}, r, policy)
 	switch {
 	case err != nil && !started:
 		fail(w, v2, "download", path, err)

@@ -43,6 +43,7 @@ func TestDownload(t *testing.T) {
 	e := newXEnv(t, ops.Options{})
 	content := bytes.Repeat([]byte("0123456789"), 100_000) // 1 MB
 	e.put("big.bin", content)
+	e.put("empty.bin", nil)
 	v := version(content)
 	fi, _ := os.Stat(e.path("big.bin"))
 	lastMod := fi.ModTime().UTC().Format(http.TimeFormat)
@@ -78,6 +79,18 @@ func TestDownload(t *testing.T) {
 		{name: "outside", method: "GET", query: "path=/etc/passwd", wantStatus: 403},
 		{name: "no path", method: "GET", query: "", wantStatus: 422},
 		{name: "bad policy", method: "GET", query: "path=big.bin&change_policy=never", wantStatus: 422},
+		// RFC 9110 where http.ServeContent departs from it (as the host
+		// route answers: proto.Conditional).
+		{name: "empty suffix range", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=-0"}, wantStatus: 416,
+			wantHeader: map[string]string{"Content-Range": "bytes */1000000"}, wantText: "cannot be served"},
+		{name: "empty suffix among ranges", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=-0,3-4"}, wantStatus: 206,
+			wantBody: content[3:5], wantHeader: map[string]string{"Content-Range": "bytes 3-4/1000000"}},
+		{name: "range of an empty file", method: "GET", query: "path=empty.bin", header: map[string]string{"Range": "bytes=-5"}, wantStatus: 200,
+			wantBody: []byte{}, wantHeader: map[string]string{"Content-Range": ""}},
+		{name: "other unit", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "items=0-3"}, wantStatus: 200, wantBody: content},
+		{name: "unit in capitals", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "Bytes=0-3"}, wantStatus: 206, wantBody: content[:4]},
+		{name: "malformed range", method: "GET", query: "path=big.bin", header: map[string]string{"Range": "bytes=5-3"}, wantStatus: 416,
+			wantHeader: map[string]string{"Content-Range": ""}, wantText: `the Range header \"bytes=5-3\" is malformed`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

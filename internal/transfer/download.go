@@ -226,6 +226,13 @@ type Source struct {
 	// mem, when not nil, is the whole file read at open, served instead
 	// of file (which is then nil; see Open).
 	mem []byte
+
+	// RangeRule, when set before Serve, may rewrite the request's Range
+	// header once the file's size and validators are known (as
+	// ServeContent will see them: version "" means no ETag, a zero time
+	// no Last-Modified), so that the ranges answered follow the caller's
+	// rules rather than ServeContent's own.
+	RangeRule func(h http.Header, size int64, version string, modTime time.Time)
 }
 
 // MemLimit bounds a file served from memory (see Open): the read route's
@@ -376,10 +383,11 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		// No Last-Modified: a generated file's times say nothing of its
 		// content, and If-Range on a date could splice two contents.
 		setHeaders(h, s.version, s.path)
+		s.applyRangeRule(r, int64(len(s.mem)), s.version, time.Time{})
 		http.ServeContent(w, r, filepath.Base(s.path), time.Time{}, bytes.NewReader(s.mem))
 		return true, nil
 	}
-	version, modtime := s.version, s.info.ModTime()
+	version, modtime, size := s.version, s.info.ModTime(), s.info.Size()
 	fi, err := s.file.Stat()
 	changed := err != nil || !s.intact(fi)
 	switch {
@@ -393,7 +401,7 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		// under its current mtime.
 		version, modtime = "", time.Time{}
 		if err == nil {
-			modtime = fi.ModTime()
+			modtime, size = fi.ModTime(), fi.Size()
 		}
 	}
 	setHeaders(h, version, s.path)
@@ -416,6 +424,7 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 			return false, fserr.FromOS("download", s.path, err)
 		}
 	}
+	s.applyRangeRule(r, size, version, modtime)
 	http.ServeContent(w, r, filepath.Base(s.path), modtime, content)
 	if g != nil {
 		if err := g.failure(); err != nil {
@@ -423,6 +432,13 @@ func (s *Source) Serve(w http.ResponseWriter, r *http.Request, policy Policy) (s
 		}
 	}
 	return true, nil
+}
+
+// applyRangeRule applies RangeRule, if any, to a request with a Range.
+func (s *Source) applyRangeRule(r *http.Request, size int64, version string, modTime time.Time) {
+	if s.RangeRule != nil && r.Header.Get("Range") != "" {
+		s.RangeRule(r.Header, size, version, modTime)
+	}
 }
 
 // setHeaders sets a download's headers other than ServeContent's.
