@@ -3,6 +3,7 @@ package httpapi
 import (
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -11,14 +12,32 @@ import (
 // file cannot satisfy) into the JSON error envelope every other failure
 // has (bad_request, status 416), so that clients get a code and a hint.
 // Everything else passes through, io.ReaderFrom included (sendfile).
+// It also counts the body's bytes, so that the route can tell a body
+// that ended short of its Content-Length (short).
 type rangeRefusals struct {
 	http.ResponseWriter
 	op, path    string
 	rangeHeader string // the request's, as the client sent it
 	refused     bool
+	code        int   // the status written
+	sent        int64 // body bytes passed on
+}
+
+// short reports a 200 or 206 whose body ended before its Content-Length:
+// the file shrank while ServeContent sent it (net/http then closes the
+// connection, so the client sees the cut), or the client went away.
+func (w *rangeRefusals) short() (sent, declared int64, ok bool) {
+	if w.code != http.StatusOK && w.code != http.StatusPartialContent {
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64)
+	return w.sent, n, err == nil && w.sent < n
 }
 
 func (w *rangeRefusals) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
 	if code != http.StatusRequestedRangeNotSatisfiable || w.refused {
 		w.ResponseWriter.WriteHeader(code)
 		return
@@ -52,14 +71,24 @@ func (w *rangeRefusals) Write(b []byte) (int, error) {
 	if w.refused {
 		return len(b), nil
 	}
-	return w.ResponseWriter.Write(b)
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.sent += int64(n)
+	return n, err
 }
 
 func (w *rangeRefusals) ReadFrom(r io.Reader) (int64, error) {
 	if w.refused {
 		return io.Copy(io.Discard, r)
 	}
-	return io.Copy(w.ResponseWriter, r)
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := io.Copy(w.ResponseWriter, r)
+	w.sent += n
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

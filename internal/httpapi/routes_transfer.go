@@ -114,7 +114,8 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	defer src.Close()
 	src.RangeRule = localRanges
-	started, err := src.Serve(&rangeRefusals{ResponseWriter: w, op: "download", path: path, rangeHeader: r.Header.Get("Range")}, r, policy)
+	rw := &rangeRefusals{ResponseWriter: w, op: "download", path: path, rangeHeader: r.Header.Get("Range")}
+	started, err := src.Serve(rw, r, policy)
 	switch {
 	case err != nil && !started:
 		fail(w, v2, "download", path, err)
@@ -123,6 +124,16 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		// Content-Length makes the server close the connection, so the
 		// client sees a truncated transfer, never a complete one.
 		s.log.Warn("Download cut", "path", path, "err", err)
+	case r.Method != http.MethodHead:
+		// ServeContent stops quietly when the file ends early (cut in
+		// place under change_policy=ignore) or the client goes away.
+		if sent, declared, short := rw.short(); short {
+			why := "the file shrank while it was sent, or the client went away"
+			if r.Context().Err() != nil {
+				why = "the client went away"
+			}
+			s.log.Warn("Download cut", "path", path, "bytes", sent, "of", declared, "err", why)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/fsplane/fsplane/internal/transfer"
@@ -809,3 +810,46 @@ func limits(maxBytes int64, maxEntries int) transfer.Limits {
 }
 
 var jsonUnmarshal = json.Unmarshal
+
+// TestDownloadShrunkIsLogged: a file cut in place while it downloads
+// under change_policy=ignore ends the body short of its Content-Length
+// (the client sees the cut), and the server says so in its log instead
+// of recording a plain success.
+func TestDownloadShrunkIsLogged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, httpapi.Options{})
+	p := filepath.Join(e.root, "f.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More than loopback buffers hold, so most of it is still to send.
+	if err := f.Truncate(256 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d, err := e.c.Download(bg, "f.bin", client.DownloadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Body.Close()
+	if _, err := io.ReadFull(d.Body, make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := io.Copy(io.Discard, d.Body); err == nil {
+		t.Fatalf("the body of a file cut to nothing ended cleanly after %d more bytes", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.logBuf.String(), `msg="Download cut"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no Download cut in the log:\n%s", e.logBuf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(e.logBuf.String(), "the file shrank while it was sent") {
+		t.Errorf("the log does not say why:\n%s", e.logBuf.String())
+	}
+}
