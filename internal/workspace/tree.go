@@ -421,7 +421,8 @@ func (t *TreeWriter) Link(name, target string) error {
 		return err
 	}
 	if k, ok := t.kinds[target]; !ok || k != 0 || target == name {
-		return t.badEntry(name, "it is a hard link to %q, which is not a regular file earlier in the tree", target)
+		return t.badEntry(name, "it is a hard link to %q, which is not a regular file earlier in the tree", target).
+			WithHint("put a hard link after the file it links to, inside the archive (tar does when the file is archived with it), or archive the file's content instead (tar --hard-dereference)")
 	}
 	if err := t.replace(name, rel); err != nil {
 		return err
@@ -674,10 +675,12 @@ func (t *TreeWriter) planMerge() (*mergePlan, error) {
 				err = walk(name, false)
 			case isDir:
 				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
-					"cannot merge the directory %s over %s, which is not a directory", name, filepath.Join(t.d.r.path, dst))
+					"cannot merge the directory %s over %s, which is not a directory", name, filepath.Join(t.d.r.path, dst)).
+					WithHint("a merge never replaces a file by a directory: delete or move %s first, or extract the tree to a new path", filepath.Join(t.d.r.path, dst))
 			case fi != nil && fi.IsDir():
 				return fserr.New(fserr.InvalidTarget, t.op, t.d.Given,
-					"cannot merge %s over the directory %s", name, filepath.Join(t.d.r.path, dst))
+					"cannot merge %s over the directory %s", name, filepath.Join(t.d.r.path, dst)).
+					WithHint("a merge never replaces a directory by a file: delete or move the directory %s first, or extract the tree to a new path", filepath.Join(t.d.r.path, dst))
 			case fi != nil && fi.Mode().IsRegular():
 				if err := checkWritable(t.op, filepath.Join(t.d.r.path, dst), t.root, dst, fi); err != nil {
 					return err

@@ -262,3 +262,55 @@ func TestTreeMergeKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeMergeRefusalsSayWhatToDo: a merge that would replace a file by a
+// directory, or a directory by a file, and a hard link to no earlier
+// file, are refused with a hint naming the way out; nothing changes.
+func TestTreeMergeRefusalsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		add  func(tw *TreeWriter) error
+		code fserr.Code
+		hint string
+	}{
+		{"directory over a file", func(tw *TreeWriter) error { return tw.Dir("x.txt", 0o755) }, fserr.InvalidTarget, "never replaces a file by a directory"},
+		{"file over a directory", func(tw *TreeWriter) error {
+			_, err := tw.File("d", 0o644, strings.NewReader("f"))
+			return err
+		}, fserr.InvalidTarget, "never replaces a directory by a file"},
+		{"hard link to nothing earlier", func(tw *TreeWriter) error { return tw.Link("h", "later.txt") }, fserr.BadRequest, "after the file it links to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			if err := mergeFixture(root); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(root, "m", "d"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, filepath.Join(root, "m"))
+			w := openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()})
+			tw, err := w.CreateTree("m", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tw.Abort()
+			err = tc.add(tw)
+			if err == nil {
+				_, err = tw.Commit()
+			}
+			wantCode(t, err, tc.code)
+			var fe *fserr.Error
+			if !errors.As(err, &fe) || !strings.Contains(fe.Hint, tc.hint) {
+				t.Errorf("%v: hint %q, want it to say %q", err, fe.Hint, tc.hint)
+			}
+			tw.Abort()
+			if diff := cmp.Diff(before, snapshot(t, filepath.Join(root, "m"))); diff != "" {
+				t.Errorf("after the refusal (-want +got):\n%s", diff)
+			}
+			assertNoStrays(t, root)
+		})
+	}
+}
