@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -214,5 +215,10 @@ func (s *Server) putTree(w http.ResponseWriter, r *http.Request) {
 		why = whyMerge
 	}
 	undo, hint := undoNote(res.UndoRecorded > 0, why)
+	if res.UndoRecorded > 0 && res.UndoRecorded < res.MergedFiles {
+		hint = fmt.Sprintf("undo can revert %d of the %d files this merge added or replaced (the first in path order): "+
+			"the undo journal keeps at most %d files and %d MiB of old content (by default); the others have no record", res.UndoRecorded, res.MergedFiles,
+			workspace.DefaultUndoMaxEntries, workspace.DefaultUndoTotalBytes>>20)
+	}
 	okHint(w, "Tree extracted", client.TreeUploadResult{Path: res.Path, Entries: res.Entries, Mode: res.Mode, UndoRecorded: undo, UndoFiles: res.UndoRecorded}, hint)
 }

@@ -3,13 +3,18 @@ package httpapi_test
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/fsplane/fsplane/client"
+	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // TestTreeMergeUndo: PUT /v2/fs/tree over an existing directory records
@@ -56,5 +61,34 @@ func TestTreeMergeUndo(t *testing.T) {
 				t.Errorf("strays: %v", e.strays())
 			}
 		})
+	}
+}
+
+// TestTreeMergeUndoPartial: a merge the undo journal's limits record only
+// in part says so in its hint, naming how many of its files undo can
+// revert; before, undo_files stood alone with hint null.
+func TestTreeMergeUndoPartial(t *testing.T) {
+	t.Parallel()
+	e := newEnvUndo(t, map[string]string{"m/": ""}, workspace.UndoLimits{MaxEntries: 2}, httpapi.Options{})
+	archive := makeTar(t, []tarEntry{{Name: "a.txt", Type: tar.TypeReg, Body: "a"},
+		{Name: "b.txt", Type: tar.TypeReg, Body: "b"}, {Name: "c.txt", Type: tar.TypeReg, Body: "c"}})
+	req, err := http.NewRequest(http.MethodPut, e.srv.URL+"/v2/fs/tree?path=m", bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Data client.TreeUploadResult
+		Hint string
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Data.UndoFiles != 2 || !strings.Contains(env.Hint, "undo can revert 2 of the 3 files this merge added or replaced") {
+		t.Errorf("undo_files %d, hint %q; want 2 and a hint saying 2 of 3", env.Data.UndoFiles, env.Hint)
 	}
 }

@@ -144,6 +144,7 @@ type TreeResult struct {
 	Entries      int
 	Mode         string // workspace.TreeRename or workspace.TreeMerge
 	UndoRecorded int    // merged files whose change Undo can revert
+	MergedFiles  int    // files a merge added or replaced
 }
 
 // PutTree extracts the tar archive req.Body at req.Path: staged beside
@@ -178,7 +179,7 @@ func (e *Engine) PutTree(_ context.Context, req TreeRequest) (*TreeResult, error
 		return nil, fserr.From(op, req.Path, err)
 	}
 	e.log.Info("PutTree", "path", res.Path.Abs, "entries", res.Entries, "mode", res.Mode, "undo_recorded", res.UndoRecorded)
-	return &TreeResult{Path: res.Path.Abs, Entries: res.Entries, Mode: res.Mode, UndoRecorded: res.UndoRecorded}, nil
+	return &TreeResult{Path: res.Path.Abs, Entries: res.Entries, Mode: res.Mode, UndoRecorded: res.UndoRecorded, MergedFiles: res.MergedFiles}, nil
 }
 
 // GetTree writes the directory p to w as a tar archive and returns the

@@ -166,8 +166,9 @@ type TreeResult struct {
 	Entries int    // entries written (directories, files and links; the top not counted)
 	Mode    string // TreeRename or TreeMerge
 	// UndoRecorded counts the merged files whose change Undo can revert
-	// (see TreeWriter).
-	UndoRecorded int
+	// (see TreeWriter), of MergedFiles, the files a merge added or
+	// replaced: the journal's limits may keep it under that.
+	UndoRecorded, MergedFiles int
 }
 
 // CreateTree starts writing a tree at p. When p does not exist the tree
@@ -510,7 +511,7 @@ func (t *TreeWriter) Commit() (TreeResult, error) {
 			return syncDir(t.root, path.Dir(t.d.Rel))
 		}
 		var err error
-		res.UndoRecorded, err = t.merge()
+		res.UndoRecorded, res.MergedFiles, err = t.merge()
 		return err
 	})
 	if err != nil {
@@ -572,13 +573,14 @@ const kindMkdir kind = "mkdir"
 type mergePlan struct {
 	pl      plan            // the transaction: the kindMkdir change (if any), then the files in path order
 	undo    plan            // the files whose change is recorded in undo
+	files   int             // the files (not links) added or replaced, recorded or not
 	created map[string]bool // the tree's directories the merge creates
 }
 
 // merge commits the staged tree into the destination as one transaction
-// (see TreeWriter) and returns how many files' changes undo recorded. The
-// caller holds the locks.
-func (t *TreeWriter) merge() (int, error) {
+// (see TreeWriter) and returns how many files' changes undo recorded, of
+// how many files it added or replaced. The caller holds the locks.
+func (t *TreeWriter) merge() (recorded, files int, err error) {
 	// The directories the merge changes are locked (lockDirs) before it is
 	// planned, found from the staged names; a plan that then needs another
 	// lock (a directory made meanwhile) is made again under it.
@@ -590,7 +592,7 @@ func (t *TreeWriter) merge() (int, error) {
 	for i := 0; ; i++ {
 		held := len(t.w.dirLocks)
 		if err := t.w.lockDirs(t.op, t.d.Given, ts...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if m != nil && len(t.w.dirLocks) == held {
 			break
@@ -598,11 +600,11 @@ func (t *TreeWriter) merge() (int, error) {
 		if i == lockDirAttempts {
 			e := fserr.New(fserr.Conflict, t.op, t.d.Given, "the destination's directories kept changing while fsplane locked them; nothing was changed")
 			e.Retryable = true
-			return 0, e
+			return 0, 0, e
 		}
 		var err error
 		if m, err = t.planMerge(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		ts = ts[:0]
 		for _, p := range m.pl {
@@ -610,16 +612,15 @@ func (t *TreeWriter) merge() (int, error) {
 		}
 	}
 	if len(m.pl) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	// The undo records go in pending before the transaction (see
 	// prepareUndo).
 	txID := randomTag()
 	rec, err := t.w.executeRecorded(t.op, txID, m.undo, func() error { return t.w.executeTxWith(t.op, txID, m.pl, t.prepare) })
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	recorded := 0
 	for _, ok := range rec {
 		if ok {
 			recorded++
@@ -628,9 +629,9 @@ func (t *TreeWriter) merge() (int, error) {
 	if err := t.applyPerms(t.d.Rel, func(n string) bool { return m.created[n] }); err != nil {
 		e := fserr.From(t.op, t.d.Given, err)
 		e.Message = "the archive was merged, but its new directories could not all be given their modes: " + e.Message
-		return recorded, e
+		return recorded, m.files, e
 	}
-	return recorded, nil
+	return recorded, m.files, nil
 }
 
 // planMerge walks the staged tree against the destination and plans the
@@ -737,6 +738,9 @@ func (t *TreeWriter) planFile(m *mergePlan, b *undoBudget, name string, fi fs.Fi
 	// Undo resolves a link at its path, so a link put in place is not
 	// recorded.
 	record := p.newLink == ""
+	if record {
+		m.files++
+	}
 	if fi != nil {
 		p.kind, p.existed, p.prevMode = kindReplace, true, fi.Mode()&permBits
 		p.uid, p.gid, _ = fileOwner(fi)
