@@ -112,8 +112,7 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(out.Status)
 		return
 	case http.StatusPreconditionFailed:
-		h.Set("Content-Type", "application/octet-stream")
-		w.WriteHeader(out.Status)
+		refusePrecondition(w, "download", path)
 		return
 	}
 	h.Set("Content-Type", "application/octet-stream")

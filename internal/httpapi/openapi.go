@@ -291,7 +291,8 @@ func (s *Server) responses(rt route, path string) (map[string]any, error) {
 		out["206"] = map[string]any{"description": "Partial Content (a Range was asked for)",
 			"content": map[string]any{"application/octet-stream": map[string]any{}, "multipart/byteranges": map[string]any{}}}
 		out["304"] = map[string]any{"description": "Not Modified (If-None-Match or If-Modified-Since)"}
-		out["412"] = map[string]any{"description": "Precondition Failed (If-Match or If-Unmodified-Since)"}
+		out["412"] = map[string]any{"description": "Precondition Failed (If-Match or If-Unmodified-Since; error_type stale_version)",
+			"content": jsonContent(ref(fileFailureName))}
 	}
 	for st, schemas := range bodies {
 		desc := http.StatusText(st)

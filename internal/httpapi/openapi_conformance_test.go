@@ -390,7 +390,7 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 		{name: "v2 download range", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", header: []string{"Range", "bytes=0-2"}, status: 206},
 		{name: "v2 download unsatisfiable", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", header: []string{"Range", "bytes=500-600"}, status: 416, failed: true},
 		{name: "v2 download not modified", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", header: []string{"If-Modified-Since", farFuture}, status: 304},
-		{name: "v2 download precondition", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", header: []string{"If-Unmodified-Since", longAgo}, status: 412},
+		{name: "v2 download precondition", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt", header: []string{"If-Unmodified-Since", longAgo}, status: 412, failed: true},
 		{name: "v2 download missing", op: "GET /v2/fs/download", url: "/v2/fs/download?path=nope", status: 404, failed: true},
 		{name: "v2 download bad policy", op: "GET /v2/fs/download", url: "/v2/fs/download?path=a.txt&change_policy=maybe", status: 422, failed: true},
 		{name: "v2 download head", op: "HEAD /v2/fs/download", url: "/v2/fs/download?path=a.txt", status: 200},

@@ -9,8 +9,10 @@ import (
 )
 
 // rangeRefusals turns http.ServeContent's plain-text 416 (a Range the
-// file cannot satisfy) into the JSON error envelope every other failure
-// has (bad_request, status 416), so that clients get a code and a hint.
+// file cannot satisfy) and its empty 412 (If-Match or
+// If-Unmodified-Since failed) into the JSON error envelope every other
+// failure has (bad_request, stale_version; the status stays), so that
+// clients get a code and a hint.
 // Everything else passes through, io.ReaderFrom included (sendfile).
 // It also counts the body's bytes, so that the route can tell a body
 // that ended short of its Content-Length (short).
@@ -38,13 +40,27 @@ func (w *rangeRefusals) WriteHeader(code int) {
 	if w.code == 0 {
 		w.code = code
 	}
-	if code != http.StatusRequestedRangeNotSatisfiable || w.refused {
+	if (code != http.StatusRequestedRangeNotSatisfiable && code != http.StatusPreconditionFailed) || w.refused {
 		w.ResponseWriter.WriteHeader(code)
 		return
 	}
 	w.refused = true
 	w.Header().Del("X-Content-Type-Options")
+	if code == http.StatusPreconditionFailed {
+		refusePrecondition(w.ResponseWriter, w.op, w.path)
+		return
+	}
 	refuseRange(w.ResponseWriter, w.op, w.path, w.rangeHeader)
+}
+
+// refusePrecondition answers 412 with the JSON envelope (stale_version):
+// the file no longer has the version (or time) the request's If-Match or
+// If-Unmodified-Since names. The host download route answers so too.
+func refusePrecondition(w http.ResponseWriter, op, path string) {
+	w.Header().Del("Content-Length")
+	e := fserr.New(fserr.StaleVersion, op, path, "%s no longer has the version or modification time that If-Match or If-Unmodified-Since names", path).
+		WithHint("fetch it again without the condition (its ETag is the current version), or drop If-Match to take whatever it holds now")
+	failWith(w, http.StatusPreconditionFailed, e)
 }
 
 // refuseRange answers 416 with the JSON envelope (bad_request) to the
