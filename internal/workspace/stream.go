@@ -184,7 +184,7 @@ func checkParentDir(op, p string, root *os.Root, dir string) error {
 		return fserr.New(fserr.InvalidTarget, op, p, "cannot write %s: its parent is not a directory", p).WithErrno(syscall.ENOTDIR)
 	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
 		return fserr.New(fserr.NotFound, op, p, "cannot write %s: the destination directory does not exist", p).
-			WithHint("create it first (mkdir with parents), then upload again")
+			WithHint("create it first (mkdir with parents), then send the %s again", op)
 	}
 	return osErr(op, p, err)
 }
