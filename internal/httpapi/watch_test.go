@@ -1,11 +1,11 @@
 package httpapi_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -254,48 +254,60 @@ func deref(p *string) string {
 	return *p
 }
 
-// TestWatchSeesOwnUploads: the daemon's own writes are events like any
-// other. An upload shows its part file, then a rename onto the target;
-// excluding *.part leaves only the rename.
-func TestWatchSeesOwnUploads(t *testing.T) {
+// TestWatchOwnStaging: fsplane stages what it writes under names of its
+// own (temps, part files, staged trees) and renames it into place.
+// Watchers see none of that, whatever their filters (here none), only
+// the destination appearing: a create, also when a file is replaced.
+func TestWatchOwnStaging(t *testing.T) {
 	t.Parallel()
-	e := newXEnv(t, ops.Options{})
-	all, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: ".", Debounce: client.Int(50)})
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		pre  func(e *xenv) // before the watcher starts
+		op   func(e *xenv) error
+		want []ev
+	}{
+		{"upload", nil, func(e *xenv) error {
+			_, err := e.c.Upload(bg, "up.bin", bytes.NewReader([]byte("payload")), "")
+			return err
+		}, []ev{{Create, "up.bin", ""}}},
+		{"write new", nil, func(e *xenv) error {
+			_, err := e.c.Write(bg, client.WriteRequest{Path: "new.txt", Content: "x"})
+			return err
+		}, []ev{{Create, "new.txt", ""}}},
+		{"write over", func(e *xenv) { os.WriteFile(e.path("old.txt"), []byte("old"), 0o644) }, func(e *xenv) error {
+			_, err := e.c.Write(bg, client.WriteRequest{Path: "old.txt", Content: "new"})
+			return err
+		}, []ev{{Create, "old.txt", ""}}},
+		{"tree into a new directory", nil, func(e *xenv) error {
+			tr := makeTar(t, []tarEntry{{Name: "a/", Type: tar.TypeDir, Mode: 0o755}, {Name: "a/f", Type: tar.TypeReg, Body: "f"}, {Name: "g", Type: tar.TypeReg, Body: "g"}})
+			_, err := e.c.PutTree(bg, client.TreeQuery{Path: "t"}, bytes.NewReader(tr))
+			return err
+		}, []ev{{Create, "t", ""}, {Create, "t/a", ""}, {Create, "t/a/f", ""}, {Create, "t/g", ""}}},
+		{"tree merged", func(e *xenv) { os.Mkdir(e.path("m"), 0o755) }, func(e *xenv) error {
+			tr := makeTar(t, []tarEntry{{Name: "x", Type: tar.TypeReg, Body: "x"}})
+			_, err := e.c.PutTree(bg, client.TreeQuery{Path: "m"}, bytes.NewReader(tr))
+			return err
+		}, []ev{{Create, "m/x", ""}}},
 	}
-	noPart, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: ".", Debounce: client.Int(50), Exclude: &[]string{"*.part"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.c.Upload(bg, "up.bin", bytes.NewReader([]byte("payload")), ""); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := pollUntil(t, e.c, all.WatcherID, 0, 1)
-	if len(got) < 2 {
-		t.Fatalf("upload events: %+v", evs(got, e.root))
-	}
-	last := got[len(got)-1]
-	if last.Type != Rename || deref(last.RelativePath) != "up.bin" || !strings.Contains(deref(last.OldPath), ".fsplane-upload-") {
-		t.Fatalf("last upload event: %+v", evs(got, e.root))
-	}
-	for _, x := range got[:len(got)-1] {
-		if !strings.HasPrefix(deref(x.RelativePath), ".fsplane-upload-") {
-			t.Errorf("event before the rename is not on the part file: %+v", evs(got, e.root))
-		}
-	}
-	got, _ = pollUntil(t, e.c, noPart.WatcherID, 0, 1)
-	if diff := cmp.Diff([]ev{{Rename, "up.bin", filepath.Base(deref(last.OldPath))}}, evs(got, e.root)); diff != "" {
-		t.Errorf("with *.part excluded (-want +got):\n%s", diff)
-	}
-	// Edits and tree extraction are seen too.
-	cur := got[len(got)-1].Seq
-	if _, err := e.c.Write(bg, client.WriteRequest{Path: "edited.txt", Content: "x"}); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = pollUntil(t, e.c, noPart.WatcherID, cur, 1)
-	if len(got) == 0 || deref(got[len(got)-1].RelativePath) != "edited.txt" {
-		t.Errorf("write not seen: %+v", evs(got, e.root))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newXEnv(t, ops.Options{})
+			if tt.pre != nil {
+				tt.pre(e)
+			}
+			w, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: ".", Debounce: client.Int(50), Exclude: &[]string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.op(e); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := pollUntil(t, e.c, w.WatcherID, 0, len(tt.want))
+			if diff := cmp.Diff(tt.want, evs(got, e.root)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/watch"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // watchState is the engine's watch registry, created with the first
@@ -40,6 +41,9 @@ func (e *Engine) watches() (*watch.Registry, error) {
 				f, _, err := e.ws.OpenDir(p)
 				return f, err
 			}
+		}
+		if opts.Staging == nil {
+			opts.Staging = workspace.IsStagingName
 		}
 		s.reg = watch.NewRegistry(opts)
 	}

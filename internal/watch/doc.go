@@ -7,12 +7,19 @@
 // inotify watch, added during a walk at creation and whenever a directory
 // appears (created or moved in), in which case the new directory is
 // scanned right after its watch lands, so files made before that are
-// reported as created. Excluded directories are never watched. Watches
+// reported as created; the events its watch queued before the scan
+// listed it are dropped (bar writes and chmods of listed entries: see
+// scanWindow), so no entry is reported removed, renamed or written that
+// was not reported created. Excluded directories are never watched. Watches
 // are shared: a directory watched by several watchers holds one inotify
 // watch, released with its last watcher. A watch belongs to a directory,
 // not to a name: each records the directory's identity (device, inode),
 // and a watch found on another directory than the one now at its path
-// (removed while held open, replaced, moved unseen) is dropped. Without
+// (removed while held open, replaced, moved unseen) is dropped. Which
+// watch a directory has is the kernel's answer (inotify_add_watch returns
+// the one it has), not its inode number's: a removed directory's number
+// is soon reused, possibly while its last events still wait in the
+// queue, and those never reach a watcher created since. Without
 // Options.OpenDir, a root given through a symbolic link is watched at its
 // target and reported under the given path.
 //
@@ -36,7 +43,7 @@
 // Kernel events become five types: create, write (IN_MODIFY), remove,
 // rename and chmod (IN_ATTRIB). A move within the watched trees is one
 // rename event (path = new path, old_path = old path, also when only
-// the new name passes the filters), paired by the
+// the new name passes the filters; from a staging name, a create), paired by the
 // inotify cookie (a MOVED_FROM that ends a read waits briefly for its
 // MOVED_TO, which the kernel queues right after); a move out of a watcher's tree is a remove for it, a
 // move in a create. When a watcher's own directory is removed or moved
@@ -91,6 +98,11 @@
 // last 1024 are remembered).
 //
 // The daemon's own writes go through the file system like anyone else's,
-// so watchers see them too. The package works on Linux; elsewhere
-// creating a watcher fails as unavailable.
+// so watchers see them too, as what they do to the tree: the entries it
+// stages them under (Options.Staging: temps, part files, staged trees,
+// backups) are never reported nor watched, whatever a watcher's filters,
+// and renaming one into place is a create of the destination, also when
+// it replaces a file (the kernel does not say whether it did). The
+// package works on Linux; elsewhere creating a watcher fails as
+// unavailable.
 package watch

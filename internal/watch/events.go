@@ -55,7 +55,13 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 		}
 		now := time.Now()
 		r.mu.Lock()
-		parseEvents(buf[:n], func(ev kernelEvent) { r.handleLocked(ev, now) })
+		base := r.readEnd
+		r.readEnd += uint64(n)
+		parseEvents(buf[:n], func(ev kernelEvent, off int) {
+			ev.pos = base + uint64(off)
+			r.handleLocked(ev, now)
+		})
+		r.closeWindowsLocked()
 		pending := len(r.moves) > 0
 		if pending && in.setDeadline(time.Now().Add(grace)) != nil {
 			r.settleMovesLocked() // cannot wait: settle now
@@ -88,6 +94,14 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 	}
 	dw := r.dirs[ev.wd]
 	if dw == nil {
+		return
+	}
+	if dw.scan != nil && ev.name != "" && !dw.scan.keeps(ev) {
+		if ev.mask&inMovedTo != 0 && r.moves[ev.cookie] != nil {
+			// Moved in from a watched directory before the listing,
+			// which reported it created: gone from where it was.
+			r.settleMovesLocked()
+		}
 		return
 	}
 	if ev.mask&inIgnored != 0 {
@@ -240,8 +254,13 @@ func overflowOnFDLimit(err error, ws []*Watcher) {
 
 // openInLocked opens the directory name in the directory dw watches,
 // reached through the trees of dw's watchers; errGone when dw's
-// directory is no longer at its path. The caller closes the file.
+// directory is no longer at its path (or dw was retired). The caller closes the file.
 func (r *Registry) openInLocked(c *dirs, dw *dirWatch, name string) (*os.File, error) {
+	if r.byPath[dw.path] != dw {
+		// Retired: its directory is gone, and the one at its path now
+		// may even have its inode number.
+		return nil, errGone
+	}
 	for w := range dw.subs {
 		if _, ok := within(dw.path, w.root); !ok {
 			continue
@@ -285,6 +304,7 @@ func (r *Registry) identifyLocked(c *dirs, ws map[*Watcher]struct{}, p string) (
 func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan bool) error {
 	var mine []*Watcher
 	var budgetErr error
+	before := r.byPath[dir]
 	for _, w := range ws {
 		if !w.wantsDir(dir) || w.Stopped() {
 			continue
@@ -320,11 +340,21 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 	if !walk || len(mine) == 0 {
 		return budgetErr
 	}
+	var from uint64 // see scanWindow
+	if scan {
+		if r.listHook != nil {
+			r.listHook(dir)
+		}
+		from = r.readEnd + r.in.queued()
+	}
 	ents, err := d.ReadDir(-1)
 	if err != nil {
 		return budgetErr // gone or unreadable: its watch reports what follows
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if dw := r.byPath[dir]; scan && dw != nil && dw != before {
+		r.openWindowLocked(dw, from, ents)
+	}
 	now := time.Now()
 	for _, e := range ents {
 		full := path.Join(dir, e.Name())
@@ -353,6 +383,90 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 	return budgetErr
 }
 
+// scanWindow covers the events of a directory watched and listed while
+// its watchers run (it appeared: made or moved in) that were queued
+// before the listing ended. Its watch is added before it is listed, so
+// that nothing made in between goes unseen, and the listing reports each
+// entry as created. An event queued before the listing began is in it or
+// about an entry it never saw (made and removed, or moved away, before
+// it): reporting that one removed, renamed or written would name a path
+// the watchers never heard of. So those are dropped, except writes and
+// attribute changes of listed entries (the kernel may have merged a later
+// one of the same file into them). One queued while the listing ran may
+// or may not be in it: a new entry is reported (maybe twice), and a
+// change to an entry only when it is known, listed or reported since.
+type scanWindow struct {
+	from  uint64   // the position of the first event queued during the listing
+	until uint64   // and of the first one queued after it
+	names []string // the entries listed, sorted
+	// made and gone record entries reported created or removed since the
+	// listing began.
+	made, gone map[string]bool
+}
+
+// keeps reports whether ev, an event on the directory's entry ev.name,
+// is reported, and notes what it reports.
+func (s *scanWindow) keeps(ev kernelEvent) bool {
+	switch {
+	case ev.pos >= s.until:
+		return true
+	case ev.pos < s.from:
+		return ev.mask&(inModify|inAttrib) != 0 && s.listed(ev.name)
+	case ev.mask&(inCreate|inMovedTo) != 0:
+		delete(s.gone, ev.name)
+		if s.made == nil {
+			s.made = map[string]bool{}
+		}
+		s.made[ev.name] = true
+		return true
+	case !s.made[ev.name] && (s.gone[ev.name] || !s.listed(ev.name)):
+		return false // never reported
+	case ev.mask&(inDelete|inMovedFrom) != 0:
+		delete(s.made, ev.name)
+		if s.gone == nil {
+			s.gone = map[string]bool{}
+		}
+		s.gone[ev.name] = true
+	}
+	return true
+}
+
+func (s *scanWindow) listed(name string) bool {
+	_, ok := slices.BinarySearch(s.names, name)
+	return ok
+}
+
+// openWindowLocked opens dw's scan window: from, read before the listing,
+// and now, after it, are where the events then queued end. Adding a watch
+// and listing happen in the reader, while it handles the events read up
+// to readEnd: the events queued at a moment are those read so far plus
+// those still in the kernel's queue.
+func (r *Registry) openWindowLocked(dw *dirWatch, from uint64, ents []fs.DirEntry) {
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	if dw.scan == nil {
+		r.windows = append(r.windows, dw)
+	}
+	dw.scan = &scanWindow{from: from, until: r.readEnd + r.in.queued(), names: names}
+}
+
+// closeWindowsLocked closes the scan windows that every event read so far
+// has passed (or whose watch is gone).
+func (r *Registry) closeWindowsLocked() {
+	if len(r.windows) == 0 {
+		return
+	}
+	r.windows = slices.DeleteFunc(r.windows, func(dw *dirWatch) bool {
+		if dw.scan != nil && dw.scan.until > r.readEnd && r.dirs[dw.wd] == dw {
+			return false
+		}
+		dw.scan = nil
+		return true
+	})
+}
+
 // errGone: the directory vanished or is no longer a directory.
 var errGone = &Error{Kind: NotFound, Message: "directory vanished"}
 
@@ -363,26 +477,23 @@ type aliasError struct{ dir, other string }
 func (e *aliasError) Error() string { return e.dir + " is the directory watched as " + e.other }
 
 // addDirLocked adds (or shares) the watch on dir, which d holds open, for
-// w.
+// w. Which watch a directory has is the kernel's word: inotify_add_watch
+// returns the watch the directory already has in this instance, or a new
+// one. Its (device, inode) alone cannot tell: the inode number of a
+// removed directory is soon given to a new one (rm -rf d && mkdir d),
+// while the old directory's last events (its entries' removal, its
+// DELETE_SELF and IGNORED) may still wait in the queue under its watch.
 func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 	e, err := statDir(d)
 	if err != nil {
 		return errGone
 	}
-	if dw := r.byPath[dir]; dw != nil {
-		if e.id == dw.id {
-			dw.subs[w] = struct{}{}
-			w.dirs[dw] = struct{}{}
-			return nil
-		}
+	if old := r.byPath[dir]; old != nil && e.id != old.id {
 		// The watch is on a directory that is no longer there.
 		r.goneLocked(dir, true, time.Now())
 		if w.Stopped() { // it was rooted there
 			return errGone
 		}
-	}
-	if len(r.dirs) >= r.budget {
-		return r.budgetError(w)
 	}
 	wd, err := r.in.addDir(d)
 	if err != nil {
@@ -397,6 +508,20 @@ func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 	dw := r.dirs[wd]
 	switch {
 	case dw == nil:
+		if len(r.dirs) >= r.budget {
+			r.in.remove(wd)
+			return r.budgetError(w)
+		}
+		if old := r.byPath[dir]; old != nil {
+			// The same device and inode number, yet not the directory
+			// that watch is on: that one was removed and its number
+			// reused.
+			r.retireLocked(old, time.Now())
+			if w.Stopped() { // it was rooted there
+				r.in.remove(wd)
+				return errGone
+			}
+		}
 		dw = &dirWatch{wd: wd, id: e.id, path: dir, subs: map[*Watcher]struct{}{}}
 		r.dirs[wd] = dw
 	case dw.path != dir:
@@ -417,6 +542,26 @@ func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 	dw.subs[w] = struct{}{}
 	w.dirs[dw] = struct{}{}
 	return nil
+}
+
+// retireLocked takes dw, whose directory is gone although a directory
+// with its device and inode number is at its path, off that path. Its
+// watchers rooted there stop (their directory was removed); the others
+// keep it for the events still queued for it, until its IGNORED forgets
+// it. Nothing is added through it any more (see openInLocked).
+func (r *Registry) retireLocked(dw *dirWatch, now time.Time) {
+	if r.byPath[dw.path] == dw {
+		delete(r.byPath, dw.path)
+	}
+	var gone []*Watcher
+	for w := range dw.subs {
+		if w.root == dw.path {
+			gone = append(gone, w)
+		}
+	}
+	for _, w := range gone {
+		r.rootGoneLocked(w, true, now)
+	}
 }
 
 func (r *Registry) budgetError(w *Watcher) *Error {
@@ -442,11 +587,12 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 		_, oldIn := w.covers(oldPath)
 		rel, newIn := w.covers(newPath)
 		switch {
-		case newIn && w.inTree(oldPath):
+		case newIn && w.inTree(oldPath) && !w.staging(oldPath):
 			// A rename onto a reported name is a rename even when the
-			// old name is filtered out (an upload's excluded .part).
+			// old name is filtered out (*.tmp excluded).
 			w.enqueue(rawEvent{typ: Rename, path: newPath, oldPath: oldPath, isDir: isDir, at: now}, rel)
 		case newIn:
+			// Moved in, or a staging entry put into place: created.
 			w.enqueue(rawEvent{typ: Create, path: newPath, isDir: isDir, at: now}, rel)
 		case oldIn:
 			w.offer(rawEvent{typ: Remove, path: oldPath, isDir: isDir, at: now})

@@ -91,6 +91,18 @@ func (in *inotify) remove(wd int32) { _, _ = unix.InotifyRmWatch(in.fd, uint32(w
 
 func (in *inotify) read(buf []byte) (int, error) { return in.file.Read(buf) }
 
+// queued returns how many bytes of events wait to be read (0 when the
+// kernel does not say).
+func (in *inotify) queued() uint64 {
+	var n int
+	_ = osfd.With(in.file, func(fd int) error {
+		var err error
+		n, err = unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
+		return err
+	})
+	return uint64(max(n, 0))
+}
+
 // setDeadline bounds the reads to come (the zero time: no bound).
 func (in *inotify) setDeadline(t time.Time) error { return in.file.SetReadDeadline(t) }
 
@@ -102,11 +114,16 @@ type kernelEvent struct {
 	mask   uint32
 	cookie uint32
 	name   string
+	// pos is where the event starts in the stream of bytes read from the
+	// inotify descriptor (see Registry.readEnd); the reader sets it.
+	pos uint64
 }
 
-// parseEvents splits a read of the inotify fd into events; a truncated
-// tail is ignored (the kernel never returns one).
-func parseEvents(b []byte, fn func(kernelEvent)) {
+// parseEvents splits a read of the inotify fd into events, giving each
+// with its offset in b; a truncated tail is ignored (the kernel never
+// returns one).
+func parseEvents(b []byte, fn func(ev kernelEvent, off int)) {
+	off := 0
 	for len(b) >= eventHeader {
 		ev := kernelEvent{
 			wd:     int32(binary.NativeEndian.Uint32(b[0:4])),
@@ -123,7 +140,8 @@ func parseEvents(b []byte, fn func(kernelEvent)) {
 		}
 		ev.name = string(name)
 		b = b[eventHeader+n:]
-		fn(ev)
+		fn(ev, off)
+		off += eventHeader + n
 	}
 }
 

@@ -18,6 +18,7 @@ func (*inotify) addDir(*os.File) (int32, error) { return 0, errors.ErrUnsupporte
 func (*inotify) checkProcFD() error             { return errors.ErrUnsupported }
 func (*inotify) remove(int32)                   {}
 func (*inotify) read([]byte) (int, error)       { return 0, errors.ErrUnsupported }
+func (*inotify) queued() uint64                 { return 0 }
 func (*inotify) close() error                   { return nil }
 func (*inotify) setDeadline(time.Time) error    { return errors.ErrUnsupported }
 
@@ -26,6 +27,7 @@ type kernelEvent struct {
 	mask   uint32
 	cookie uint32
 	name   string
+	pos    uint64
 }
 
 const (
@@ -34,9 +36,9 @@ const (
 	inMoveSelf                                             = 2048
 )
 
-func parseEvents([]byte, func(kernelEvent)) {}
-func isNoSpace(error) bool                  { return false }
-func maxUserWatches() int                   { return 0 }
+func parseEvents([]byte, func(kernelEvent, int)) {}
+func isNoSpace(error) bool                       { return false }
+func maxUserWatches() int                        { return 0 }
 
 // Nothing below runs: creating the inotify instance fails first.
 

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,6 +52,14 @@ type Options struct {
 	// as they are, following symbolic links, names a watcher's root by
 	// its target, and confines nothing above the roots.
 	OpenDir func(path string) (*os.File, error)
+	// Staging reports whether a name (one path component) is one the
+	// caller gives its own staging entries: temps and backups it renames
+	// into place or removes (fsplane: workspace.IsStagingName). Whatever
+	// a watcher's filters, nothing at or below such a name is reported or
+	// watched, and a rename from one onto a name a watcher reports is a
+	// create for it: what its client sees is the destination appear
+	// (anew or replaced). nil stages nothing.
+	Staging func(name string) bool
 }
 
 // Registry owns the inotify instance and the watchers. It is safe for
@@ -68,13 +77,20 @@ type Registry struct {
 	dirs     map[int32]*dirWatch
 	byPath   map[string]*dirWatch
 	moves    map[uint32]*move
+	// readEnd counts the bytes read from the inotify descriptor: the
+	// position, in that stream, of the next event to be read.
+	readEnd uint64
+	windows []*dirWatch // directories whose scan window is open
 	// moveGrace is how long a MOVED_FROM left at the end of a read
 	// waits for its MOVED_TO.
 	moveGrace time.Duration
-	closed    bool
-	done      chan struct{} // closed when the reader exits
-	quit      chan struct{} // closed by Close to stop the janitor
-	swept     chan struct{} // closed when the janitor exits
+	// listHook, when set (tests), runs between adding the watch of a
+	// directory that appeared and listing it.
+	listHook func(dir string)
+	closed   bool
+	done     chan struct{} // closed when the reader exits
+	quit     chan struct{} // closed by Close to stop the janitor
+	swept    chan struct{} // closed when the janitor exits
 	// ended holds why the last maxEnded watchers dropped went (see
 	// removeLocked): their ids answer NotFound with that.
 	ended      map[string]string
@@ -97,6 +113,22 @@ func (r *Registry) now() time.Time {
 // added by path instead (see inotify.addDir).
 var errNoProcFD = &Error{Kind: Unavailable, Message: "file watching is unavailable: it needs /proc mounted (watches are added through /proc/self/fd, on the directories opened inside the watched tree, never by path)"}
 
+// staged reports whether a component of rel (a relative path) is a
+// staging name (see Options.Staging).
+func (r *Registry) staged(rel string) bool {
+	if r.opts.Staging == nil {
+		return false
+	}
+	for rel != "" {
+		name, rest, _ := strings.Cut(rel, "/")
+		if r.opts.Staging(name) {
+			return true
+		}
+		rel = rest
+	}
+	return false
+}
+
 // openDir opens the directory p through the configured opener.
 func (r *Registry) openDir(p string) (*os.File, error) {
 	if r.opts.OpenDir != nil {
@@ -111,6 +143,7 @@ type dirWatch struct {
 	id   fileID // the directory's identity when the watch was added
 	path string
 	subs map[*Watcher]struct{}
+	scan *scanWindow // nil unless just listed (see scanWindow)
 }
 
 // move is a MOVED_FROM waiting for its MOVED_TO.

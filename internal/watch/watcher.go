@@ -168,7 +168,7 @@ func (w *Watcher) wantsDir(dir string) bool {
 	case !w.cfg.Recursive:
 		return false
 	}
-	return !w.cfg.excluded(rel)
+	return !w.cfg.excluded(rel) && !w.reg.staged(rel)
 }
 
 // covers reports whether an event on p (absolute) concerns this watcher
@@ -184,10 +184,17 @@ func (w *Watcher) covers(p string) (string, bool) {
 	if !w.cfg.Recursive && path.Dir(rel) != "." {
 		return "", false
 	}
-	if w.cfg.excluded(rel) || !w.cfg.included(rel) {
+	if w.cfg.excluded(rel) || !w.cfg.included(rel) || w.reg.staged(rel) {
 		return "", false
 	}
 	return rel, true
+}
+
+// staging reports whether p (absolute) is, or lies below, a staging entry
+// in the watcher's tree (see Options.Staging).
+func (w *Watcher) staging(p string) bool {
+	rel, ok := within(p, w.root)
+	return ok && rel != "." && w.reg.staged(rel)
 }
 
 // inTree reports whether p lies where the watcher looks, filters aside.

@@ -28,8 +28,9 @@ const writebackEvery = 32 << 20
 var streamBufs = sync.Pool{New: func() any { b := make([]byte, streamBufSize); return &b }}
 
 // UploadPartPrefix starts the name of the part file a streamed write
-// spools to, beside its target: ".fsplane-upload-<id>.part". Watchers see
-// the part file's events and then its rename onto the target.
+// spools to, beside its target: ".fsplane-upload-<id>.part". Watchers
+// leave it out (IsStagingName) and see the target created when it is
+// renamed into place.
 const UploadPartPrefix = ".fsplane-upload-"
 
 // StreamOptions qualify a WriteStream.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,18 @@ import (
 // tempName matches the names of the staged files and directories a sweep
 // may remove.
 var tempName = regexp.MustCompile(`^(\..*\.fsplane-[0-9a-f]{16}\.tmp|\.fsplane-upload-[0-9a-f]{16}\.part|\.fsplane-tree-[0-9a-f]{16}\.tmp)$`)
+
+// stagingName matches the names of every entry fsplane stages beside a
+// destination: the temps above and a replace's or a move's backup
+// (".<name>.fsplane-<tag>.bak").
+var stagingName = regexp.MustCompile(`^(\..*\.fsplane-[0-9a-f]{16}\.(tmp|bak)|\.fsplane-upload-[0-9a-f]{16}\.part|\.fsplane-tree-[0-9a-f]{16}\.tmp)$`)
+
+// IsStagingName reports whether name, one path component, is the name of
+// an entry fsplane stages beside a destination and renames into place
+// (or removes) itself: never a user's file. Watchers leave them out.
+func IsStagingName(name string) bool {
+	return strings.Contains(name, ".fsplane-") && stagingName.MatchString(name)
+}
 
 // tempLogs maps each root a workspace opened to its log, so the write
 // primitives, which are given only an *os.Root, record their temps

@@ -228,3 +228,25 @@ func TestSweepAfterKill(t *testing.T) {
 		t.Errorf("after Open the root still holds %v", got)
 	}
 }
+
+func TestIsStagingName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{".a.txt.fsplane-0123456789abcdef.tmp", true},
+		{".a.txt.fsplane-0123456789abcdef.bak", true},
+		{".fsplane-upload-0123456789abcdef.part", true},
+		{".fsplane-tree-0123456789abcdef.tmp", true},
+		{"a.txt", false},
+		{"a.txt.tmp", false},
+		{".a.txt.fsplane-0123.tmp", false},
+		{"a.fsplane-0123456789abcdef.tmp", false}, // not hidden: not ours
+	}
+	for _, tt := range tests {
+		if got := IsStagingName(tt.name); got != tt.want {
+			t.Errorf("IsStagingName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
