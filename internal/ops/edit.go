@@ -20,6 +20,12 @@ type EditRequest struct {
 	Diff            bool // include a unified diff
 	DryRun          bool // compute everything, write nothing
 	Caller          string
+	// LinesStaleAfterMove makes a change that moves lines (Shifts) leave
+	// the caller's line numbers stale: its next line edit needs a read.
+	// For a front whose answer cannot say how lines moved (text_editor's
+	// fixed text); others show Shifts and keep the caller fresh. Hosts
+	// from before it ignore it.
+	LinesStaleAfterMove bool `json:",omitempty"`
 }
 
 // EditResult describes a replacement.
@@ -92,7 +98,7 @@ func (e *Engine) edit(op string, req EditRequest) (*EditResult, error) {
 		return nil, err
 	}
 	res.Version, res.UndoRecorded = v, undo
-	e.fresh.Advance(req.Caller, tf.Path.Abs, tf.Version, v)
+	e.fresh.Changed(req.Caller, tf.Path.Abs, tf.Version, v, false, req.LinesStaleAfterMove && r.Shifts != nil)
 	e.log.Info("Edit", "path", tf.Path.Abs, "tier", res.Tier, "count", res.Count)
 	return res, nil
 }

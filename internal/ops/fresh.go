@@ -11,7 +11,9 @@ import (
 // Tracker remembers, per caller and file, the version of the file the
 // caller last saw (read or wrote). Versions are content hashes, so a file
 // touched without changing reads as fresh, and a caller's own writes keep
-// it fresh. Callers are opaque IDs (an MCP session, a connector context);
+// it fresh — its line numbers too, unless the front cannot tell the caller
+// how its change moved lines (see Changed). Callers are opaque IDs (an MCP
+// session, a connector context);
 // the empty ID is stateless and never recorded. Safe for concurrent use.
 //
 // Memory is bounded whatever callers do: at most maxTrackedFiles files
@@ -54,6 +56,10 @@ type seenFiles struct {
 
 type seenFile struct {
 	key, version string
+	// linesUnknown says the caller knows version's content but not its
+	// line numbers: a change of its own moved lines without telling it
+	// where (see Tracker.Changed). Only Saw clears it.
+	linesUnknown bool
 	// earlier holds the versions the caller saw before version, oldest
 	// first, at most maxEarlier: an undo brings one of them back.
 	earlier []string
@@ -74,14 +80,15 @@ func callerKey(caller string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Saw records that caller saw version of file key.
+// Saw records that caller saw version of file key whole, line numbers
+// included: it read it, or wrote all of it.
 func (t *Tracker) Saw(caller, key, version string) {
 	if caller == "" {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.sawLocked(caller, key, version)
+	t.sawLocked(caller, key, version).linesUnknown = false
 }
 
 // stateLocked returns caller's files, marking the caller active; with
@@ -111,8 +118,10 @@ func (t *Tracker) dropLocked(el *list.Element) {
 	t.total -= len(s.byKey)
 }
 
-// sawLocked is Saw with t.mu held.
-func (t *Tracker) sawLocked(caller, key, version string) {
+// sawLocked records version as the one caller saw of key (t.mu held) and
+// returns its entry; whether the caller knows its line numbers is left as
+// it was, for the caller to set.
+func (t *Tracker) sawLocked(caller, key, version string) *seenFile {
 	s := t.stateLocked(caller, true)
 	if el, ok := s.byKey[key]; ok {
 		f := el.Value.(*seenFile)
@@ -124,7 +133,7 @@ func (t *Tracker) sawLocked(caller, key, version string) {
 			f.version = version
 		}
 		s.order.MoveToBack(el)
-		return
+		return f
 	}
 	if len(s.byKey) >= maxTrackedFiles {
 		t.forgetOldestLocked(s)
@@ -142,8 +151,10 @@ func (t *Tracker) sawLocked(caller, key, version string) {
 		}
 		t.dropLocked(front)
 	}
-	s.byKey[key] = s.order.PushBack(&seenFile{key: key, version: version})
+	f := &seenFile{key: key, version: version}
+	s.byKey[key] = s.order.PushBack(f)
 	t.total++
+	return f
 }
 
 // forgetOldestLocked forgets the file s saw least recently.
@@ -158,11 +169,32 @@ func (t *Tracker) forgetOldestLocked(s *seenFiles) {
 // Only a caller that had seen from, and so knows the rest of the file, has
 // now seen to: one whose view was stale stays stale (someone else's change
 // may have moved its line numbers), and one that never read stays unread.
+// It is Changed(caller, key, from, to, false, false).
 func (t *Tracker) Advance(caller, key, from, to string) {
+	t.Changed(caller, key, from, to, false, false)
+}
+
+// Changed records caller's own change of key from version from to version
+// to, one that did not show it the whole file (a replace, line edits, a
+// patch). As Advance, only a caller that had seen from now knows to,
+// unless knew says it proved otherwise that it knew from (a fresh read
+// checked under the file's lock, an expected version, a file it created).
+//
+// linesMoved says the change moved lines and the caller was not told
+// where (Agent Zero's text_editor answers only "patched successfully"):
+// it then knows to's content, so nothing will say the file changed behind
+// its back, but not to's line numbers, which SeenLines reports until a
+// Saw. A change never makes line numbers known again: the caller knows
+// them only as well as it knew from's.
+func (t *Tracker) Changed(caller, key, from, to string, knew, linesMoved bool) {
+	if caller == "" {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if f := t.lookupLocked(caller, key); f != nil && f.version == from {
-		t.sawLocked(caller, key, to)
+	if f := t.lookupLocked(caller, key); knew || f != nil && f.version == from {
+		f := t.sawLocked(caller, key, to)
+		f.linesUnknown = f.linesUnknown || linesMoved
 	}
 }
 
@@ -207,12 +239,20 @@ func (t *Tracker) Forget(caller, key string) {
 
 // Seen returns the version caller last saw of key.
 func (t *Tracker) Seen(caller, key string) (string, bool) {
+	version, _, ok := t.SeenLines(caller, key)
+	return version, ok
+}
+
+// SeenLines is Seen, and says whether caller knows that version's line
+// numbers (false after a change of its own moved lines unseen; see
+// Changed), which line edits need.
+func (t *Tracker) SeenLines(caller, key string) (version string, linesKnown, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if f := t.lookupLocked(caller, key); f != nil {
-		return f.version, true
+		return f.version, !f.linesUnknown, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // DropCaller forgets everything about caller (its session ended).

@@ -161,3 +161,55 @@ func TestTrackerBoundsCallers(t *testing.T) {
 		}
 	})
 }
+
+// TestTrackerChanged: a caller's own change that moved lines unseen keeps
+// its version current (no "changed since you last read it") but its line
+// numbers unknown, through later changes of its own, until it sees the
+// file whole again; a view that was stale or unread stays so unless the
+// caller proved it knew the version changed.
+func TestTrackerChanged(t *testing.T) {
+	t.Parallel()
+	type change struct {
+		from, to         string
+		knew, linesMoved bool
+	}
+	tests := []struct {
+		name       string
+		seen       string // "" never read
+		changes    []change
+		sawAfter   string // a Saw of this version after the changes
+		version    string // want; "" not tracked
+		linesKnown bool
+	}{
+		{"in place", "v1", []change{{"v1", "v2", false, false}}, "", "v2", true},
+		{"lines moved", "v1", []change{{"v1", "v2", false, true}}, "", "v2", false},
+		{"lines moved, then in place", "v1", []change{{"v1", "v2", false, true}, {"v2", "v3", true, false}}, "", "v3", false},
+		{"lines moved, then seen whole", "v1", []change{{"v1", "v2", false, true}}, "v2", "v2", true},
+		{"a stale view stays stale", "v0", []change{{"v1", "v2", false, true}}, "", "v0", true},
+		{"unread stays unread", "", []change{{"v1", "v2", false, false}}, "", "", false},
+		{"knew records the version", "v0", []change{{"v1", "v2", true, true}}, "", "v2", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := NewTracker()
+			if tt.seen != "" {
+				tr.Saw("c", "/f", tt.seen)
+			}
+			for _, c := range tt.changes {
+				tr.Changed("c", "/f", c.from, c.to, c.knew, c.linesMoved)
+				tr.Changed("", "/f", c.from, c.to, true, c.linesMoved) // stateless: never recorded
+			}
+			if tt.sawAfter != "" {
+				tr.Saw("c", "/f", tt.sawAfter)
+			}
+			v, known, ok := tr.SeenLines("c", "/f")
+			if v != tt.version || ok != (tt.version != "") || ok && known != tt.linesKnown {
+				t.Errorf("SeenLines = %q, %v, %v; want %q, lines known %v", v, known, ok, tt.version, tt.linesKnown)
+			}
+			if _, ok := tr.Seen("", "/f"); ok {
+				t.Error("the stateless caller was recorded")
+			}
+		})
+	}
+}

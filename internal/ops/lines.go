@@ -18,6 +18,9 @@ type EditLinesRequest struct {
 	Diff            bool
 	DryRun          bool
 	Caller          string
+	// LinesStaleAfterMove: as EditRequest's, for edits that move lines
+	// (Shifts).
+	LinesStaleAfterMove bool `json:",omitempty"`
 }
 
 // LinesResult describes a line edit or insert.
@@ -58,7 +61,7 @@ func (e *Engine) EditLines(ctx context.Context, req EditLinesRequest) (*LinesRes
 		if err != nil {
 			return fserr.From(op, req.Path, err)
 		}
-		res, err = e.finishLines(op, req.Path, req.Caller, req.DryRun, true, tf, r)
+		res, err = e.finishLines(op, req.Path, req.Caller, req.DryRun, true, req.LinesStaleAfterMove, tf, r)
 		return err
 	})
 	if err != nil {
@@ -97,7 +100,7 @@ func (e *Engine) Insert(ctx context.Context, req InsertRequest) (*LinesResult, e
 		if err != nil {
 			return fserr.From(op, req.Path, err)
 		}
-		res, err = e.finishLines(op, req.Path, req.Caller, false, req.ExpectedVersion != "", tf, r)
+		res, err = e.finishLines(op, req.Path, req.Caller, false, req.ExpectedVersion != "", false, tf, r)
 		return err
 	})
 	if err != nil {
@@ -108,8 +111,9 @@ func (e *Engine) Insert(ctx context.Context, req InsertRequest) (*LinesResult, e
 
 // finishLines commits a line edit or insert. knew says the caller proved
 // it had seen the version edited (a fresh read, or the expected version);
-// otherwise its view advances only if it was current (Tracker.Advance).
-func (e *Engine) finishLines(op, path, caller string, dry, knew bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
+// otherwise its view advances only if it was current (Tracker.Changed).
+// staleAfterMove leaves its line numbers stale when lines moved.
+func (e *Engine) finishLines(op, path, caller string, dry, knew, staleAfterMove bool, tf *workspace.TextFile, r *edit.LinesResult) (*LinesResult, error) {
 	res := &LinesResult{Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, StartLine: r.StartLine,
 		EndLine: r.EndLine, TotalLines: r.TotalLines, Snippet: r.Snippet, Diff: r.Diff, DryRun: dry,
 		Before: tf.Content, After: r.Content, Shifts: r.Shifts}
@@ -121,17 +125,15 @@ func (e *Engine) finishLines(op, path, caller string, dry, knew bool, tf *worksp
 		return nil, err
 	}
 	res.Version, res.UndoRecorded = v, undo
-	if knew {
-		e.fresh.Saw(caller, tf.Path.Abs, v)
-	} else {
-		e.fresh.Advance(caller, tf.Path.Abs, tf.Version, v)
-	}
+	e.fresh.Changed(caller, tf.Path.Abs, tf.Version, v, knew, staleAfterMove && r.Shifts != nil)
 	e.log.Info("Edit lines", "op", op, "path", tf.Path.Abs)
 	return res, nil
 }
 
 // requireFresh enforces DESIGN §5 for line-number edits, in Agent Zero's
-// wording: no known read is must_read, an outdated one is stale_version.
+// wording: no known read is must_read, an outdated one is stale_version,
+// and so is a current one whose lines the caller's own change moved
+// without telling it where (LinesStaleAfterMove).
 func (e *Engine) requireFresh(op, path, caller, expected string, tf *workspace.TextFile) error {
 	if expected != "" {
 		if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
@@ -143,7 +145,7 @@ func (e *Engine) requireFresh(op, path, caller, expected string, tf *workspace.T
 		}
 		return nil
 	}
-	seen, ok := e.fresh.Seen(caller, tf.Path.Abs)
+	seen, linesKnown, ok := e.fresh.SeenLines(caller, tf.Path.Abs)
 	switch {
 	case caller == "" || !ok:
 		return fserr.New(fserr.MustRead, op, path, "error patching %s: read file before patching - line numbers unknown", path).
@@ -151,6 +153,10 @@ func (e *Engine) requireFresh(op, path, caller, expected string, tf *workspace.T
 	case seen != tf.Version:
 		return fserr.New(fserr.StaleVersion, op, path, "error patching %s: file changed since last read - re-read to get current line numbers", path).
 			WithHint("read the file again and use the new line numbers")
+	case !linesKnown:
+		// The caller's own change moved lines, and it was not told where.
+		return fserr.New(fserr.StaleVersion, op, path, "error patching %s: file changed since last read - re-read to get current line numbers", path).
+			WithHint("your last change moved lines: read the file again and use the new line numbers")
 	}
 	return nil
 }

@@ -412,6 +412,110 @@ func TestContentEditsKeepAStaleViewStale(t *testing.T) {
 	}
 }
 
+// TestLinesStaleAfterMove: with LinesStaleAfterMove (text_editor, whose
+// answer cannot say how lines moved), a change of the caller's own that
+// moves lines leaves its line numbers stale: the next line edit is
+// stale_version, not an edit of whatever line now has the number. A
+// change in place, lines added at the end, a whole-file write and a read
+// keep or make them fresh; without the option (MCP, which prints the
+// shifts) the caller stays fresh. The caller still knows the content, so
+// no change of its own is reported as one made behind its back.
+func TestLinesStaleAfterMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const orig = "one\ntwo\nthree\nfour\n"
+	type step func(e *Engine, stale bool) (notice string, err error)
+	replace := func(old, new string) step {
+		return func(e *Engine, stale bool) (string, error) {
+			r, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: old, New: new, Caller: "c", LinesStaleAfterMove: stale})
+			if err != nil {
+				return "", err
+			}
+			return r.Notice, nil
+		}
+	}
+	lines := func(from, to int, content string) step {
+		return func(e *Engine, stale bool) (string, error) {
+			_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: from, To: ptr(to), Content: ptr(content)}},
+				Caller: "c", LinesStaleAfterMove: stale})
+			return "", err
+		}
+	}
+	patchText := func(text string) step {
+		return func(e *Engine, stale bool) (string, error) {
+			r, err := e.Patch(ctx, PatchRequest{Patch: text, Path: "f.txt", Caller: "c", LinesStaleAfterMove: stale})
+			if err != nil {
+				return "", err
+			}
+			return strings.Join(r.Notices, "; "), nil
+		}
+	}
+	write := func(content string) step {
+		return func(e *Engine, _ bool) (string, error) {
+			r, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte(content), Caller: "c"})
+			if err != nil {
+				return "", err
+			}
+			return r.Notice, nil
+		}
+	}
+	read := func(e *Engine, _ bool) (string, error) {
+		_, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "c"})
+		return "", err
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		stale bool // the line edit of line 3 that follows is stale_version
+	}{
+		{"replace adding lines", []step{replace("one", "x\ny\nz")}, true},
+		{"replace removing a line", []step{replace("one\ntwo", "onetwo")}, true},
+		{"replace in place", []step{replace("one", "ONE")}, false},
+		{"replace adding lines at the end", []step{replace("four\n", "four\nfive\n")}, false},
+		{"line edit adding lines", []step{lines(1, 1, "x\ny\nz\n")}, true},
+		{"line edit in place", []step{lines(1, 1, "ONE\n")}, false},
+		{"patch_text adding a line", []step{patchText("@@ one\n+one and a half")}, true},
+		{"patch_text in place", []step{patchText("-two\n+TWO")}, false},
+		{"a move, then a change in place", []step{replace("one", "x\ny"), replace("two", "TWO")}, true},
+		{"a move, then a read", []step{replace("one", "x\ny"), read}, false},
+		{"a move, then a whole-file write", []step{replace("one", "x\ny"), write("a\nb\nthree\nd\n")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, stale := range []bool{true, false} {
+				e, _ := newEngine(t, map[string]string{"f.txt": orig}, Options{})
+				if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "c"}); err != nil {
+					t.Fatal(err)
+				}
+				for i, s := range tt.steps {
+					notice, err := s(e, stale)
+					if err != nil {
+						t.Fatalf("step %d: %v", i, err)
+					}
+					if notice != "" {
+						t.Errorf("step %d: notice %q for the caller's own change", i, notice)
+					}
+				}
+				// Whatever the line edit finds, the caller's own changes
+				// are never reported as made behind its back.
+				if notice, err := replace("three", "3")(e, stale); err != nil || notice != "" {
+					t.Errorf("replace after the steps: notice %q, err %v", notice, err)
+				}
+				_, err := lines(3, 3, "THREE\n")(e, stale)
+				switch want := tt.stale && stale; {
+				case want:
+					if fe := wantCode(t, err, fserr.StaleVersion); !strings.Contains(fe.Message, "file changed since last read - re-read to get current line numbers") {
+						t.Errorf("message %q", fe.Message)
+					}
+				case err != nil:
+					t.Errorf("LinesStaleAfterMove %v: line edit: %v, want it applied", stale, err)
+				}
+			}
+		})
+	}
+}
+
 // TestMalformedExpectedVersion: a mistyped expected_version is
 // bad_request ("not a version"), not stale_version, which would send the
 // caller to re-read a file that did not change.

@@ -39,6 +39,9 @@ type PatchRequest struct {
 	// written for that file, and applying them to Path edits it wherever
 	// their context happens to match.
 	IgnoreHeader bool
+	// LinesStaleAfterMove: as EditRequest's, for each file whose lines
+	// the patch moves (PatchFile.Shifts).
+	LinesStaleAfterMove bool `json:",omitempty"`
 }
 
 // Folded is r with ExpectedVersion moved into ExpectedVersions under
@@ -238,6 +241,7 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 		return nil, err
 	}
 	moves := movePairs(p, src, plan)
+	shifts := changeShifts(plan, moves)
 	diffs := map[string]string{}
 	if req.Diff || req.DryRun {
 		res.Diff = planDiff(plan, moves, diffs)
@@ -264,12 +268,12 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 			case d.Deleted:
 				e.fresh.Forget(req.Caller, d.Path.Abs)
 			case known[plan.Changes[i].Canonical]:
-				e.fresh.Saw(req.Caller, d.Path.Abs, d.Version)
+				e.fresh.Changed(req.Caller, d.Path.Abs, d.PrevVersion, d.Version, true, req.LinesStaleAfterMove && shifts[i] != nil)
 			}
 		}
 		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))
 	}
-	res.Files = mergeMoves(plan, moves, res.Files)
+	res.Files = mergeMoves(plan, moves, shifts, res.Files)
 	res.Sections = sections(p, src, versions, diffs)
 	return res, nil
 }
@@ -307,10 +311,25 @@ func movePairs(p *patch.Patch, src *patchSource, plan *patch.Plan) map[int]int {
 	return pairs
 }
 
+// changeShifts returns, by index into plan.Changes, how each change that
+// leaves a file in place moved its lines (a paired move's destination:
+// from its source's; see movePairs); nil for the others.
+func changeShifts(plan *patch.Plan, moves map[int]int) [][]edit.Shift {
+	shifts := make([][]edit.Shift, len(plan.Changes))
+	for i, c := range plan.Changes {
+		if si, moved := moves[i]; moved {
+			shifts[i] = edit.TextShifts(plan.Changes[si].Old, c.New)
+		} else if c.Existed && !c.Delete && !c.Link && !c.Opaque {
+			shifts[i] = edit.TextShifts(c.Old, c.New)
+		}
+	}
+	return shifts
+}
+
 // mergeMoves reports each paired move (see movePairs) as one modified
 // file at its destination, from its source, and gives every updated file
-// the line shifts of its change.
-func mergeMoves(plan *patch.Plan, moves map[int]int, files []PatchFile) []PatchFile {
+// the line shifts of its change (changeShifts).
+func mergeMoves(plan *patch.Plan, moves map[int]int, shifts [][]edit.Shift, files []PatchFile) []PatchFile {
 	merged := make(map[int]bool, len(moves))
 	for _, si := range moves {
 		merged[si] = true
@@ -325,9 +344,9 @@ func mergeMoves(plan *patch.Plan, moves map[int]int, files []PatchFile) []PatchF
 			s := files[si]
 			f.Action, f.From, f.PrevVersion = "M", s.Path, s.PrevVersion
 			f.UndoRecorded = f.UndoRecorded && s.UndoRecorded
-			f.Shifts = edit.TextShifts(plan.Changes[si].Old, c.New)
+			f.Shifts = shifts[i]
 		case f.Action == "M" && !c.Link && !c.Opaque:
-			f.Shifts = edit.TextShifts(c.Old, c.New)
+			f.Shifts = shifts[i]
 		}
 		out = append(out, f)
 	}

@@ -192,7 +192,10 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 	}
 	numbered := strings.TrimSuffix(sb.String(), "\n")
 	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
-	res.Version, res.TotalLines, res.LineFrom, res.LineTo = rr.Version, rr.TotalLines, first, first+n-1
+	// line_to is the last line shown, within the file: first-1 when none
+	// was (a line over the byte cap), the last line when line_from is
+	// past the end, as the engine's read says.
+	res.Version, res.TotalLines, res.LineFrom, res.LineTo = rr.Version, rr.TotalLines, first, min(first+n-1, rr.TotalLines)
 	switch {
 	case reason == "":
 	case n == 0: // one line alone is over the byte cap: continuing from it would loop
@@ -212,6 +215,13 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 	return nil
 }
 
+// tePatch applies one of Agent Zero's three patch forms. Its answer is
+// Agent Zero's fixed "{path} patched successfully", which cannot say how
+// the change moved lines, so a change that moves any leaves the context's
+// line numbers stale (LinesStaleAfterMove), as Agent Zero marks the file
+// stale: its next line edit gets stale_version until it reads the file
+// again. A change in place (no line moved) keeps them fresh, and so does
+// a whole-file write.
 func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, caller string, res *client.TextEditorResult) error {
 	var version string
 	switch {
@@ -223,14 +233,14 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 				edits[i].From = 1 // Agent Zero's CLI reads a missing (or 0) from as 1
 			}
 		}
-		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller})
+		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller, LinesStaleAfterMove: true})
 		if err != nil {
 			return err
 		}
 		version, res.TotalLines = lr.Version, lr.TotalLines
 	case b.PatchText != nil:
 		pr, err := remote.Patch(ctx, ops.PatchRequest{Patch: *b.PatchText, Path: b.Path, Caller: caller,
-			IgnoreHeader: true}) // Agent Zero: path wins
+			IgnoreHeader: true, LinesStaleAfterMove: true}) // Agent Zero: path wins
 		if err != nil {
 			return err
 		}
@@ -243,7 +253,7 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 		if b.NewText != nil {
 			newText = *b.NewText
 		}
-		er, err := remote.Edit(ctx, ops.EditRequest{Path: b.Path, Old: *b.OldText, New: newText, Caller: caller,
+		er, err := remote.Edit(ctx, ops.EditRequest{Path: b.Path, Old: *b.OldText, New: newText, Caller: caller, LinesStaleAfterMove: true,
 			Names: edit.Names{AddLines: "use patch_text: an @@ line naming the line above, then + lines"}})
 		if err != nil {
 			return teReplaceError(err)

@@ -111,6 +111,8 @@ func TestTextEditorReadPages(t *testing.T) {
 			"cr.txt 3 lines\n>>>\n   1 | keep1\n   2 | keep2\n   3 | change-me\n<<<"},
 		{"lines numbered as the host numbers them", client.TextEditorRequest{Path: "crs.log"}, 1, 2000, 2001, 2525,
 			"\n 101 | done 100\n 102 | line 101\n"},
+		{"line_from past the end", client.TextEditorRequest{Path: "cr.txt", LineFrom: client.Int(10)}, 10, 3, 0, 3,
+			"cr.txt 3 lines\n>>>\n\n<<<"},
 		{"one line over the byte cap", client.TextEditorRequest{Path: "wide.txt", LineFrom: client.Int(2)}, 2, 1, 3, 3,
 			"line 2 alone is over 256 KiB. Continue with line_from=3 to skip it"},
 	}
@@ -242,5 +244,88 @@ func TestTextEditorAgentZeroTexts(t *testing.T) {
 	}
 	if res := call("laptop", client.TextEditorRequest{Action: "read", Path: "long.txt"}); !strings.Contains(res.Output, "Use GET /v2/hosts/laptop/fs/download?path=long.txt for the complete") {
 		t.Errorf("the page's note does not name the host's download route: ...%q", res.Output[len(res.Output)-200:])
+	}
+}
+
+// TestTextEditorLineNumbersAfterOwnChanges: the answer to a patch is Agent
+// Zero's fixed "patched successfully", which cannot say how lines moved,
+// so a patch that moves lines leaves the context's line numbers stale, as
+// Agent Zero marks the file stale: the next line edit is refused in its
+// wording, not applied to whatever line now has the number (the host
+// applies that rule: the option crosses the connection). A patch in place
+// and a whole-file write keep the context fresh, and a read refreshes it.
+func TestTextEditorLineNumbersAfterOwnChanges(t *testing.T) {
+	t.Parallel()
+	const stale = "error patching s.txt: file changed since last read - re-read to get current line numbers"
+	lineEdit := func(from, to int, content string) client.TextEditorRequest {
+		return client.TextEditorRequest{Action: "patch", Edits: []client.LineEdit{{From: from, To: client.Int(to), Content: client.String(content)}}}
+	}
+	replace := func(old, new string) client.TextEditorRequest {
+		return client.TextEditorRequest{Action: "patch", OldText: client.String(old), NewText: client.String(new)}
+	}
+	patchText := func(text string) client.TextEditorRequest {
+		return client.TextEditorRequest{Action: "patch", PatchText: client.String(text)}
+	}
+	read := client.TextEditorRequest{Action: "read"}
+	tests := []struct {
+		name  string
+		steps []client.TextEditorRequest // after a read, each must succeed
+		then  client.TextEditorRequest   // a line edit of line 3
+		ok    bool
+		file  string
+	}{
+		{"replace adding lines, then edits", []client.TextEditorRequest{replace("one", "x\ny\nz")},
+			lineEdit(3, 3, "THREE\n"), false, "x\ny\nz\ntwo\nthree\n"},
+		{"edits adding lines, then edits", []client.TextEditorRequest{lineEdit(1, 1, "x\ny\nz\n")},
+			lineEdit(3, 3, "THREE\n"), false, "x\ny\nz\ntwo\nthree\n"},
+		{"patch_text adding a line, then edits", []client.TextEditorRequest{patchText("@@ one\n+x")},
+			lineEdit(3, 3, "THREE\n"), false, "one\nx\ntwo\nthree\n"},
+		{"after a re-read, the new numbers", []client.TextEditorRequest{replace("one", "x\ny\nz"), read},
+			lineEdit(5, 5, "THREE\n"), true, "x\ny\nz\ntwo\nTHREE\n"},
+		{"replace in place, then edits", []client.TextEditorRequest{replace("one", "ONE")},
+			lineEdit(3, 3, "THREE\n"), true, "ONE\ntwo\nTHREE\n"},
+		{"edits in place, then edits", []client.TextEditorRequest{lineEdit(1, 1, "ONE\n")},
+			lineEdit(3, 3, "THREE\n"), true, "ONE\ntwo\nTHREE\n"},
+		{"a whole-file write, then edits", []client.TextEditorRequest{replace("one", "x\ny\nz"),
+			{Action: "write", Content: client.String("a\nb\nc\n")}}, lineEdit(3, 3, "C\n"), true, "a\nb\nC\n"},
+	}
+	root := t.TempDir()
+	h := New(Options{Token: token})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	connectHost(t, h, srv.URL, root, "laptop", proto.ReadWrite)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			name := fmt.Sprintf("s%d.txt", i)
+			if err := os.WriteFile(filepath.Join(root, name), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The reviewer's sequence: one context (context_id D) per file.
+			call := func(req client.TextEditorRequest) *client.TextEditorResult {
+				req.Path, req.ContextID = name, "D"
+				res, _ := h.TextEditor(context.Background(), "laptop", req)
+				return res
+			}
+			for j, req := range append([]client.TextEditorRequest{read}, tt.steps...) {
+				if res := call(req); !res.OK || res.Notice != "" {
+					t.Fatalf("step %d: ok %v notice %q output %q", j, res.OK, res.Notice, res.Output)
+				}
+			}
+			res := call(tt.then)
+			want := strings.ReplaceAll(stale, "s.txt", name)
+			if tt.ok {
+				want = name + " patched successfully"
+			}
+			if res.OK != tt.ok || res.Output != want {
+				t.Errorf("line edit: ok %v output %q; want ok %v output %q", res.OK, res.Output, tt.ok, want)
+			}
+			if !tt.ok && res.Code != "stale_version" {
+				t.Errorf("line edit: error_type %q, want stale_version", res.Code)
+			}
+			if got, _ := os.ReadFile(filepath.Join(root, name)); string(got) != tt.file {
+				t.Errorf("%s = %q, want %q", name, got, tt.file)
+			}
+		})
 	}
 }
