@@ -137,13 +137,13 @@ func TestApplyRefusalsPrintHint(t *testing.T) {
 		err, hint   string // text the error line and the Hint: line must contain
 	}{
 		{"outside root", "*** Begin Patch\n*** Add File: ../x.txt\n+escape\n*** End Patch",
-			"Failed to write file ../x.txt: path ../x.txt is outside the workspace roots", "use a path inside one of the roots"},
+			"Failed to write file ../x.txt: path ../x.txt leads outside the workspace root (", "use a path inside one of the roots"},
 		{"absolute path outside root", "*** Begin Patch\n*** Add File: /etc/fsplane-x.txt\n+escape\n*** End Patch",
 			"is outside the workspace roots", "use a path inside one of the roots"},
 		{"link leading out", "*** Begin Patch\n*** Add File: out/x.txt\n+escape\n*** End Patch",
 			"through the symbolic link out -> ", "use a path inside one of the roots"},
 		{"delete outside root", "*** Begin Patch\n*** Delete File: ../x.txt\n*** End Patch",
-			"Failed to delete file ../x.txt", "is outside the workspace roots"},
+			"Failed to delete file ../x.txt", "leads outside the workspace root ("},
 		{"update a directory", "*** Begin Patch\n*** Update File: dir\n@@\n-a\n+b\n*** End Patch",
 			"dir is a directory", "name a file inside it"},
 		{"state directory", "*** Begin Patch\n*** Add File: state/x.txt\n+x\n*** End Patch",

@@ -201,6 +201,9 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 			return usage(errors.New("cannot read the hostname; pass --name"))
 		}
 	}
+	if err := proto.CheckName(name); err != nil {
+		return usage(fmt.Errorf("--name %q: %w in /v2/hosts/%s/…; choose another name", name, err, proto.OnlyHost))
+	}
 	source := func(i int) string {
 		if i == 0 {
 			return "--root"

@@ -62,6 +62,18 @@ const maxDropped = 1024
 // from it, where the bare text would say nothing.
 var ErrClosed = errors.New("connector: connection closed")
 
+// ErrBroken is matched (errors.Is) by the error of a write to the
+// WebSocket that failed: the connection broke under it (the peer went
+// away, reset it, or it was closed meanwhile). The message was not sent
+// whole, so the peer never handles it. The error's text is the library's.
+var ErrBroken = errors.New("connector: the connection broke")
+
+// broken marks a failed write as ErrBroken, keeping its text and chain.
+type broken struct{ error }
+
+func (b broken) Unwrap() error        { return b.error }
+func (b broken) Is(target error) bool { return target == ErrBroken }
+
 // ErrTooLarge is returned (wrapped) by Send for a message larger than the
 // negotiated transfer limit; the sender should answer too_large instead.
 var ErrTooLarge = errors.New("connector: message exceeds the transfer limit")
@@ -143,14 +155,17 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	defer stuck.Stop()
 	ctx = context.WithoutCancel(ctx)
 	if len(b) <= frameChunkBytes+proto.ChunkHeaderBytes {
-		return c.gathered(func() error { return c.ws.Write(ctx, typ, b) })
+		if err := c.gathered(func() error { return c.ws.Write(ctx, typ, b) }); err != nil {
+			return broken{err}
+		}
+		return nil
 	}
 	// A longer message goes out in fragments (RFC 6455 §5.4) of at most
 	// frameChunkBytes, so a pong waits for one of them, not the whole
 	// message (see frameChunkBytes). The peer's library reassembles them.
 	w, err := c.ws.Writer(ctx, typ)
 	if err != nil {
-		return err
+		return broken{err}
 	}
 	for len(b) > 0 && err == nil {
 		n := min(len(b), frameChunkBytes)
@@ -164,8 +179,9 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 		// Half a message is on the wire and the writer still holds the
 		// library's message lock: nothing more can be sent.
 		c.closeNow()
+		return broken{err}
 	}
-	return err
+	return nil
 }
 
 // gathered runs one frame write, as one write to the network when writes

@@ -12,17 +12,26 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
 
-// hostWriteTimeout bounds each write of a host download to its client, so
-// a client that stops reading does not keep this handler forever (a slow
-// one is fine: each write is at most one 64 KiB chunk). The host's
-// connection, which carries every other operation on that host too, does
-// not wait for the client: with flow control the host sends a download
-// only as fast as its client takes it; with a host from before flow
-// control the connector fails a download whose client falls behind (takes
-// nothing, or under 1 MiB/s while the host sends faster, for 2 s), telling
-// the host to stop sending (transfer_abort). The closed pipe then ends the
-// copy, and this deadline a write to the client still waiting.
-const hostWriteTimeout = 5 * time.Second
+// A host download's write to its client may take up to the
+// Server's HostWriteTimeout, by default proto.IdleTimeout: the 30 s the
+// connector gives a consumer to take one chunk (connector.DataSink). A
+// slow client is fine: each write is at most one 64 KiB chunk, and a
+// client that limits its rate (curl --limit-rate) pauses reading for
+// seconds at a time, which a shorter bound took for a stall. Only a client
+// that stops reading is cut. The host's connection, which carries every
+// other operation on that host too, does not wait for the client: with
+// flow control the host sends a download only as fast as its client
+// takes it; with a host from before flow control the connector fails a
+// download whose client falls behind (takes nothing, or under 1 MiB/s
+// while the host sends faster, for 2 s), telling the host to stop sending
+// (transfer_abort). The closed pipe then ends the copy, and the deadline
+// a write to the client still waiting.
+func (s *Server) hostWriteTimeout() time.Duration {
+	if d := s.opts.HostWriteTimeout; d > 0 {
+		return d
+	}
+	return proto.IdleTimeout
+}
 
 // pipeSink hands a data transfer's bytes to the HTTP handler through a
 // pipe, so the response is written by the handler's own goroutine.
@@ -139,7 +148,7 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	// closed pipe then fails the stream, and the host is told.
 	stop := context.AfterFunc(r.Context(), func() { pr.CloseWithError(r.Context().Err()) })
 	defer stop()
-	n, err := copyTimed(w, body)
+	n, err := copyTimed(w, body, s.hostWriteTimeout())
 	if err != nil || n != size {
 		s.log.Warn("Host download cut", "path", path, "bytes", n, "of", size, "err", err)
 		panic(http.ErrAbortHandler)
@@ -147,14 +156,14 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 }
 
 // copyTimed copies src to w, giving each write to the client, and the
-// final flush, hostWriteTimeout, and holding back the last byte it has
+// final flush, timeout, and holding back the last byte it has
 // until src ends cleanly: a src that fails never yields a whole response.
 // A writer without deadlines (a wrapper that hides them) is written to
 // without.
-func copyTimed(w http.ResponseWriter, src io.Reader) (int64, error) {
+func copyTimed(w http.ResponseWriter, src io.Reader, timeout time.Duration) (int64, error) {
 	rc := http.NewResponseController(w)
 	send := func(b []byte) (int, error) {
-		if err := rc.SetWriteDeadline(time.Now().Add(hostWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		if err := rc.SetWriteDeadline(time.Now().Add(timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return 0, err
 		}
 		if b != nil {

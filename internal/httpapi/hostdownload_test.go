@@ -42,6 +42,12 @@ type hubEnv struct {
 // at once, not after megabytes).
 func newHubEnv(t *testing.T, smallSendBuffers bool) *hubEnv {
 	t.Helper()
+	return newHubEnvWith(t, smallSendBuffers, httpapi.Options{})
+}
+
+// newHubEnvWith is newHubEnv with opts (its Hub is set here).
+func newHubEnvWith(t *testing.T, smallSendBuffers bool, opts httpapi.Options) *hubEnv {
+	t.Helper()
 	root := t.TempDir()
 	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
 	if err != nil {
@@ -49,7 +55,8 @@ func newHubEnv(t *testing.T, smallSendBuffers bool) *hubEnv {
 	}
 	t.Cleanup(func() { ws.Close() })
 	h := hub.New(hub.Options{Token: hubToken})
-	srv := httptest.NewUnstartedServer(httpapi.New(ops.New(ws, ops.Options{}), httpapi.Options{Hub: h}))
+	opts.Hub = h
+	srv := httptest.NewUnstartedServer(httpapi.New(ops.New(ws, ops.Options{}), opts))
 	if smallSendBuffers {
 		srv.Listener = sendBufferListener{srv.Listener}
 	}
@@ -354,10 +361,12 @@ func smallReadBufferClient() *http.Client {
 // TestStalledHostDownloadDoesNotBlockTheHost: a client that opens a large
 // download and stops reading fails its own download (its writes time out)
 // instead of holding up the host's connection: another op on the host
-// completes meanwhile, and the host is told to stop sending.
+// completes meanwhile, and the host is told to stop sending. The bound on
+// a write to the client (30 s by default) is shortened to keep the test
+// quick.
 func TestStalledHostDownloadDoesNotBlockTheHost(t *testing.T) {
 	t.Parallel()
-	e := newHubEnv(t, true)
+	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Second})
 	n := e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "a.txt": 10}, proto.Limits{})
 	stalled := smallReadBufferClient()
 	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
@@ -450,5 +459,41 @@ func TestSlowHostDownloadClientGetsTheWholeFile(t *testing.T) {
 	}
 	if got != size {
 		t.Fatalf("the slow client got %d bytes, want %d", got, size)
+	}
+}
+
+// TestSteadyHostDownloadClientIsNotCut: a client that reads a little at a
+// time (2 KiB every half second, as curl --limit-rate pauses between
+// reads) for longer than a write to it used to be allowed (5 s) gets the
+// whole file: each 64 KiB write then takes longer than that, but the
+// client never stops reading, and the connector allows a consumer 30 s
+// per chunk.
+func TestSteadyHostDownloadClientIsNotCut(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20
+	e := newHubEnv(t, true)
+	e.connectHost(t, map[string]int64{"big.bin": size}, proto.Limits{})
+	resp, err := smallReadBufferClient().Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %s", resp.Status)
+	}
+	got := 0
+	buf := make([]byte, 2<<10)
+	for start := time.Now(); time.Since(start) < 7*time.Second; {
+		n, err := io.ReadFull(resp.Body, buf)
+		got += n
+		if err != nil {
+			t.Fatalf("the steady client's download was cut after %d of %d bytes (%s): %v", got, size, time.Since(start).Round(time.Second), err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	rest, err := io.ReadAll(resp.Body)
+	got += len(rest)
+	if err != nil || got != size {
+		t.Fatalf("the steady client got %d of %d bytes: %v", got, size, err)
 	}
 }

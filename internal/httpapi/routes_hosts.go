@@ -58,7 +58,9 @@ func (s *Server) hostCall(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if t := r.URL.Query().Get("timeout"); t != "" {
 			sec, err := strconv.ParseFloat(t, 64)
-			if err != nil || sec <= 0 || sec > 3600 {
+			// Written so that NaN (which ParseFloat accepts, and which
+			// compares false both ways) fails too.
+			if err != nil || !(sec > 0 && sec <= 3600) {
 				invalid(w, []client.ValidationError{{Location: []string{"query", "timeout"}, Message: "timeout must be a number of seconds in (0, 3600]", Type: "type_error.number"}})
 				return
 			}

@@ -49,6 +49,12 @@ type Options struct {
 	// BodyIdleTimeout bounds each wait for the next part of a request
 	// body (see cutIdleBodies); 0 means 60 s, negative means no bound.
 	BodyIdleTimeout time.Duration
+	// HostWriteTimeout bounds each write of a host download to its
+	// client, so a client that stops reading is cut (see
+	// Server.hostWriteTimeout); 0 means proto.IdleTimeout (30 s), the
+	// connector's own bound on a consumer taking one chunk. Tests shorten
+	// it.
+	HostWriteTimeout time.Duration
 }
 
 // Server is the HTTP front. It is safe for concurrent use.

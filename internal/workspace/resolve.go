@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -259,7 +260,7 @@ func (w *Workspace) lexical(op, p string) (idx int, rel string, err error) {
 	} else {
 		rel = filepath.Clean(p)
 		if rel == ".." || strings.HasPrefix(rel, "../") {
-			return 0, "", w.outside(op, p)
+			return 0, "", w.climbsOut(op, p, rel)
 		}
 	}
 	root := w.roots[idx].path
@@ -340,8 +341,38 @@ func (w *Workspace) outside(op, p string) *fserr.Error {
 		"path %s is outside the workspace roots (%s)", p, w.rootList()).WithHint("%s", w.insideHint())
 }
 
+// climbsOut is the error for a relative path whose ".." (rel, cleaned)
+// leaves the first root, where relative paths resolve. Where it would
+// land lexically may be inside another root, but it is not taken there:
+// a relative path names a file of the first root, through that root's
+// os.Root; a file of another root is named by its absolute path, which
+// the hint gives when it is one.
+func (w *Workspace) climbsOut(op, p, rel string) *fserr.Error {
+	first := w.roots[0].path
+	msg := fmt.Sprintf("path %s leads outside the workspace root (%s) with ..", p, first)
+	if len(w.roots) > 1 {
+		msg = fmt.Sprintf("path %s leads outside the first root (%s) with ..: relative paths resolve inside the first root", p, first)
+	}
+	e := fserr.New(fserr.OutsideRoot, op, p, "%s", msg)
+	if abs, ok := w.inOtherRoot(w.roots[0], filepath.Join(first, rel)); ok {
+		return e.WithHint("to reach a file in another root, name it by its absolute path: %s", abs)
+	}
+	return e.WithHint("%s", w.insideHint())
+}
+
+// inOtherRoot reports whether the absolute path abs lies in a root other
+// than from, and returns abs cleaned.
+func (w *Workspace) inOtherRoot(from *wsRoot, abs string) (string, bool) {
+	abs = filepath.Clean(abs)
+	idx, _, ok := w.locate(abs)
+	return abs, ok && w.roots[idx] != from
+}
+
 // insideHint is the hint of a path outside the roots.
 func (w *Workspace) insideHint() string {
+	if len(w.roots) > 1 {
+		return "use a path inside one of the roots (" + w.rootList() + "); relative paths start at " + w.roots[0].path
+	}
 	return "use a path inside one of the roots; relative paths start at " + w.roots[0].path
 }
 
@@ -399,7 +430,9 @@ func (w *Workspace) followIn(dw *dirWalk, op, given string, root *wsRoot, rel st
 			// directory as the kernel does.
 			if len(done) == 0 {
 				if lastLink != "" {
-					return "", false, false, w.linkOutside(op, given, lastLink, lastTarget)
+					// Above the root, where the rest leads lexically.
+					lands := filepath.Join(append([]string{filepath.Dir(root.real)}, pending...)...)
+					return "", false, false, w.linkOutside(op, given, root, lastLink, lastTarget, lands)
 				}
 				return "", false, false, w.outside(op, given)
 			}
@@ -465,7 +498,8 @@ func (w *Workspace) followIn(dw *dirWalk, op, given string, root *wsRoot, rel st
 				inner, ok = within(t, root.real)
 			}
 			if !ok {
-				return "", false, false, w.linkOutside(op, given, cur, target)
+				lands := filepath.Join(append([]string{t}, pending...)...)
+				return "", false, false, w.linkOutside(op, given, root, cur, target, lands)
 			}
 			done, stateAt = done[:0], 0
 			dw.up(0)
@@ -554,7 +588,18 @@ func (dw *dirWalk) close() {
 	dw.dir, dw.n = nil, 0
 }
 
-func (w *Workspace) linkOutside(op, given, link, target string) *fserr.Error {
+// linkOutside is the error for a path whose symbolic link link -> target
+// in root leads out of root; lands is where the path then goes,
+// lexically. A link may lead anywhere inside its own root only: each
+// root is confined through its own os.Root, which cannot follow a link
+// into another, so one that lands in another root is refused too, and
+// the message says so rather than call it outside the roots.
+func (w *Workspace) linkOutside(op, given string, root *wsRoot, link, target, lands string) *fserr.Error {
+	if abs, ok := w.inOtherRoot(root, lands); ok {
+		return fserr.New(fserr.OutsideRoot, op, given,
+			"path %s leads through the symbolic link %s -> %s into another root; a symbolic link may not lead from one root into another",
+			given, link, target).WithHint("name the file by its absolute path in that root: %s", abs)
+	}
 	return fserr.New(fserr.OutsideRoot, op, given,
 		"path %s leads outside the workspace roots (%s) through the symbolic link %s -> %s",
 		given, w.rootList(), link, target).WithHint("%s", w.insideHint())

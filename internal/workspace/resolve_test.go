@@ -156,8 +156,8 @@ func TestResolve(t *testing.T) {
 			got, err := w.Resolve(tc.given)
 			if tc.want.code != "" {
 				e := wantCode(t, err, tc.want.code)
-				if tc.want.code == fserr.OutsideRoot && !strings.Contains(e.Message, alias+", "+two) {
-					t.Errorf("message %q does not name the roots", e.Message)
+				if tc.want.code == fserr.OutsideRoot && !strings.Contains(e.Message+" ("+e.Hint+")", alias+", "+two) {
+					t.Errorf("message %q (hint %q) does not name the roots", e.Message, e.Hint)
 				}
 				return
 			}

@@ -177,6 +177,8 @@ func New(opts Options) (*Host, error) {
 		return nil, errors.New("host: an engine is required")
 	case strings.TrimSpace(opts.Name) == "":
 		return nil, errors.New("host: a name is required")
+	case proto.CheckName(opts.Name) != nil:
+		return nil, fmt.Errorf("host: %w", proto.CheckName(opts.Name))
 	case opts.Mode != "" && !opts.Mode.Valid():
 		return nil, fmt.Errorf("host: mode %q: use %s or %s", opts.Mode, proto.ReadOnly, proto.ReadWrite)
 	case opts.TLS != nil && opts.TLS.InsecureSkipVerify:

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	json "github.com/segmentio/encoding/json"
 	"log/slog"
@@ -173,12 +174,22 @@ func (h *Hub) Find(name string) (*Host, error) {
 		return nil, fserr.New(fserr.NotFound, "route", name, "no connected host is named %q; connected: %s", name, h.listLocked()).
 			WithHint("pass one of the connected hosts' names or ids, or omit host when only one is connected")
 	}
-	return nil, fserr.New(fserr.BadRequest, "route", name, "%d connected hosts are named %q (%s); use the host id", len(byName), name, h.listLocked())
+	return nil, fserr.New(fserr.BadRequest, "route", name, "%d connected hosts are named %q (%s); use the host id", len(byName), name, list(byName)).
+		WithHint("pass the id of the one you mean")
 }
 
 func (h *Hub) listLocked() string {
-	var parts []string
+	all := make([]*Host, 0, len(h.hosts))
 	for _, x := range h.hosts {
+		all = append(all, x)
+	}
+	return list(all)
+}
+
+// list names hosts with their ids and modes, sorted.
+func list(hosts []*Host) string {
+	var parts []string
+	for _, x := range hosts {
 		i := x.Info()
 		parts = append(parts, fmt.Sprintf("%s (id %s, %s)", i.Name, i.ID, i.Mode))
 	}
@@ -225,10 +236,9 @@ func newID() string {
 
 func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
-	registered := false
 	deadline := time.AfterFunc(h.opts.HelloTimeout, func() {
 		h.mu.Lock()
-		ok := registered
+		ok := x.registered
 		h.mu.Unlock()
 		if !ok {
 			// Not a shutdown (1000): the host is told why.
@@ -240,16 +250,17 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 	err := c.Run(ctx, func(msg any) {
 		switch m := msg.(type) {
 		case *proto.Hello:
-			first := !registered
-			x.setHello(m)
+			first, why := h.admit(x, m)
+			if why != "" {
+				// The host shows the reason and, as after any close,
+				// tries again later. On a goroutine: the close waits for
+				// the host's close frame, which this handler would hold
+				// up.
+				h.log.Warn("Host refused", "host", m.Name, "reason", why)
+				go c.CloseWith(websocket.StatusPolicyViolation, why)
+				return
+			}
 			if first {
-				c.Negotiate(m.Limits)
-				x.mu.Lock()
-				x.info.ID, x.info.ConnectedAt = newID(), time.Now()
-				x.mu.Unlock()
-				h.mu.Lock()
-				h.hosts[x.info.ID], registered = x, true
-				h.mu.Unlock()
 				_ = c.Send(ctx, &proto.Welcome{HostID: x.info.ID, Limits: c.Limits(), Version: h.opts.Version})
 				h.log.Info("Host connected", "host", m.Name, "id", x.info.ID, "mode", m.Mode, "roots", strings.Join(m.Roots, ","))
 			} else {
@@ -266,6 +277,7 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 	})
 	c.Close()
 	h.mu.Lock()
+	registered := x.registered
 	if registered {
 		delete(h.hosts, x.info.ID)
 	}
@@ -275,6 +287,48 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
 		h.log.Info("Host disconnected", "id", x.info.ID, "reason", err)
 		h.changed()
 	}
+}
+
+// admit applies hello m to x, registering x (with a new id) on its first
+// hello, and reports whether this was the first; or it refuses m with
+// the reason for the host, changing nothing. Under h.mu, so that names
+// and ids stay apart: a name may not be "-" (proto.CheckName) nor the id
+// of another connected host, which Find would pick instead (ids route
+// first, so they always reach exactly one host), and a new id is never a
+// connected host's name.
+func (h *Hub) admit(x *Host, m *proto.Hello) (first bool, why string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := proto.CheckName(m.Name); err != nil {
+		return false, err.Error() + ": choose another --name"
+	}
+	if other, ok := h.hosts[m.Name]; ok && other != x {
+		return false, fmt.Sprintf("host name %q is the id of another connected host: choose another --name", m.Name)
+	}
+	x.setHello(m)
+	if x.registered {
+		return false, ""
+	}
+	x.conn.Negotiate(m.Limits)
+	id := newID()
+	for h.namedLocked(id) || h.hosts[id] != nil {
+		id = newID()
+	}
+	x.mu.Lock()
+	x.info.ID, x.info.ConnectedAt = id, time.Now()
+	x.mu.Unlock()
+	h.hosts[id], x.registered = x, true
+	return true, ""
+}
+
+// namedLocked reports whether a connected host is named name (h.mu held).
+func (h *Hub) namedLocked(name string) bool {
+	for _, x := range h.hosts {
+		if x.Info().Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Close disconnects every host, telling each it is a shutdown (a close
@@ -303,6 +357,9 @@ type Host struct {
 	info    Info
 	pending map[string]chan *proto.Result
 	gone    bool
+	// registered is set, under the hub's mu, once the host is in the
+	// registry (its first accepted hello).
+	registered bool
 	// Op ids are this connection's random prefix and a counter: unique
 	// on the connection without a system call per operation.
 	opPrefix string
@@ -388,7 +445,7 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	x.mu.Lock()
 	if x.gone {
 		x.mu.Unlock()
-		return fserr.New(fserr.Unavailable, op, path, "host %s is no longer connected", x.info.Name)
+		return x.notSent(op, path)
 	}
 	x.pending[id] = ch
 	x.mu.Unlock()
@@ -411,10 +468,21 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 		if sink != nil {
 			x.conn.ForgetData(id)
 		}
-		if tctx.Err() != nil {
+		// Whatever stopped Send, the host never handles a message it did
+		// not get whole: the op was not run.
+		switch {
+		case tctx.Err() != nil:
 			return fserr.New(fserr.Timeout, op, path, "the request ended before %s reached host %s; it was not run", op, x.Info().Name)
+		case errors.Is(err, connector.ErrClosed), errors.Is(err, connector.ErrBroken):
+			return x.notSent(op, path)
+		case errors.Is(err, connector.ErrTooLarge):
+			return fserr.New(fserr.TooLarge, op, path, "the %s request is too large to send to host %s (%v); it was not run", op, x.Info().Name, err).
+				WithHint("send less at once")
 		}
-		return fserr.New(fserr.Unavailable, op, path, "could not send %s to host %s: %v", op, x.Info().Name, err)
+		e := fserr.New(fserr.Unavailable, op, path, "host %s did not take the %s (%v); it was not run", x.Info().Name, op, err).
+			WithHint("retry in a moment")
+		e.Retryable, e.Err = true, err
+		return e
 	}
 	select {
 	case res := <-ch:
@@ -434,6 +502,17 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 		}
 		return fserr.New(fserr.Timeout, op, path, "host %s did not answer %s on %s within %s; the operation may still have completed: re-read before retrying", x.Info().Name, op, path, timeout)
 	}
+}
+
+// notSent is the error of an op that never reached the host whole
+// because its connection ended first: nothing was applied, and the same
+// call may be made again once the host is back. (An op the host got whole
+// and did not answer before the end is another matter: see disconnected.)
+func (x *Host) notSent(op, path string) *fserr.Error {
+	e := fserr.New(fserr.Unavailable, op, path, "host %s disconnected before the %s reached it; nothing was applied", x.Info().Name, op).
+		WithHint("retry once the host is connected again (GET /v2/hosts lists the connected hosts)")
+	e.Retryable = true
+	return e
 }
 
 func (x *Host) drop(id string) {

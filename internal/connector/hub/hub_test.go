@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -417,15 +418,233 @@ func TestNoHelloIsToldWhy(t *testing.T) {
 	_, srv := newHub(t, Options{HelloTimeout: 100 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	ws := dialHub(ctx, t, srv)
+	defer ws.CloseNow()
+	_, _, err := ws.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "no hello within 100ms") {
+		t.Errorf("read = %v; want a policy-violation close saying no hello came", err)
+	}
+}
+
+// dialHub opens a connector WebSocket to the hub at srv with the token.
+func dialHub(ctx context.Context, t *testing.T, srv *httptest.Server) *websocket.Conn {
+	t.Helper()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"),
 		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{proto.Protocol}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
-	_, _, err = ws.Read(ctx)
-	var ce websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "no hello within 100ms") {
-		t.Errorf("read = %v; want a policy-violation close saying no hello came", err)
+	return ws
+}
+
+// refusedHello dials the hub, says hello as name, and returns how the hub
+// ended the connection (the test fails if it welcomes the host instead).
+func refusedHello(t *testing.T, srv *httptest.Server, name string) websocket.CloseError {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws := dialHub(ctx, t, srv)
+	c := connector.New(ws, proto.DefaultLimits)
+	defer c.Close()
+	welcomed := make(chan struct{}, 1)
+	ended := make(chan error, 1)
+	go func() {
+		ended <- c.Run(ctx, func(msg any) {
+			if _, ok := msg.(*proto.Welcome); ok {
+				welcomed <- struct{}{}
+			}
+		})
+	}()
+	if err := c.Send(ctx, &proto.Hello{Name: name, Roots: []string{"/r"}, Mode: proto.ReadOnly, Limits: proto.DefaultLimits}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-welcomed:
+		t.Fatalf("the hub welcomed a host named %q", name)
+	case err := <-ended:
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) {
+			t.Fatalf("hello as %q: the connection ended with %v, want a close frame with the reason", name, err)
+		}
+		return ce
+	}
+	return websocket.CloseError{}
+}
+
+// TestHostNamesStayAddressable: a host's name must not collide with how
+// calls address hosts. "-" (the only host) and the id of another connected
+// host (ids route first) are refused at hello with a close reason the host
+// shows; a refused host is not registered. A name shared by several hosts
+// is an error that lists those hosts only.
+func TestHostNamesStayAddressable(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	answer := func(name string) func(*proto.Op) *proto.Result {
+		return func(*proto.Op) *proto.Result { return ok(ops.ReadResult{Content: name}) }
+	}
+	a := dial(t, srv, "alpha", proto.ReadOnly, answer("alpha"))
+	for _, tt := range []struct {
+		name, reason string
+	}{
+		{"-", `host name "-" is reserved: it addresses the only connected host: choose another --name`},
+		{a.hostID, `host name "` + a.hostID + `" is the id of another connected host: choose another --name`},
+	} {
+		ce := refusedHello(t, srv, tt.name)
+		if ce.Code != websocket.StatusPolicyViolation || ce.Reason != tt.reason {
+			t.Errorf("hello as %q: closed with %d %q, want %d %q", tt.name, ce.Code, ce.Reason, websocket.StatusPolicyViolation, tt.reason)
+		}
+	}
+	if hosts := h.Hosts(); len(hosts) != 1 || hosts[0].ID != a.hostID {
+		t.Fatalf("connected hosts %+v, want alpha only", hosts)
+	}
+	// Its id still reaches alpha.
+	r, err := h.Remote(a.hostID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.Read(context.Background(), ops.ReadRequest{Path: "f"}); err != nil || res.Content != "alpha" {
+		t.Fatalf("by id: %+v %v", res, err)
+	}
+	b1 := dial(t, srv, "twin", proto.ReadOnly, answer("twin"))
+	b2 := dial(t, srv, "twin", proto.ReadWrite, answer("twin"))
+	_, err = h.Find("twin")
+	want := `2 connected hosts are named "twin" (` + strings.Join(sorted(
+		"twin (id "+b1.hostID+", read_only)", "twin (id "+b2.hostID+", read_write)"), ", ") + "); use the host id"
+	if e, isF := fserr.As(err); !isF || e.Code != fserr.BadRequest || e.Message != want {
+		t.Errorf("two hosts named twin: %v\nwant message %q", err, want)
+	}
+}
+
+func sorted(s ...string) []string {
+	slices.Sort(s)
+	return s
+}
+
+// rawConns records the TCP connections a dialVia wrap is given, so a test
+// can drop one as a killed process would.
+type rawConns struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (r *rawConns) wrap(inner func(net.Conn) net.Conn) func(net.Conn) net.Conn {
+	return func(c net.Conn) net.Conn {
+		r.mu.Lock()
+		r.conns = append(r.conns, c)
+		r.mu.Unlock()
+		return inner(c)
+	}
+}
+
+func (r *rawConns) kill() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // a reset, as the kernel sends for a killed process with unread data
+		}
+		c.Close()
+	}
+}
+
+// TestHostGoneSaysWhetherTheOpWasApplied: when a host's connection ends,
+// a call says whether its op can have been applied. An op that never
+// reached the host whole (the host was gone before it was sent, or the
+// connection ended while a large op was being written to it) was not
+// applied: unavailable, retryable, "nothing was applied". One the host had
+// whole and did not answer may have been: not retryable, "re-read before
+// retrying". The raw transport errors (connection reset, use of closed
+// network connection, connection closed) never reach the caller.
+func TestHostGoneSaysWhetherTheOpWasApplied(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("x"), 16<<20) // a transfer of some 90 chunks
+	for _, tt := range []struct {
+		name string
+		// run makes the call, and makes the host go away at its moment.
+		run       func(t *testing.T, h *Hub, f *fakeHost, raw *rawConns, g *gate) error
+		retryable bool
+		want      string
+	}{
+		{"gone before the op was sent", func(t *testing.T, h *Hub, f *fakeHost, raw *rawConns, g *gate) error {
+			r, err := h.Remote("victim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.kill()
+			testenv.WaitFor(t, 10*time.Second, "the hub to drop the host", func() bool { return len(h.Hosts()) == 0 })
+			_, err = r.Write(context.Background(), ops.WriteRequest{Path: "a.txt", Content: []byte("a")})
+			return err
+		}, true, "host victim disconnected before the write reached it; nothing was applied"},
+		{"gone while a large op was sent", func(t *testing.T, h *Hub, f *fakeHost, raw *rawConns, g *gate) error {
+			r, err := h.Remote("victim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := r.Write(context.Background(), ops.WriteRequest{Path: "big.bin", Content: big})
+				done <- err
+			}()
+			select {
+			case <-g.reached: // the hub is blocked writing the op
+			case <-time.After(10 * time.Second):
+				t.Fatal("the op's transfer never got under way")
+			}
+			raw.kill()
+			closeOnce(g.open)
+			select {
+			case err := <-done:
+				return err
+			case <-time.After(20 * time.Second):
+				t.Fatal("the call did not return after its host went away")
+			}
+			return nil
+		}, true, "host victim disconnected before the write reached it; nothing was applied"},
+		{"gone after the op was sent", func(t *testing.T, h *Hub, f *fakeHost, raw *rawConns, g *gate) error {
+			r, err := h.Remote("victim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.Write(context.Background(), ops.WriteRequest{Path: "kill-me", Content: []byte("a")})
+			return err
+		}, false, "host disconnected before completing the operation; it may or may not have been applied: re-read before retrying"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, srv := newHub(t, Options{Timeout: time.Minute})
+			g := newGate(2 << 20)
+			raw := &rawConns{}
+			f := dialVia(t, srv, "victim", proto.ReadWrite, func(op *proto.Op) *proto.Result {
+				if op.Path == "kill-me" {
+					raw.kill() // the op arrived whole; the host dies running it
+					return nil
+				}
+				return ok(ops.WriteResult{})
+			}, raw.wrap(g.wrap))
+			// Before the host's Close (cleanups run last first): its
+			// reader must not stay held at the gate.
+			t.Cleanup(func() { closeOnce(g.open) })
+			err := tt.run(t, h, f, raw, g)
+			e, isF := fserr.As(err)
+			if !isF || e.Code != fserr.Unavailable || e.Retryable != tt.retryable || e.Message != tt.want {
+				t.Fatalf("err %#v\nwant unavailable, retryable %v, %q", err, tt.retryable, tt.want)
+			}
+			if tt.retryable {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				if len(f.ops) != 0 {
+					t.Errorf("the host handled %d ops, want none", len(f.ops))
+				}
+			}
+		})
+	}
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
 	}
 }

@@ -140,6 +140,22 @@ func (l Limits) Negotiate(peer Limits) Limits {
 	return m
 }
 
+// OnlyHost is what a caller writes for "the only connected host" where a
+// host name goes (the {host} of the hub's /v2/hosts/{host}/… routes).
+// No host may take it as its name: that host could be reached by its id
+// only.
+const OnlyHost = "-"
+
+// CheckName reports why name cannot be a host's name, or nil. A hub also
+// refuses a name equal to the id of another connected host (ids route
+// first, so that host could not be reached by name).
+func CheckName(name string) error {
+	if name == OnlyHost {
+		return fmt.Errorf("host name %q is reserved: it addresses the only connected host", OnlyHost)
+	}
+	return nil
+}
+
 // Hello announces a host; it is sent first and again on every mode change.
 type Hello struct {
 	Type         string       `json:"type"`
