@@ -82,7 +82,35 @@ func (c *Conn) takeSink(opID string) (DataSink, bool) {
 // bytes beyond what the receiver has granted (transfer_credit) in flight,
 // waiting for credit as long as ctx allows: a slow consumer slows its own
 // transfer, not the connection.
-func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int64) (err error) {
+func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int64) error {
+	return c.sendData(ctx, opID, r, size, nil)
+}
+
+// ReserveData takes an outbound data transfer slot ahead of the transfer,
+// waiting at most wait (then ErrBusy), for a sender that must answer
+// before it sends: a download's result starts the hub's HTTP answer, so
+// a connection already sending as many downloads as it may is to refuse
+// the download before it, not cut the answer after. release gives the
+// slot back when the transfer is not made; SendDataReserved takes it
+// over.
+func (c *Conn) ReserveData(ctx context.Context, wait time.Duration) (release func(), err error) {
+	actx, stop := context.WithTimeoutCause(ctx, wait, ErrBusy)
+	defer stop()
+	return c.acquire(actx, true)
+}
+
+// SendDataReserved is SendData in the slot ReserveData took; it releases
+// the slot when it returns, whatever happened.
+func (c *Conn) SendDataReserved(ctx context.Context, opID string, r io.Reader, size int64, release func()) error {
+	return c.sendData(ctx, opID, r, size, release)
+}
+
+// sendData is SendData, in the slot reserved holds or, when it is nil, in
+// one it takes.
+func (c *Conn) sendData(ctx context.Context, opID string, r io.Reader, size int64, reserved func()) (err error) {
+	if reserved != nil {
+		defer reserved()
+	}
 	id := c.nextID.Add(1)
 	flow := &credit{more: make(chan struct{}, 1)}
 	ctx, done := c.track(ctx, id, opID, flow)
@@ -96,13 +124,15 @@ func (c *Conn) SendData(ctx context.Context, opID string, r io.Reader, size int6
 	if size > l.MaxTransferBytes {
 		return fmt.Errorf("%w: %d bytes, the transfer limit is %d", ErrTooLarge, size, l.MaxTransferBytes)
 	}
-	actx, stop := context.WithTimeoutCause(ctx, dataSlotWait, errBusy)
-	release, err := c.acquire(actx, true)
-	stop()
-	if err != nil {
-		return err
+	if reserved == nil {
+		actx, stop := context.WithTimeoutCause(ctx, dataSlotWait, ErrBusy)
+		release, err := c.acquire(actx, true)
+		stop()
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	defer release()
 	if err := c.sendText(ctx, &proto.TransferStart{TransferID: id, OpID: opID, Kind: proto.KindData, TotalBytes: size}); err != nil {
 		return err
 	}
@@ -177,11 +207,11 @@ type slots struct {
 }
 
 // dataSlotWait bounds how long a data transfer waits for a slot: a
-// download behind slow ones fails with errBusy instead of waiting for
+// download behind slow ones fails with ErrBusy instead of waiting for
 // hours.
 const dataSlotWait = proto.IdleTimeout
 
-var errBusy = errors.New("connector: the connection is already sending as many downloads as it may; try again when one finishes")
+var ErrBusy = errors.New("connector: the connection is already sending as many downloads as it may; try again when one finishes")
 
 // acquire takes an outbound transfer slot (a data transfer's when data),
 // waiting for one (or ctx, or the connection's end); release gives it back.

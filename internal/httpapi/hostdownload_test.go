@@ -497,3 +497,30 @@ func TestSteadyHostDownloadClientIsNotCut(t *testing.T) {
 		t.Fatalf("the steady client got %d of %d bytes: %v", got, size, err)
 	}
 }
+
+// TestHostDownloadBusyIsRefusedBeforeItStarts: when a host's data slots
+// are all held (here its one, by a client that stopped reading), another
+// download is refused as busy (503, retryable) before anything is sent,
+// where it used to be answered 200 and then cut when no slot freed.
+func TestHostDownloadBusyIsRefusedBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Minute})
+	e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "b.bin": 10}, proto.Limits{MaxConcurrentTransfers: 2})
+	stalled := smallReadBufferClient()
+	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // never read: the client holds the slot
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first download: %s", resp.Status)
+	}
+	second, body, err := get(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin")
+	if err != nil {
+		t.Fatalf("the second download was not answered whole: %v", err)
+	}
+	if second.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"error_type":"busy"`) ||
+		!strings.Contains(string(body), `"retryable":true`) || !strings.Contains(string(body), "as many downloads as it may") {
+		t.Errorf("second download: %s %s; want 503 busy, retryable", second.Status, body)
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	json "github.com/segmentio/encoding/json"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
+
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -153,12 +155,21 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 	var src *transfer.Source
 	var parts []transfer.Span
 	var n int64
+	var slot func() // the data slot reserved before the result (nil: none)
 	f := &followUp{
 		stream: func(ctx context.Context, conn *connector.Conn, opID string) error {
 			defer src.Close()
+			if slot != nil {
+				return conn.SendDataReserved(ctx, opID, src.Sections(parts), n, slot)
+			}
 			return conn.SendData(ctx, opID, src.Sections(parts), n)
 		},
-		release: func() { src.Close() },
+		release: func() {
+			src.Close()
+			if slot != nil {
+				slot()
+			}
+		},
 	}
 	return call{after: f, run: func(ctx context.Context) (any, error) {
 		s, err := e.OpenDownload(ctx, p)
@@ -198,10 +209,31 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
 				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
+		if conn, ok := ctx.Value(connKey{}).(*connector.Conn); ok {
+			// The slot is taken before the result, which starts the
+			// hub's answer (200 and the size): a download that finds
+			// none is refused as busy, not answered and then cut.
+			if slot, err = conn.ReserveData(ctx, downloadSlotWait); err != nil {
+				s.Close()
+				if errors.Is(err, connector.ErrBusy) {
+					e := fserr.New(fserr.Busy, proto.OpDownload, p,
+						"host is already sending as many downloads as it may at once; this download was not started").
+						WithHint("retry when one of them finishes (a client that stops reading is cut after 30 s)")
+					e.Retryable = true
+					return nil, e
+				}
+				return nil, err
+			}
+		}
 		src = s
 		return res, nil
 	}}
 }
+
+// downloadSlotWait bounds how long a download waits for a data slot
+// before its result: shorter than the hub's default op timeout (30 s),
+// so that the caller hears "busy", not a timeout.
+const downloadSlotWait = 5 * time.Second
 
 // span is the number of bytes in parts.
 func span(parts []transfer.Span) int64 {
