@@ -501,7 +501,8 @@ func TestSteadyHostDownloadClientIsNotCut(t *testing.T) {
 // TestHostDownloadBusyIsRefusedBeforeItStarts: when a host's data slots
 // are all held (here its one, by a client that stopped reading), another
 // download is refused as busy (503, retryable) before anything is sent,
-// where it used to be answered 200 and then cut when no slot freed.
+// where it used to be answered 200 and then cut when no slot freed. An
+// answer with no bytes (412, 416) needs no slot and is not held up.
 func TestHostDownloadBusyIsRefusedBeforeItStarts(t *testing.T) {
 	t.Parallel()
 	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Minute})
@@ -514,6 +515,13 @@ func TestHostDownloadBusyIsRefusedBeforeItStarts(t *testing.T) {
 	defer resp.Body.Close() // never read: the client holds the slot
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("first download: %s", resp.Status)
+	}
+	for _, h := range []map[string]string{{"If-Match": `"nope"`}, {"Range": "bytes=100-"}} {
+		start := time.Now()
+		r, _ := getWith(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin", h)
+		if took := time.Since(start); (r.StatusCode != http.StatusPreconditionFailed && r.StatusCode != http.StatusRequestedRangeNotSatisfiable) || took > 3*time.Second {
+			t.Errorf("%v while the slot is held: %s after %s, want 412 or 416 at once", h, r.Status, took)
+		}
 	}
 	second, body, err := get(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin")
 	if err != nil {

@@ -209,11 +209,14 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
 				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
-		if conn, ok := ctx.Value(connKey{}).(*connector.Conn); ok {
+		if conn, ok := ctx.Value(connKey{}).(*connector.Conn); ok && n > 0 {
 			// The slot is taken before the result, which starts the
 			// hub's answer (200 and the size): a download that finds
-			// none is refused as busy, not answered and then cut.
-			if slot, err = conn.ReserveData(ctx, downloadSlotWait); err != nil {
+			// none is refused as busy, not answered and then cut. An
+			// answer with no bytes (304, 412, 416, an empty file) needs
+			// none: the hub answers it from the result alone.
+			var rel func()
+			if rel, err = conn.ReserveData(ctx, downloadSlotWait); err != nil {
 				s.Close()
 				if errors.Is(err, connector.ErrBusy) {
 					e := fserr.New(fserr.Busy, proto.OpDownload, p,
@@ -224,6 +227,7 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 				}
 				return nil, err
 			}
+			slot = sync.OnceFunc(rel)
 		}
 		src = s
 		return res, nil
@@ -272,13 +276,20 @@ func refused(mode proto.Mode, op string, c call) bool {
 // error that ended it. It never panics: a panic in an operation becomes an
 // io_error result (and the stack goes to the logger via onPanic).
 func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, onPanic func(any, []byte)) (res *proto.Result, after *followUp, err error) {
+	var (
+		c   call
+		ran bool // c.run succeeded: what c.after holds (a file, a data slot) is to be released if no result goes out
+	)
 	defer func() {
 		if r := recover(); r != nil {
 			onPanic(r, debug.Stack())
+			if ran && c.after != nil {
+				c.after.release()
+			}
 			res, after, err = nil, nil, fserr.New(fserr.IOError, op.Op, op.Path, "internal error in %s", op.Op)
 		}
 	}()
-	c, err := prepare(e, op)
+	c, err = prepare(e, op)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -292,6 +303,7 @@ func execute(ctx context.Context, e *ops.Engine, mode proto.Mode, op *proto.Op, 
 	if err != nil {
 		return nil, nil, err
 	}
+	ran = true
 	// No HTML escaping: it would spend six bytes, and a \u escape the hub
 	// must decode, on every <, > and & of the file text results carry.
 	var b []byte
