@@ -11,36 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/google/go-cmp/cmp"
 )
-
-// writeTree writes files (path → content) under dir; content starting
-// with "->" makes a symbolic link to the rest, a path ending in "/" an
-// empty directory.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(c, "->"); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(c), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestGrepIgnoreFilesAbovePath: as with rg, a PATH below a repository's
 // top, or the current directory there, honours the ignore files above it:
@@ -50,7 +23,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 func TestGrepIgnoreFilesAbovePath(t *testing.T) {
 	t.Parallel()
 	top := t.TempDir()
-	writeTree(t, top, map[string]string{
+	testenv.WriteTree(t, top, map[string]string{
 		".ignore":                  "top-ignored.txt\n",
 		".gitignore":               "outer.txt\n",
 		"repo/.git/info/exclude":   "excl.txt\n",
@@ -101,7 +74,7 @@ func TestGrepPathErrors(t *testing.T) {
 	t.Parallel()
 	top := t.TempDir()
 	tree := filepath.Join(top, "tree")
-	writeTree(t, top, map[string]string{
+	testenv.WriteTree(t, top, map[string]string{
 		"outside/secret.txt": "foo secret\n",
 		"tree/a.txt":         "foo\n",
 		"tree/out_file":      "->../outside/secret.txt",
@@ -202,7 +175,7 @@ func asNobody(t *testing.T) (argv []string, dir string) {
 // asNobody cannot read.
 func unreadableTree(t *testing.T, dir string) {
 	t.Helper()
-	writeTree(t, dir, map[string]string{"a.txt": "foo\n", "locked.txt": "foo\n", "locked/b.txt": "foo\n", "z.txt": "foo\n"})
+	testenv.WriteTree(t, dir, map[string]string{"a.txt": "foo\n", "locked.txt": "foo\n", "locked/b.txt": "foo\n", "z.txt": "foo\n"})
 	for _, p := range []string{"locked.txt", "locked"} {
 		if err := os.Chmod(filepath.Join(dir, p), 0); err != nil {
 			t.Fatal(err)

@@ -35,15 +35,7 @@ func grepTree(t *testing.T) string {
 		"space dir/f.txt": "needle space\n",
 		"bom.txt":         "\ufefftop\nworld\n",
 	}
-	for name, c := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, dir, files)
 	return dir
 }
 

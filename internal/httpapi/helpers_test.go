@@ -40,21 +40,7 @@ func newEnv(t *testing.T, files map[string]string, opts httpapi.Options) *env {
 func newEnvUndo(t *testing.T, files map[string]string, undo workspace.UndoLimits, opts httpapi.Options) *env {
 	t.Helper()
 	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, root, files)
 	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir(), Undo: undo})
 	if err != nil {
 		t.Fatal(err)

@@ -842,13 +842,9 @@ func TestDownloadShrunkIsLogged(t *testing.T) {
 	if n, err := io.Copy(io.Discard, d.Body); err == nil {
 		t.Fatalf("the body of a file cut to nothing ended cleanly after %d more bytes", n)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(e.logBuf.String(), `msg="Download cut"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no Download cut in the log:\n%s", e.logBuf.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 10*time.Second, "Download cut in the log", func() bool {
+		return strings.Contains(e.logBuf.String(), `msg="Download cut"`)
+	})
 	if !strings.Contains(e.logBuf.String(), "the file shrank while it was sent") {
 		t.Errorf("the log does not say why:\n%s", e.logBuf.String())
 	}

@@ -3,38 +3,17 @@ package search
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
-// makeTree writes files (path → content) under a new temporary directory.
-// A path ending in "/" is an empty directory; content starting with "->"
-// makes a symbolic link to the rest.
+// makeTree writes files (see testenv.WriteTree) under a new temporary
+// directory.
 func makeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if strings.HasSuffix(p, "/") {
-			if err := os.MkdirAll(full, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(c, "->"); ok {
-			if err := os.Symlink(target, full); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, dir, files)
 	return dir
 }
 
