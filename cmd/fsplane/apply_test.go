@@ -17,8 +17,9 @@ import (
 )
 
 // binary is the fsplane executable built once for the tests of this
-// package: integration tests run the real binary as users do.
-var binary string
+// package: integration tests run the real binary as users do. home is
+// the HOME runBinary gives it (see TestMain).
+var binary, home string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fsplane-bin-")
@@ -33,6 +34,13 @@ func TestMain(m *testing.M) {
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building fsplane: " + err.Error())
+	}
+	// The binary's HOME is an empty directory of its own, so no
+	// developer's git configuration (a global gitignore that fsplane grep
+	// honours) or state directory changes what a test sees.
+	home = filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -52,7 +60,7 @@ func runBinaryWith(t *testing.T, dir, stdin string, env []string, args ...string
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewBufferString(stdin)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

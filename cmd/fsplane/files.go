@@ -17,7 +17,8 @@ func newFilesCmd() *cobra.Command {
 		Short: "List the files a search would look at (like rg --files)",
 		Long: `Print the path of every file under each PATH (default: the current
 directory) that fsplane grep would search, in path order: ignore files
-are honoured and dot-prefixed names skipped unless --no-ignore / --hidden,
+(and git's global excludes file, as for grep) are honoured and
+dot-prefixed names skipped unless --no-ignore / --hidden,
 and -g / -t select files as for grep. The exit status is 0 when a file was
 listed, 1 when none was and 2 on an error.`,
 		Args: cobra.ArbitraryArgs,
@@ -41,7 +42,7 @@ func runFiles(ctx context.Context, cmd string, stdout, stderr io.Writer, f *grep
 	listed := false
 	return searchPaths(w, stderr, cmd, f, args, "no files", &listed, func(sr *searchRoot) (search.Stats, error) {
 		o := opts
-		o.Ancestors = sr.ancestors
+		o.Ancestors, o.GlobalIgnore = sr.ancestors, sr.global
 		return search.Files(ctx, sr.root, sr.start, o, func(rel string) error {
 			listed = true
 			w.WriteString(joinDisplay(sr.prefix, rel))

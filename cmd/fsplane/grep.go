@@ -23,27 +23,30 @@ import (
 
 // grepFlags are the ripgrep flags fsplane grep and fsplane files accept.
 type grepFlags struct {
-	regexps      []string
-	ignoreCase   bool
-	fixed        bool
-	after        int
-	before       int
-	context      int
-	globs        []string
-	types        []string
-	hidden       bool
-	noIgnore     bool
-	maxFilesize  string
-	multiline    bool
-	lineNumber   bool
-	follow       bool
-	noMessages   bool
-	threads      int
-	maxDepth     int
-	multilineAll bool
-	word         bool
-	filesOnly    bool // -l
-	count        bool // -c
+	regexps    []string
+	ignoreCase bool
+	fixed      bool
+	after      int
+	before     int
+	context    int
+	globs      []string
+	types      []string
+	hidden     bool
+	noIgnore   bool
+	// noIgnoreGlobal: git's global excludes file is not honoured (rg
+	// --no-ignore-global; --no-ignore implies it).
+	noIgnoreGlobal bool
+	maxFilesize    string
+	multiline      bool
+	lineNumber     bool
+	follow         bool
+	noMessages     bool
+	threads        int
+	maxDepth       int
+	multilineAll   bool
+	word           bool
+	filesOnly      bool // -l
+	count          bool // -c
 	// withFilename (-H) and noHeading are what fsplane grep always does;
 	// they are accepted because scripts pass them to rg out of habit.
 	withFilename bool
@@ -61,8 +64,10 @@ lines matching PATTERN, a regular expression (RE2 syntax with ripgrep's
 Unicode \w, \d and \s), and print them as path:line:content.
 
 The flags and defaults are ripgrep's: ignore files (.gitignore, .ignore,
-.git/info/exclude, also those of the directories above PATH) are honoured
-and dot-prefixed names skipped unless --no-ignore / --hidden; binary files
+.git/info/exclude, also those of the directories above PATH, and inside
+git repositories git's global excludes file, core.excludesFile or
+~/.config/git/ignore) are honoured and dot-prefixed names skipped unless
+--no-ignore (--no-ignore-global for the global file) / --hidden; binary files
 (a NUL byte in the first 8 KiB) are skipped, but one named as PATH is
 searched and a match reported as "binary file matches"; there is no file
 size limit unless --max-filesize. A symbolic link named as PATH is
@@ -112,7 +117,8 @@ func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
 	fl.StringArrayVarP(&f.globs, "glob", "g", nil, "include files matching GLOB, or exclude them with a leading ! (gitignore syntax with {a,b} alternatives; repeatable, later wins)")
 	fl.StringArrayVarP(&f.types, "type", "t", nil, "only "+verb+" files of TYPE (ripgrep type names: go, py, js, rust...; repeatable)")
 	fl.BoolVar(&f.hidden, "hidden", false, verb+" dot-prefixed files and directories too")
-	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore or .git/info/exclude")
+	fl.BoolVar(&f.noIgnore, "no-ignore", false, "do not honour .gitignore, .ignore, .git/info/exclude or git's global excludes file")
+	fl.BoolVar(&f.noIgnoreGlobal, "no-ignore-global", false, "do not honour git's global excludes file (core.excludesFile, default ~/.config/git/ignore)")
 	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to files and directories inside PATH (without it, as with rg, links met below PATH are skipped)")
 	fl.IntVarP(&f.threads, "threads", "j", 0, "number of goroutines that "+verb+" (default: the number of CPUs)")
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
@@ -194,7 +200,7 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
 	return searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
-		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors), func(fm *search.FileMatches) []byte {
+		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global), func(fm *search.FileMatches) []byte {
 			return r.render(fm, joinDisplay(sr.prefix, fm.Path))
 		}, func(_ string, out []byte) error {
 			matched = true
@@ -266,6 +272,16 @@ func (f *grepFlags) flagName(opt string) (string, bool) {
 func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, args []string, none string, found *bool,
 	run func(sr *searchRoot) (search.Stats, error)) error {
 	errored := false
+	var global *search.GlobalIgnore
+	if !f.noIgnore && !f.noIgnoreGlobal {
+		// A config git would refuse is worth a word but fails no
+		// search (rg reads it without a word).
+		global = readGlobalIgnore(os.Getenv, func(err error) {
+			if !f.noMessages {
+				fmt.Fprintf(stderr, "%s: warning: global gitignore: %s\n", cmd, err)
+			}
+		})
+	}
 	report := func(path string, err error) {
 		errored = true
 		if !f.noMessages {
@@ -286,6 +302,11 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 		if err != nil {
 			report(shown, err)
 			continue
+		}
+		if global != nil && sr.start == "." {
+			g := *global
+			g.Base = p // rg matches it against the paths it prints
+			sr.global = &g
 		}
 		st, err := run(sr)
 		sr.root.Close()
@@ -335,6 +356,9 @@ type searchRoot struct {
 	prefix string // how result paths are shown: as given, like rg ("" for the current directory when no PATH was given)
 	// ancestors are the ignore files above root (when they are honoured).
 	ancestors []search.AncestorIgnores
+	// global is git's global excludes file, with its Base set for this
+	// PATH (nil when it is not honoured, or PATH is a file).
+	global *search.GlobalIgnore
 }
 
 // openSearchRoot opens the root that confines a search of p: p itself

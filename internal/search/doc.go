@@ -44,7 +44,13 @@
 // and within a kind the deepest directory decides; .gitignore files above
 // a directory holding ".git" do not apply inside it. Unlike ripgrep,
 // .gitignore applies outside git repositories too (rg --no-require-git).
-// The matcher is tested against `git check-ignore`.
+// Git's global excludes file (core.excludesFile) ranks below them all
+// and, as in ripgrep, applies inside git repositories only; the engine
+// is handed its contents (Options.GlobalIgnore) and never looks for it:
+// the CLI reads the user's git configuration, while the workspace fronts
+// (HTTP, MCP) serve a workspace, not the environment of whoever runs the
+// server, and do without it. The matcher is tested against `git
+// check-ignore`.
 //
 // # Order
 //

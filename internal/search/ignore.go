@@ -189,6 +189,27 @@ type ignoreFrame struct {
 	// repoRoot marks a directory holding ".git": gitignore files above it
 	// do not apply inside it (as in git and ripgrep).
 	repoRoot bool
+	// inRepo: this frame or one above it is a repoRoot; the global
+	// excludes file applies (see GlobalIgnore). Set by seal.
+	inRepo bool
+}
+
+// seal sets the fields derived from the frame's parents, once the frame
+// is complete and before it is shared.
+func (f *ignoreFrame) seal() *ignoreFrame {
+	f.inRepo = f.repoRoot || f.parent != nil && f.parent.inRepo
+	return f
+}
+
+// ignored reports whether the entry rel (relative to the start) is
+// ignored by the ignore files of frame or, when they say nothing and the
+// entry is inside a git repository, by the global excludes file.
+func (w *walker[T]) ignored(frame *ignoreFrame, rel, name string, isDir bool) bool {
+	d := frame.decide(rel, name, isDir)
+	if d == noMatch && w.o.global != nil && frame.inRepo {
+		d = w.o.global.match(w.o.globalPrefix+rel, name, isDir)
+	}
+	return d == ignored
 }
 
 // decide applies the frames from the deepest up: within a kind the deepest

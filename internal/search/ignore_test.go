@@ -318,3 +318,78 @@ func gitignoreDifferential(t *testing.T, seed uint64) {
 	}
 	t.Logf("%d paths, %d patterns, %d ignored", len(paths), npat, len(gitIgnored))
 }
+
+// TestGlobalIgnore: git's global excludes file ranks below every ignore
+// file, applies only inside git repositories (a .git in the directory or
+// above it, above the root included), not at all without RespectIgnore,
+// and its anchored patterns match Base/rel as ripgrep matches them.
+func TestGlobalIgnore(t *testing.T) {
+	t.Parallel()
+	top := makeTree(t, map[string]string{
+		"repo/.git/info/exclude": "!x.tmp\n",
+		"repo/.gitignore":        "!keep.log\n",
+		"repo/a.log":             "",
+		"repo/keep.log":          "",
+		"repo/x.tmp":             "",
+		"repo/top.txt":           "",
+		"repo/sub/top.txt":       "",
+		"repo/sub/b.log":         "",
+		"repo/build/c.txt":       "",
+		"plain/a.log":            "",
+		"plain/inner/.git":       "gitdir: elsewhere\n",
+		"plain/inner/b.log":      "",
+		"plain/inner/ok.txt":     "",
+	})
+	top, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const patterns = "*.log\n*.tmp\n/top.txt\n/sub/top.txt\nbuild/\n"
+	tests := []struct {
+		name, dir, base string
+		noIgnore        bool
+		want            []string
+	}{
+		{"repository top", "repo", "", false, []string{"keep.log", "x.tmp"}},
+		{"repository top named ./", "repo", "./", false, []string{"keep.log", "x.tmp"}},
+		{"below the top: Ancestors say it is a repository", "repo/sub", "", false, []string{}},
+		{"below the top, named as a PATH", "repo/sub", "sub", false, []string{}},
+		{"below the top, named otherwise", "repo/sub", "../repo/sub", false, []string{"top.txt"}},
+		{"absolute", "repo/sub", "/x/sub", false, []string{"top.txt"}},
+		{"outside a repository", "plain", "", false, []string{"a.log", "inner/ok.txt"}},
+		{"without RespectIgnore", "plain", "", true, []string{"a.log", "inner/b.log", "inner/ok.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := filepath.Join(top, filepath.FromSlash(tt.dir))
+			opts := Options{
+				RespectIgnore: !tt.noIgnore,
+				Ancestors:     ReadAncestorIgnores(root),
+				GlobalIgnore:  &GlobalIgnore{Path: "global", Content: []byte(patterns), Base: tt.base},
+			}
+			if diff := cmp.Diff(tt.want, listFiles(t, root, ".", opts)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGlobalPrefix(t *testing.T) {
+	t.Parallel()
+	for base, want := range map[string]string{
+		"":         "",
+		".":        "",
+		"./":       "",
+		"./sub":    "sub/",
+		"sub/":     "sub/",
+		"././a":    "a/",
+		"/abs/dir": "abs/dir/",
+		"/":        "",
+		"../x":     "../x/",
+	} {
+		if got := globalPrefix(base); got != want {
+			t.Errorf("globalPrefix(%q) = %q, want %q", base, got, want)
+		}
+	}
+}

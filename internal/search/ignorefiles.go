@@ -63,7 +63,7 @@ func (w *walker[T]) loadIgnores(n *node[T], h *dirHandle, ents []rawEntry, paren
 	if fr == nil {
 		return parent
 	}
-	return fr
+	return fr.seal()
 }
 
 // readSmall reads a small regular file of directory h.
@@ -116,7 +116,7 @@ func (w *walker[T]) ancestorFrames() *ignoreFrame {
 				f.lists[k] = parseIgnore(path.Join(filepath.ToSlash(a.Dir), ignoreFileNames[k]), b)
 			}
 		}
-		fr = f
+		fr = f.seal()
 	}
 	if w.startRel == "." {
 		return fr
@@ -152,7 +152,7 @@ func (w *walker[T]) ancestorFrames() *ignoreFrame {
 			}
 		}
 		if f != nil {
-			fr = f
+			fr = f.seal()
 		}
 	}
 	return fr

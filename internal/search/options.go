@@ -67,6 +67,12 @@ type Options struct {
 	// never reads above the root itself: a caller that may read there
 	// (the CLI) hands them in, read by ReadAncestorIgnores.
 	Ancestors []AncestorIgnores
+	// GlobalIgnore is git's global excludes file, honoured with
+	// RespectIgnore as ripgrep honours it (see GlobalIgnore). The engine
+	// never looks for it: the CLI reads the user's git configuration;
+	// the workspace fronts (HTTP, MCP) leave it nil, as they serve a
+	// workspace, not the environment of the user who runs the server.
+	GlobalIgnore *GlobalIgnore
 	// SearchBinaryStart searches a start that is itself a binary file
 	// instead of skipping it, its NUL bytes read as line breaks, as
 	// ripgrep searches a file named on its command line; FileMatches
@@ -145,6 +151,53 @@ func (q *Query) WithAncestors(a []AncestorIgnores) *Query {
 	return &c
 }
 
+// WithGlobalIgnore returns a copy of q that honours g (see
+// Options.GlobalIgnore), for a search of another root, whose Base
+// differs; q itself is unchanged.
+func (q *Query) WithGlobalIgnore(g *GlobalIgnore) *Query {
+	c := *q
+	c.opts.GlobalIgnore = g
+	return &c
+}
+
+// GlobalIgnore is git's global excludes file (core.excludesFile, by
+// default ~/.config/git/ignore) as ripgrep applies it: it ranks below
+// every other ignore file (a "!" line of a .gitignore re-includes what
+// it ignores), and it applies only to entries inside a git repository
+// (whose directory, or an ancestor's, Ancestors included, holds ".git"),
+// even though .gitignore files apply outside repositories too.
+type GlobalIgnore struct {
+	Path    string // where it was read, for diagnostics
+	Content []byte
+	// Base is the start as the caller shows it, ripgrep's PATH as given
+	// ("" when none was). ripgrep matches the global patterns against
+	// the paths it prints, so a pattern with a '/' matches Base/rel
+	// with a leading "./" and then "/" dropped: it is anchored at the
+	// current directory for a relative PATH (git anchors it at the
+	// repository's top; the two agree when searching from there).
+	Base string
+}
+
+// globalPrefix is what is put before a path relative to the start for
+// the global patterns to match it (see GlobalIgnore.Base).
+func globalPrefix(base string) string {
+	const mark = "\x00" // stands for the path below the start
+	s := mark
+	switch {
+	case base == "":
+	case strings.HasSuffix(base, "/"):
+		s = base + mark
+	default:
+		s = base + "/" + mark
+	}
+	// As ripgrep: a "./" is dropped when the walk's path is matched and
+	// again by the global matcher, which then drops one "/".
+	s = strings.TrimPrefix(s, "./")
+	s = strings.TrimPrefix(s, "./")
+	s = strings.TrimPrefix(s, "/")
+	return strings.TrimSuffix(s, mark)
+}
+
 // checkFollow refuses FollowLinks with SkipDirs: a followed link could
 // lead into a skipped directory (fsplane's state directory) by a path the
 // walk never compares.
@@ -201,6 +254,10 @@ func (q *Query) walkOptions() *walkOptions {
 		maxDepth:    q.opts.MaxDepth,
 		workers:     q.opts.Workers,
 		skipDirs:    skipSet(q.opts.SkipDirs),
+	}
+	if g := q.opts.GlobalIgnore; g != nil && q.opts.RespectIgnore {
+		o.global = parseIgnore(g.Path, g.Content)
+		o.globalPrefix = globalPrefix(g.Base)
 	}
 	if q.globs != nil || q.types != nil {
 		g, t := q.globs, q.types

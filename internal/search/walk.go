@@ -21,6 +21,11 @@ type walkOptions struct {
 	ignoreFiles bool // honour .gitignore, .ignore and .git/info/exclude
 	// ancestors are the ignore files above the root (with ignoreFiles).
 	ancestors []AncestorIgnores
+	// global is git's global excludes file (with ignoreFiles), applied
+	// inside git repositories to globalPrefix+rel (see
+	// Options.GlobalIgnore); nil when there is none.
+	global       *ignoreList
+	globalPrefix string
 	// followLinks follows the symbolic links met in a listing, to files
 	// and directories, when their target stays inside the root (rg -L):
 	// for callers that may read everything in the root (see
@@ -610,7 +615,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		if (isDir || typ == typeLink) && len(w.o.skipDirs) > 0 && w.o.skipDirs[w.rootPath(rel)] {
 			continue
 		}
-		if frame != nil && frame.decide(rel, name, isDir) == ignored {
+		if frame != nil && w.ignored(frame, rel, name, isDir) {
 			continue
 		}
 		emit, descend := true, isDir
