@@ -40,7 +40,11 @@
 // only, a "/" elsewhere anchors to the file's directory, "**" matches any
 // number of directories, "[...]" classes, "\" escapes. An ignored
 // directory is not entered, so nothing below it can be re-included (as in
-// git). Across files, .ignore beats .gitignore beats .git/info/exclude,
+// git). The selections decide in ripgrep's order: a glob (Globs,
+// Include, Exclude) that matches an entry decides alone, over the ignore
+// files; then the ignore files, then the file types; and a hidden entry
+// is skipped unless a glob, a type or a "!" line selected it (rg -g
+// '*.log' and rg -t log list .x.log, so does a .gitignore's "!.x.log"). Across files, .ignore beats .gitignore beats .git/info/exclude,
 // and within a kind the deepest directory decides; .gitignore files above
 // a directory holding ".git" do not apply inside it. Unlike ripgrep,
 // .gitignore applies outside git repositories too (rg --no-require-git).

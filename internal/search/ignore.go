@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/fsplane/fsplane/edit"
@@ -192,24 +193,39 @@ type ignoreFrame struct {
 	// inRepo: this frame or one above it is a repoRoot; the global
 	// excludes file applies (see GlobalIgnore). Set by seal.
 	inRepo bool
+	// negates: a file of this frame or one above it has a "!" line, so
+	// it may re-include a hidden entry (see walker.admit). Set by seal.
+	negates bool
 }
 
 // seal sets the fields derived from the frame's parents, once the frame
 // is complete and before it is shared.
 func (f *ignoreFrame) seal() *ignoreFrame {
 	f.inRepo = f.repoRoot || f.parent != nil && f.parent.inRepo
+	f.negates = f.parent != nil && f.parent.negates
+	for _, l := range f.lists {
+		f.negates = f.negates || l.negates()
+	}
 	return f
 }
 
-// ignored reports whether the entry rel (relative to the start) is
-// ignored by the ignore files of frame or, when they say nothing and the
-// entry is inside a git repository, by the global excludes file.
-func (w *walker[T]) ignored(frame *ignoreFrame, rel, name string, isDir bool) bool {
+// negates reports whether the list has a "!" line; nil has none.
+func (l *ignoreList) negates() bool {
+	if l == nil {
+		return false
+	}
+	return slices.ContainsFunc(l.pats, func(p ignorePattern) bool { return p.negate })
+}
+
+// ignoreDecision is the verdict on the entry rel (relative to the start)
+// of the ignore files of frame or, when they say nothing and the entry
+// is inside a git repository, of the global excludes file.
+func (w *walker[T]) ignoreDecision(frame *ignoreFrame, rel, name string, isDir bool) decision {
 	d := frame.decide(rel, name, isDir)
 	if d == noMatch && w.o.global != nil && frame.inRepo {
 		d = w.o.global.match(w.o.globalPrefix+rel, name, isDir)
 	}
-	return d == ignored
+	return d
 }
 
 // decide applies the frames from the deepest up: within a kind the deepest

@@ -259,25 +259,8 @@ func (q *Query) walkOptions() *walkOptions {
 		o.global = parseIgnore(g.Path, g.Content)
 		o.globalPrefix = globalPrefix(g.Base)
 	}
-	if q.globs != nil || q.types != nil {
-		g, t := q.globs, q.types
-		o.filter = func(rel, name string, isDir bool) (bool, bool) {
-			if g != nil {
-				switch g.decide(rel, name, isDir) {
-				case ignored:
-					return false, false
-				case noMatch:
-					if !isDir && g.whitelist {
-						return false, false
-					}
-				}
-			}
-			if !isDir && t != nil && !t.match(name) {
-				return false, false
-			}
-			return true, isDir
-		}
-	}
+	o.globs, o.types = q.globs, q.types
+	o.unhide = q.globs != nil && q.globs.whitelist || q.types != nil || o.global.negates()
 	return o
 }
 

@@ -40,11 +40,19 @@ type walkOptions struct {
 	maxDepth int  // 0: unlimited; n: entries at most n levels below the start
 	workers  int  // 0: GOMAXPROCS
 	wantDirs bool // directories are entries too, reported before their contents
-	// filter decides, while a directory is listed, whether an entry is
-	// reported (emit) and, for a directory, whether to list it (descend).
-	// rel is relative to the start. nil reports every file and descends
-	// into every directory. It is called from several goroutines.
+	// filter decides, after admit, whether an entry is reported (emit)
+	// and, for a directory, whether to list it (descend): the pattern of
+	// the glob and find routes. rel is relative to the start. nil
+	// reports every file and descends into every directory. It is called
+	// from several goroutines.
 	filter func(rel, name string, isDir bool) (emit, descend bool)
+	// globs (rg -g, include/exclude) and types (rg -t) select entries
+	// while a directory is listed (see walker.admit); nil selects all.
+	globs *globFilter
+	types *typeFilter
+	// unhide: something may whitelist a hidden entry (an including glob,
+	// a file type, a "!" line of the global excludes file).
+	unhide bool
 	// heldBytes, when set, tells how much memory a file's result holds
 	// until it is emitted, for the back-pressure of maxHeld.
 	heldBytes func(res any) int64
@@ -568,7 +576,11 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		}
 		rel := allRels[relOff : relOff+relLen]
 		relOff += relLen
-		if name == ".git" || (!w.o.hidden && name[0] == '.') {
+		if name == ".git" {
+			continue
+		}
+		hidden := !w.o.hidden && name[0] == '.'
+		if hidden && !w.o.unhide && (frame == nil || !frame.negates) {
 			continue
 		}
 		typ := e.typ
@@ -615,7 +627,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		if (isDir || typ == typeLink) && len(w.o.skipDirs) > 0 && w.o.skipDirs[w.rootPath(rel)] {
 			continue
 		}
-		if frame != nil && w.ignored(frame, rel, name, isDir) {
+		if !w.admit(frame, rel, name, isDir, hidden) {
 			continue
 		}
 		emit, descend := true, isDir
@@ -680,4 +692,42 @@ func (w *walker[T]) openLinkedDir(n *node[T]) (*dirHandle, error) {
 // walk, which are not worth reporting.
 func isVanished(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || isLoopErr(err)
+}
+
+// admit decides whether a listed entry is walked (reported, and for a
+// directory listed in turn), in ripgrep's order (the ignore crate's
+// Ignore::matched): a glob that matches decides alone, and when globs
+// include, a file that matches none is skipped; otherwise the ignore
+// files, then the file types, may skip the entry or whitelist it. A
+// hidden entry (see walkOptions.hidden) is skipped unless one of them
+// whitelisted it: rg -g '*.log' and rg -t log list .x.log, as does a
+// "!.x.log" line of a .gitignore.
+func (w *walker[T]) admit(frame *ignoreFrame, rel, name string, isDir, hidden bool) bool {
+	if g := w.o.globs; g != nil {
+		switch g.decide(rel, name, isDir) {
+		case included:
+			return true
+		case ignored:
+			return false
+		}
+		if !isDir && g.whitelist {
+			return false
+		}
+	}
+	white := false
+	if frame != nil {
+		switch w.ignoreDecision(frame, rel, name, isDir) {
+		case ignored:
+			return false
+		case included:
+			white = true
+		}
+	}
+	if !isDir && w.o.types != nil {
+		if !w.o.types.match(name) {
+			return false
+		}
+		white = true
+	}
+	return !hidden || white
 }
