@@ -74,6 +74,48 @@ type broken struct{ error }
 func (b broken) Unwrap() error        { return b.error }
 func (b broken) Is(target error) bool { return target == ErrBroken }
 
+// ErrMaybeSent is matched (errors.Is) by the error of a write to the
+// WebSocket that failed after every byte of the message had been handed
+// to the network: a gathered write (see GatherWrites) that failed in the
+// bytes behind the message's (a pong the library wrote meanwhile). The
+// connection broke, and the peer may have received the message whole and
+// handled it, or not: an op sent so may have been applied, and must not
+// be sent again blindly. It does not match ErrBroken, whose message the
+// peer never handles. The error's text is the network's.
+var ErrMaybeSent = errors.New("connector: the connection broke after the message was written")
+
+// maybeSent marks a failed write as ErrMaybeSent, keeping its text and
+// chain.
+type maybeSent struct{ error }
+
+func (m maybeSent) Unwrap() error        { return m.error }
+func (m maybeSent) Is(target error) bool { return target == ErrMaybeSent }
+
+// failed marks the error of a write that failed: ErrMaybeSent when the
+// FrameConn wrote the message whole before it failed, else ErrBroken.
+func failed(err error) error {
+	if errors.As(err, new(sentWhole)) {
+		return maybeSent{err}
+	}
+	return broken{err}
+}
+
+// partOnly is the error of a write of a frame that is not the last of
+// its message (a transfer's start or chunk): written whole or not, the
+// message is not, so the peer never handles it.
+func partOnly(err error) error {
+	var m maybeSent
+	if errors.As(err, &m) {
+		return broken(m)
+	}
+	return err
+}
+
+// ErrEncode is matched (errors.Is) by the error of a Send whose message
+// could not be encoded. Nothing was sent, and sending the same message
+// again fails the same way: it is not a failure to retry.
+var ErrEncode = errors.New("connector: cannot encode the message")
+
 // ErrTooLarge is returned (wrapped) by Send for a message larger than the
 // negotiated transfer limit; the sender should answer too_large instead.
 var ErrTooLarge = errors.New("connector: message exceeds the transfer limit")
@@ -156,7 +198,7 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	ctx = context.WithoutCancel(ctx)
 	if len(b) <= frameChunkBytes+proto.ChunkHeaderBytes {
 		if err := c.gathered(func() error { return c.ws.Write(ctx, typ, b) }); err != nil {
-			return broken{err}
+			return failed(err)
 		}
 		return nil
 	}
@@ -177,22 +219,26 @@ func (c *Conn) write(ctx context.Context, typ websocket.MessageType, b []byte) e
 	}
 	if err != nil {
 		// Half a message is on the wire and the writer still holds the
-		// library's message lock: nothing more can be sent.
+		// library's message lock: nothing more can be sent. (Or all of
+		// it, when the write of its last frame failed after it: see
+		// failed.)
 		c.closeNow()
-		return broken{err}
+		return failed(err)
 	}
 	return nil
 }
 
 // gathered runs one frame write, as one write to the network when writes
-// are gathered (see GatherWrites).
+// are gathered (see GatherWrites). The FrameConn's verdict on a failed
+// write (sentWhole) wins over the library's error, which does not carry
+// it.
 func (c *Conn) gathered(write func() error) error {
 	if c.frames == nil {
 		return write()
 	}
 	c.frames.hold()
 	err := write()
-	if rerr := c.frames.release(); err == nil {
+	if rerr := c.frames.release(); rerr != nil && (err == nil || errors.As(rerr, new(sentWhole))) {
 		err = rerr
 	}
 	return err
@@ -231,6 +277,11 @@ func (c *Conn) Negotiate(peer proto.Limits) {
 // transfer_abort, so it drops the partial message, and Send returns ctx's
 // error; a message that was not sent whole is never handled by the peer.
 // A transfer_abort from the peer ends the transfer the same way.
+//
+// When the connection breaks under the write, the error matches
+// ErrBroken if the message was not written whole (the peer never handles
+// it), ErrMaybeSent if it was (the peer may have). A message that cannot
+// be encoded is ErrEncode.
 func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -239,7 +290,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	b, err := proto.AppendEncode((*frame)[:0], msg)
 	defer recycleFrame(frame, b)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrEncode, err)
 	}
 	l := c.Limits()
 	if int64(len(b)) <= l.MaxMessageBytes {
@@ -265,7 +316,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 	ctx, done := c.track(ctx, id, opID, nil)
 	defer done()
 	if err := c.sendText(ctx, start); err != nil {
-		return err
+		return partOnly(err)
 	}
 	defer func() {
 		if err != nil {
@@ -277,7 +328,7 @@ func (c *Conn) Send(ctx context.Context, msg any) (err error) {
 			return context.Cause(ctx)
 		}
 		if err := c.write(ctx, websocket.MessageBinary, f); err != nil {
-			return err
+			return partOnly(err)
 		}
 	}
 	return c.sendText(ctx, end)

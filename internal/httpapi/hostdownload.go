@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
 
@@ -87,7 +88,16 @@ func (s *Server) hostDownload(w http.ResponseWriter, r *http.Request) {
 	cond, legacy := hostConditional(r.Header)
 	pr, pw := io.Pipe()
 	defer pr.Close()
-	res, err := remote.Download(r.Context(), proto.DownloadRequest{Path: path, Range: legacy, Conditional: cond}, pipeSink{pw})
+	req := proto.DownloadRequest{Path: path, Range: legacy, Conditional: cond, Head: r.Method == http.MethodHead}
+	var sink connector.DataSink = pipeSink{pw}
+	if req.Head {
+		// The headers alone: the host sends no bytes, and so takes none
+		// of its data slots, which stalled downloads may all hold. With
+		// no sink, bytes a host from before Head sends anyway are refused
+		// (transfer_abort).
+		sink = nil
+	}
+	res, err := remote.Download(r.Context(), req, sink)
 	if err != nil {
 		fail(w, v2, "download", path, err)
 		return

@@ -498,6 +498,72 @@ func TestSteadyHostDownloadClientIsNotCut(t *testing.T) {
 	}
 }
 
+// TestHostHeadNeedsNoDataSlot: a HEAD through the hub is answered from
+// the host's result alone, with the headers a GET gets, at once even
+// while stalled downloads hold all the host's data slots. It used to take
+// a slot like a GET: it waited 5 s and was refused busy (503).
+func TestHostHeadNeedsNoDataSlot(t *testing.T) {
+	t.Parallel()
+	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Minute})
+	e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "b.bin": 10}, proto.Limits{MaxConcurrentTransfers: 2})
+	small, _ := getWith(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin", nil)
+	stalled := smallReadBufferClient()
+	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Never read: the client holds the host's one data slot until the
+	// subtests are done.
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stalled download: %s", resp.Status)
+	}
+	for _, tt := range []struct {
+		name   string
+		path   string
+		header map[string]string
+		get    *http.Response // the GET whose headers the HEAD's must be
+		status int
+		length string
+		ranged string // Content-Range
+	}{
+		{"a file", "b.bin", nil, small, http.StatusOK, "10", ""},
+		{"the file being sent", "big.bin", nil, resp, http.StatusOK, resp.Header.Get("Content-Length"), ""},
+		{"a range", "b.bin", map[string]string{"Range": "bytes=2-5"}, small, http.StatusPartialContent, "4", "bytes 2-5/10"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodHead, e.url+"/v2/hosts/laptop/fs/download?path="+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			start := time.Now()
+			r, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if took := time.Since(start); r.StatusCode != tt.status || took > 3*time.Second {
+				t.Fatalf("HEAD while the slot is held: %s after %s, want %d at once", r.Status, took, tt.status)
+			}
+			for k, want := range map[string]string{
+				"Content-Length": tt.length,
+				"Content-Range":  tt.ranged,
+				"ETag":           tt.get.Header.Get("ETag"),
+				"Last-Modified":  tt.get.Header.Get("Last-Modified"),
+				"Accept-Ranges":  "bytes",
+			} {
+				if got := r.Header.Get(k); got != want || (k == "ETag" && got == "") {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestHostDownloadBusyIsRefusedBeforeItStarts: when a host's data slots
 // are all held (here its one, by a client that stopped reading), another
 // download is refused as busy (503, retryable) before anything is sent,

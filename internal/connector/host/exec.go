@@ -150,7 +150,8 @@ func prepare(e *ops.Engine, op *proto.Op) (call, error) {
 // connection's limit is refused with too_large before the result: once
 // the hub has the result it starts its answer (an HTTP 200 or 206 with the
 // size), and the bytes could then only be cut off. The limit is on what is
-// sent, so a file over it can still be fetched a range at a time.
+// sent, so a file over it can still be fetched a range at a time. With
+// Head, the result is all: no bytes follow, and no data slot is taken.
 func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 	var src *transfer.Source
 	var parts []transfer.Span
@@ -171,7 +172,11 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 			}
 		},
 	}
-	return call{after: f, run: func(ctx context.Context) (any, error) {
+	c := call{after: f}
+	if req.Head {
+		c.after = nil
+	}
+	c.run = func(ctx context.Context) (any, error) {
 		s, err := e.OpenDownload(ctx, p)
 		if err != nil {
 			return nil, err
@@ -209,6 +214,10 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 			return nil, fserr.New(fserr.TooLarge, proto.OpDownload, p, "%s; a download from a host is at most %d bytes", what, limit).
 				WithHint("download it a range at a time (HTTP Range), split the file on the host, or copy it another way")
 		}
+		if req.Head {
+			s.Close()
+			return res, nil
+		}
 		if conn, ok := ctx.Value(connKey{}).(*connector.Conn); ok && n > 0 {
 			// The slot is taken before the result, which starts the
 			// hub's answer (200 and the size): a download that finds
@@ -231,7 +240,8 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 		}
 		src = s
 		return res, nil
-	}}
+	}
+	return c
 }
 
 // downloadSlotWait bounds how long a download waits for a data slot

@@ -404,8 +404,7 @@ func (x *Host) disconnected() {
 	x.pending = map[string]chan *proto.Result{}
 	x.mu.Unlock()
 	for id, ch := range pending {
-		ch <- &proto.Result{OpID: id, Error: &proto.Error{Code: string(fserr.Unavailable),
-			Message: "host disconnected before completing the operation; it may or may not have been applied: re-read before retrying"}}
+		ch <- &proto.Result{OpID: id, Error: &proto.Error{Code: string(fserr.Unavailable), Message: mayHaveRun}}
 	}
 }
 
@@ -468,21 +467,7 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 		if sink != nil {
 			x.conn.ForgetData(id)
 		}
-		// Whatever stopped Send, the host never handles a message it did
-		// not get whole: the op was not run.
-		switch {
-		case tctx.Err() != nil:
-			return fserr.New(fserr.Timeout, op, path, "the request ended before %s reached host %s; it was not run", op, x.Info().Name)
-		case errors.Is(err, connector.ErrClosed), errors.Is(err, connector.ErrBroken):
-			return x.notSent(op, path)
-		case errors.Is(err, connector.ErrTooLarge):
-			return fserr.New(fserr.TooLarge, op, path, "the %s request is too large to send to host %s (%v); it was not run", op, x.Info().Name, err).
-				WithHint("send less at once")
-		}
-		e := fserr.New(fserr.Unavailable, op, path, "host %s did not take the %s (%v); it was not run", x.Info().Name, op, err).
-			WithHint("retry in a moment")
-		e.Retryable, e.Err = true, err
-		return e
+		return x.sendFailed(op, path, err, tctx.Err() != nil)
 	}
 	select {
 	case res := <-ch:
@@ -503,6 +488,46 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 		return fserr.New(fserr.Timeout, op, path, "host %s did not answer %s on %s within %s; the operation may still have completed: re-read before retrying", x.Info().Name, op, path, timeout)
 	}
 }
+
+// sendFailed is the error of a call whose op Send did not deliver (err;
+// ended: the call's context ended meanwhile). It says what is known of
+// the op: the host never handles a message it did not get whole, so
+// every failure but one left the op unrun; an op written whole before
+// the connection broke (connector.ErrMaybeSent) may have run, and is
+// answered as one the host got and never answered (see disconnected).
+// Retryable is set only for failures the same call may get past later:
+// not for an op that may have run, nor for one that cannot be encoded or
+// is too large, which fail the same way every time.
+func (x *Host) sendFailed(op, path string, err error, ended bool) *fserr.Error {
+	switch {
+	case errors.Is(err, connector.ErrMaybeSent):
+		e := fserr.New(fserr.Unavailable, op, path, "%s", mayHaveRun)
+		e.Err = err
+		return e
+	case ended:
+		return fserr.New(fserr.Timeout, op, path, "the request ended before %s reached host %s; it was not run", op, x.Info().Name)
+	case errors.Is(err, connector.ErrClosed), errors.Is(err, connector.ErrBroken):
+		return x.notSent(op, path)
+	case errors.Is(err, connector.ErrTooLarge):
+		return fserr.New(fserr.TooLarge, op, path, "the %s request is too large to send to host %s (%v); it was not run", op, x.Info().Name, err).
+			WithHint("send less at once")
+	case errors.Is(err, connector.ErrEncode):
+		// A fault of the hub, not of the host or the connection: the
+		// same call fails the same way.
+		e := fserr.New(fserr.IOError, op, path, "the hub could not encode the %s for host %s (%v); it was not run", op, x.Info().Name, err)
+		e.Err = err
+		return e
+	}
+	e := fserr.New(fserr.Unavailable, op, path, "host %s did not take the %s (%v); it was not run", x.Info().Name, op, err).
+		WithHint("retry in a moment")
+	e.Retryable, e.Err = true, err
+	return e
+}
+
+// mayHaveRun is the message of an op the host may have got whole and
+// never answered because its connection ended: nothing says whether it
+// was applied.
+const mayHaveRun = "host disconnected before completing the operation; it may or may not have been applied: re-read before retrying"
 
 // notSent is the error of an op that never reached the host whole
 // because its connection ended first: nothing was applied, and the same

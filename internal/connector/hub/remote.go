@@ -220,7 +220,8 @@ func (r *Remote) Find(ctx context.Context, req ops.FindRequest) (*ops.FindResult
 // legacy Range's part (nil for the whole file: no range was asked, its
 // If-Range condition failed, or the host predates ranges and ignored it).
 // The bytes then flow into sink (which learns the end, or the failure,
-// through Finish).
+// through Finish). With req.Head no bytes are wanted and sink is nil:
+// bytes a host sends anyway (one from before Head) are refused.
 func (r *Remote) Download(ctx context.Context, req proto.DownloadRequest, sink connector.DataSink) (*proto.DownloadResult, error) {
 	var out proto.DownloadResult
 	if err := r.host.CallData(ctx, proto.OpDownload, req.Path, "", req, &out, sink); err != nil {

@@ -190,6 +190,12 @@ type DownloadRequest struct {
 	// too: a host from before it ignores it, and the hub then decides on
 	// the result (see Conditional).
 	Conditional *Conditional `json:",omitempty"`
+	// Head asks for the result alone (an HTTP HEAD): the host decides the
+	// answer as for the download, but sends no bytes and so takes no data
+	// slot, which stalled downloads may hold. Optional and additive: a
+	// host from before it ignores it and sends the bytes, which a hub
+	// that expects none refuses (transfer_abort).
+	Head bool `json:",omitempty"`
 }
 
 // Check reports arguments no file could make sense of.
