@@ -12,7 +12,10 @@
 // scanWindow), so no entry is reported removed, renamed or written that
 // was not reported created. Excluded directories are never watched. Watches
 // are shared: a directory watched by several watchers holds one inotify
-// watch, released with its last watcher. A watch belongs to a directory,
+// watch, released with its last watcher. A watcher that joins a watch
+// gets only the events it queues from then on, so nothing from before
+// the watcher started (bar a write or chmod queued last: the kernel may
+// fold a later one into it). A watch belongs to a directory,
 // not to a name: each records the directory's identity (device, inode),
 // and a watch found on another directory than the one now at its path
 // (removed while held open, replaced, moved unseen) is dropped. Which

@@ -29,7 +29,10 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 	}
 	waiting := false // a read deadline is set for pending MOVED_FROMs
 	for {
-		n, err := in.read(buf)
+		// Read holding mu (see readLocked), so that Create finds every
+		// event taken from the kernel handled: where a new subscriber's
+		// events begin is then known (see dirWatch.subs).
+		n, err := in.readLocked(buf, &r.mu, r.readHook)
 		if waiting && errors.Is(err, os.ErrDeadlineExceeded) {
 			// No MOVED_TO came: moved out.
 			_ = in.setDeadline(time.Time{})
@@ -54,11 +57,10 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 			return
 		}
 		now := time.Now()
-		r.mu.Lock()
 		base := r.readEnd
 		r.readEnd += uint64(n)
-		parseEvents(buf[:n], func(ev kernelEvent, off int) {
-			ev.pos = base + uint64(off)
+		parseEvents(buf[:n], func(ev kernelEvent, off, end int) {
+			ev.pos, ev.end = base+uint64(off), base+uint64(end)
 			r.handleLocked(ev, now)
 		})
 		r.closeWindowsLocked()
@@ -125,7 +127,7 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 		switch {
 		case ev.mask&inDeleteSelf != 0:
 			for w := range dw.subs {
-				if !w.file && w.root == dw.path {
+				if !w.file && w.root == dw.path && dw.sees(w, ev) {
 					w.enqueue(rawEvent{typ: Remove, path: dw.path, isDir: true, at: now}, ".")
 				}
 			}
@@ -146,18 +148,18 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 	full := path.Join(dw.path, ev.name)
 	switch {
 	case ev.mask&inCreate != 0:
-		r.deliverLocked(dw, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
+		r.deliverLocked(dw, ev, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
 		if isDir {
-			r.growLocked(dw, full)
+			r.growLocked(dw, ev, full)
 		}
 	case ev.mask&inModify != 0:
 		if !isDir {
-			r.deliverLocked(dw, rawEvent{typ: Write, path: full, at: now})
+			r.deliverLocked(dw, ev, rawEvent{typ: Write, path: full, at: now})
 		}
 	case ev.mask&inAttrib != 0:
-		r.deliverLocked(dw, rawEvent{typ: Chmod, path: full, isDir: isDir, at: now})
+		r.deliverLocked(dw, ev, rawEvent{typ: Chmod, path: full, isDir: isDir, at: now})
 	case ev.mask&inDelete != 0:
-		r.deliverLocked(dw, rawEvent{typ: Remove, path: full, isDir: isDir, at: now})
+		r.deliverLocked(dw, ev, rawEvent{typ: Remove, path: full, isDir: isDir, at: now})
 		if isDir {
 			// Its own DELETE_SELF comes only once nothing holds it (a
 			// cwd, an open descriptor), maybe after a new directory of
@@ -166,16 +168,16 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 			r.goneLocked(full, false, now)
 		}
 	case ev.mask&inMovedFrom != 0:
-		r.moves[ev.cookie] = &move{dir: dw, name: ev.name, isDir: isDir, at: now}
+		r.moves[ev.cookie] = &move{dir: dw, ev: ev, name: ev.name, isDir: isDir, at: now}
 	case ev.mask&inMovedTo != 0:
 		if m := r.moves[ev.cookie]; m != nil {
 			delete(r.moves, ev.cookie)
 			r.renamedLocked(m, dw, full, isDir, now)
 			return
 		}
-		r.deliverLocked(dw, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
+		r.deliverLocked(dw, ev, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
 		if isDir {
-			r.growLocked(dw, full)
+			r.growLocked(dw, ev, full)
 		}
 	}
 }
@@ -204,18 +206,25 @@ func (r *Registry) resyncLocked(now time.Time) {
 	}
 }
 
-func (r *Registry) deliverLocked(dw *dirWatch, ev rawEvent) {
+// deliverLocked offers ev, made of the kernel's kev, to the watchers of
+// dw that see kev (see dirWatch.sees).
+func (r *Registry) deliverLocked(dw *dirWatch, kev kernelEvent, ev rawEvent) {
 	for w := range dw.subs {
-		w.offer(ev)
+		if dw.sees(w, kev) {
+			w.offer(ev)
+		}
 	}
 }
 
-// growLocked watches a directory that appeared in dw, for the watchers of
-// dw that want it, and reports what it already holds as created.
-func (r *Registry) growLocked(dw *dirWatch, dir string) {
+// growLocked watches a directory that appeared in dw (ev), for the
+// watchers of dw that want it and see ev, and reports what it already
+// holds as created. Those that joined dw later found it in place.
+func (r *Registry) growLocked(dw *dirWatch, ev kernelEvent, dir string) {
 	ws := make([]*Watcher, 0, len(dw.subs))
 	for w := range dw.subs {
-		ws = append(ws, w)
+		if dw.sees(w, ev) {
+			ws = append(ws, w)
+		}
 	}
 	r.addBelowLocked(dw, path.Base(dir), ws)
 }
@@ -280,7 +289,7 @@ func (r *Registry) openInLocked(c *dirs, dw *dirWatch, name string) (*os.File, e
 // identifyLocked returns the identity of the entry at p, not following a
 // symbolic link there, reached by descriptor through the tree of one of
 // ws (watchers whose trees hold p).
-func (r *Registry) identifyLocked(c *dirs, ws map[*Watcher]struct{}, p string) (fileID, bool) {
+func (r *Registry) identifyLocked(c *dirs, ws map[*Watcher]uint64, p string) (fileID, bool) {
 	for w := range ws {
 		if _, ok := within(p, w.root); !ok {
 			continue
@@ -345,7 +354,7 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 		if r.listHook != nil {
 			r.listHook(dir)
 		}
-		from = r.readEnd + r.in.queued()
+		from = r.positionLocked()
 	}
 	ents, err := d.ReadDir(-1)
 	if err != nil {
@@ -449,7 +458,7 @@ func (r *Registry) openWindowLocked(dw *dirWatch, from uint64, ents []fs.DirEntr
 	if dw.scan == nil {
 		r.windows = append(r.windows, dw)
 	}
-	dw.scan = &scanWindow{from: from, until: r.readEnd + r.in.queued(), names: names}
+	dw.scan = &scanWindow{from: from, until: r.positionLocked(), names: names}
 }
 
 // closeWindowsLocked closes the scan windows that every event read so far
@@ -508,21 +517,21 @@ func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 	dw := r.dirs[wd]
 	switch {
 	case dw == nil:
-		if len(r.dirs) >= r.budget {
-			r.in.remove(wd)
-			return r.budgetError(w)
-		}
 		if old := r.byPath[dir]; old != nil {
 			// The same device and inode number, yet not the directory
 			// that watch is on: that one was removed and its number
-			// reused.
+			// reused. Retired first: it no longer counts.
 			r.retireLocked(old, time.Now())
 			if w.Stopped() { // it was rooted there
 				r.in.remove(wd)
 				return errGone
 			}
 		}
-		dw = &dirWatch{wd: wd, id: e.id, path: dir, subs: map[*Watcher]struct{}{}}
+		if r.watchesLocked() >= r.budget {
+			r.in.remove(wd)
+			return r.budgetError(w)
+		}
+		dw = &dirWatch{wd: wd, id: e.id, path: dir, subs: map[*Watcher]uint64{}}
 		r.dirs[wd] = dw
 	case dw.path != dir:
 		var c dirs
@@ -538,8 +547,14 @@ func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 			return r.addDirLocked(d, dir, w)
 		}
 	}
+	if _, ok := dw.subs[w]; !ok {
+		var since uint64 // the watch's first watcher: all its events are w's
+		if len(dw.subs) > 0 {
+			since = r.positionLocked()
+		}
+		dw.subs[w] = since
+	}
 	r.byPath[dir] = dw
-	dw.subs[w] = struct{}{}
 	w.dirs[dw] = struct{}{}
 	return nil
 }
@@ -548,10 +563,16 @@ func (r *Registry) addDirLocked(d *os.File, dir string, w *Watcher) error {
 // with its device and inode number is at its path, off that path. Its
 // watchers rooted there stop (their directory was removed); the others
 // keep it for the events still queued for it, until its IGNORED forgets
-// it. Nothing is added through it any more (see openInLocked).
+// it. Nothing is added through it any more (see openInLocked), and it no
+// longer counts against the budget: the kernel dropped its watch with the
+// directory (the number was free to reuse), IGNORED being queued then.
 func (r *Registry) retireLocked(dw *dirWatch, now time.Time) {
 	if r.byPath[dw.path] == dw {
 		delete(r.byPath, dw.path)
+	}
+	if !dw.retired && r.dirs[dw.wd] == dw {
+		dw.retired = true
+		r.retired++
 	}
 	var gone []*Watcher
 	for w := range dw.subs {
@@ -567,7 +588,7 @@ func (r *Registry) retireLocked(dw *dirWatch, now time.Time) {
 func (r *Registry) budgetError(w *Watcher) *Error {
 	return &Error{Kind: Unavailable, Message: fmt.Sprintf(
 		"cannot watch %s: it needs more directory watches than the kernel allows fsplane (%d of fs.inotify.max_user_watches; %d in use); exclude large directories (exclude), watch a smaller tree, or raise the limit (sysctl fs.inotify.max_user_watches)",
-		w.cfg.Path, r.budget, len(r.dirs))}
+		w.cfg.Path, r.budget, r.watchesLocked())}
 }
 
 // renamedLocked handles a MOVED_FROM/MOVED_TO pair: one rename event for
@@ -584,6 +605,11 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 		ws[w] = struct{}{}
 	}
 	for w := range ws {
+		if m.dir.joinedAfter(w, m.ev) || to.joinedAfter(w, m.ev) {
+			// Renamed before w started (before its MOVED_FROM was
+			// queued): not w's.
+			continue
+		}
 		_, oldIn := w.covers(oldPath)
 		rel, newIn := w.covers(newPath)
 		switch {
@@ -614,7 +640,7 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	}
 	var fresh []*Watcher
 	for w := range to.subs {
-		if !had[w] {
+		if !had[w] && !to.joinedAfter(w, m.ev) {
 			fresh = append(fresh, w)
 		}
 	}
@@ -629,7 +655,7 @@ func (r *Registry) settleMovesLocked() {
 	for cookie, m := range r.moves {
 		delete(r.moves, cookie)
 		oldPath := path.Join(m.dir.path, m.name)
-		r.deliverLocked(m.dir, rawEvent{typ: Remove, path: oldPath, isDir: m.isDir, at: m.at})
+		r.deliverLocked(m.dir, m.ev, rawEvent{typ: Remove, path: oldPath, isDir: m.isDir, at: m.at})
 		if m.isDir {
 			r.goneLocked(oldPath, true, m.at)
 		}

@@ -3,10 +3,12 @@ package watch
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/osfd"
@@ -89,7 +91,49 @@ func (in *inotify) checkProcFD() error {
 
 func (in *inotify) remove(wd int32) { _, _ = unix.InotifyRmWatch(in.fd, uint32(wd)) }
 
-func (in *inotify) read(buf []byte) (int, error) { return in.file.Read(buf) }
+// readLocked reads events into buf and returns holding mu, which it
+// takes before the read (hook, when set, runs first, without mu). So
+// whoever holds mu otherwise sees no event read and not yet handled: the
+// bytes read so far and those still queued (queued) add up to the
+// position of the next event the kernel queues (Registry.position). On
+// an error (the deadline, the descriptor closed, end of file) mu is not
+// held.
+func (in *inotify) readLocked(buf []byte, mu *sync.Mutex, hook func()) (int, error) {
+	rc, err := in.file.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		if hook != nil {
+			hook()
+		}
+		mu.Lock()
+		for {
+			n, rerr = unix.Read(int(fd), buf)
+			if rerr != unix.EINTR {
+				break
+			}
+		}
+		if rerr == unix.EAGAIN {
+			mu.Unlock()
+			return false // wait until readable
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr != nil:
+		mu.Unlock()
+		return 0, rerr
+	case n == 0:
+		mu.Unlock()
+		return 0, io.EOF
+	}
+	return n, nil
+}
 
 // queued returns how many bytes of events wait to be read (0 when the
 // kernel does not say).
@@ -114,15 +158,16 @@ type kernelEvent struct {
 	mask   uint32
 	cookie uint32
 	name   string
-	// pos is where the event starts in the stream of bytes read from the
-	// inotify descriptor (see Registry.readEnd); the reader sets it.
-	pos uint64
+	// pos and end are where the event starts and ends in the stream of
+	// bytes read from the inotify descriptor (see Registry.readEnd); the
+	// reader sets them.
+	pos, end uint64
 }
 
 // parseEvents splits a read of the inotify fd into events, giving each
-// with its offset in b; a truncated tail is ignored (the kernel never
-// returns one).
-func parseEvents(b []byte, fn func(ev kernelEvent, off int)) {
+// with its offset in b and that of its end; a truncated tail is ignored
+// (the kernel never returns one).
+func parseEvents(b []byte, fn func(ev kernelEvent, off, end int)) {
 	off := 0
 	for len(b) >= eventHeader {
 		ev := kernelEvent{
@@ -140,7 +185,7 @@ func parseEvents(b []byte, fn func(ev kernelEvent, off int)) {
 		}
 		ev.name = string(name)
 		b = b[eventHeader+n:]
-		fn(ev, off)
+		fn(ev, off, off+eventHeader+n)
 		off += eventHeader + n
 	}
 }

@@ -32,7 +32,7 @@ func encodeEvents(evs []kernelEvent) []byte {
 
 func parseAll(b []byte) []kernelEvent {
 	evs := []kernelEvent{}
-	parseEvents(b, func(ev kernelEvent, _ int) { evs = append(evs, ev) })
+	parseEvents(b, func(ev kernelEvent, _, _ int) { evs = append(evs, ev) })
 	return evs
 }
 

@@ -5,6 +5,7 @@ package watch
 import (
 	"errors"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -14,13 +15,13 @@ func newInotify() (*inotify, error) {
 	return nil, &Error{Kind: Unavailable, Message: "file watching needs Linux (inotify)"}
 }
 
-func (*inotify) addDir(*os.File) (int32, error) { return 0, errors.ErrUnsupported }
-func (*inotify) checkProcFD() error             { return errors.ErrUnsupported }
-func (*inotify) remove(int32)                   {}
-func (*inotify) read([]byte) (int, error)       { return 0, errors.ErrUnsupported }
-func (*inotify) queued() uint64                 { return 0 }
-func (*inotify) close() error                   { return nil }
-func (*inotify) setDeadline(time.Time) error    { return errors.ErrUnsupported }
+func (*inotify) addDir(*os.File) (int32, error)                      { return 0, errors.ErrUnsupported }
+func (*inotify) checkProcFD() error                                  { return errors.ErrUnsupported }
+func (*inotify) remove(int32)                                        {}
+func (*inotify) readLocked([]byte, *sync.Mutex, func()) (int, error) { return 0, errors.ErrUnsupported }
+func (*inotify) queued() uint64                                      { return 0 }
+func (*inotify) close() error                                        { return nil }
+func (*inotify) setDeadline(time.Time) error                         { return errors.ErrUnsupported }
 
 type kernelEvent struct {
 	wd     int32
@@ -28,6 +29,7 @@ type kernelEvent struct {
 	cookie uint32
 	name   string
 	pos    uint64
+	end    uint64
 }
 
 const (
@@ -36,9 +38,9 @@ const (
 	inMoveSelf                                             = 2048
 )
 
-func parseEvents([]byte, func(kernelEvent, int)) {}
-func isNoSpace(error) bool                       { return false }
-func maxUserWatches() int                        { return 0 }
+func parseEvents([]byte, func(kernelEvent, int, int)) {}
+func isNoSpace(error) bool                            { return false }
+func maxUserWatches() int                             { return 0 }
 
 // Nothing below runs: creating the inotify instance fails first.
 

@@ -77,6 +77,10 @@ type Registry struct {
 	dirs     map[int32]*dirWatch
 	byPath   map[string]*dirWatch
 	moves    map[uint32]*move
+	// retired counts the watches in dirs whose directory is gone (see
+	// retireLocked): kept for their queued events, they hold no kernel
+	// watch and no share of the budget.
+	retired int
 	// readEnd counts the bytes read from the inotify descriptor: the
 	// position, in that stream, of the next event to be read.
 	readEnd uint64
@@ -87,6 +91,9 @@ type Registry struct {
 	// listHook, when set (tests), runs between adding the watch of a
 	// directory that appeared and listing it.
 	listHook func(dir string)
+	// readHook, when set (tests, before the first watcher), runs in the
+	// reader before each read of the inotify descriptor, without mu.
+	readHook func()
 	closed   bool
 	done     chan struct{} // closed when the reader exits
 	quit     chan struct{} // closed by Close to stop the janitor
@@ -142,13 +149,38 @@ type dirWatch struct {
 	wd   int32
 	id   fileID // the directory's identity when the watch was added
 	path string
-	subs map[*Watcher]struct{}
-	scan *scanWindow // nil unless just listed (see scanWindow)
+	// subs holds the watchers of the directory, each with the position
+	// (see Registry.positionLocked) where its events of this watch begin:
+	// 0 for those that added the watch, where the stream then was for
+	// those that joined them. What a watch queued before a watcher joined
+	// it happened before that watcher started (see sees).
+	subs    map[*Watcher]uint64
+	scan    *scanWindow // nil unless just listed (see scanWindow)
+	retired bool        // see retireLocked
+}
+
+// sees reports whether w gets ev, an event of dw's watch: w watches dw
+// and ev was queued since it joined, or ev is a write or an attribute
+// change that was the last event queued when it joined. The kernel folds
+// an event into the last one queued when they are the same (a file
+// written twice), so that one may stand for a change made since; an
+// earlier one cannot (scanWindow keeps these for the same reason).
+func (dw *dirWatch) sees(w *Watcher, ev kernelEvent) bool {
+	since, ok := dw.subs[w]
+	return ok && (ev.pos >= since || ev.end == since && ev.mask&(inModify|inAttrib) != 0)
+}
+
+// joinedAfter reports whether w joined dw after ev, an event of dw's
+// watch, was queued.
+func (dw *dirWatch) joinedAfter(w *Watcher, ev kernelEvent) bool {
+	since, ok := dw.subs[w]
+	return ok && ev.pos < since
 }
 
 // move is a MOVED_FROM waiting for its MOVED_TO.
 type move struct {
 	dir   *dirWatch
+	ev    kernelEvent // the MOVED_FROM
 	name  string
 	isDir bool
 	at    time.Time
@@ -382,6 +414,16 @@ func (r *Registry) startLocked() error {
 	return nil
 }
 
+// positionLocked returns where the next event the kernel queues will be
+// in the stream read from the inotify descriptor: every event queued so
+// far lies before it. The reader reads holding mu (see
+// inotify.readLocked), so no event is between what was read and what is
+// queued.
+func (r *Registry) positionLocked() uint64 { return r.readEnd + r.in.queued() }
+
+// watchesLocked counts the watches that hold a share of the budget.
+func (r *Registry) watchesLocked() int { return len(r.dirs) - r.retired }
+
 // rootWatchedLocked reports whether w's root directory is among its
 // watched directories.
 func (r *Registry) rootWatchedLocked(w *Watcher) bool {
@@ -611,6 +653,9 @@ func (r *Registry) unsubscribeLocked(dw *dirWatch, w *Watcher) {
 func (r *Registry) forgetLocked(dw *dirWatch) {
 	if r.dirs[dw.wd] == dw {
 		delete(r.dirs, dw.wd)
+		if dw.retired {
+			r.retired--
+		}
 	}
 	if r.byPath[dw.path] == dw {
 		delete(r.byPath, dw.path)
