@@ -258,7 +258,12 @@ func readErr(src *sourceReader, err error, lim Limits) error {
 // WriteTree writes the directory p as a tar archive to w: directories
 // (with a trailing slash), regular files and symbolic links, names
 // relative to p, permission bits and modification times; sockets,
-// FIFOs and devices are skipped, hard links become separate files. A file
+// FIFOs and devices are skipped. Hard links are kept as GNU tar keeps
+// them: the first name of a file in the archive carries its content, and
+// each later name whose opened file is the same (device and inode) is a
+// hard link member naming it; names outside p, or skipped, do not count.
+// Remembering first names takes at most 16 MiB (see linkSet); past that,
+// later names of files not yet remembered carry their content. A file
 // that shrinks while it is archived fails the stream (the archive would
 // lie); one that grows is archived at its size when its header was
 // written. The walk checks p before anything is written, so an error
@@ -267,6 +272,7 @@ func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, e
 	cw := &countWriter{w: w}
 	tw := tar.NewWriter(cw)
 	buf := make([]byte, 256<<10)
+	links := newLinkSet(linkMemory)
 	_, err = ws.WalkTree(p, func(e workspace.TreeEntry, open func() (*os.File, error)) error {
 		if e.Name == "." {
 			return nil
@@ -278,7 +284,7 @@ func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, e
 		case m&fs.ModeSymlink != 0:
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
 		case m.IsRegular():
-			return writeFile(tw, hdr, open, buf)
+			return writeFile(tw, hdr, open, buf, links)
 		default:
 			return nil
 		}
@@ -290,7 +296,10 @@ func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, e
 	return cw.n, err
 }
 
-func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), buf []byte) error {
+// writeFile archives the regular file hdr names, opened by open: as a
+// hard link member when links has its inode, else with its content,
+// recording the inode in links once that is written whole.
+func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), buf []byte, links *linkSet) error {
 	f, err := open()
 	if err != nil {
 		if fserr.Is(err, fserr.NotFound) {
@@ -309,6 +318,13 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 		// removed meanwhile.
 		return nil
 	}
+	id, nlink, linked := linkedInode(fi)
+	if linked {
+		if first, ok := links.take(id); ok {
+			hdr.Typeflag, hdr.Linkname = tar.TypeLink, first
+			return tw.WriteHeader(hdr)
+		}
+	}
 	hdr.Typeflag, hdr.Size = tar.TypeReg, fi.Size()
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
@@ -320,6 +336,9 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 	if n != hdr.Size {
 		return fserr.New(fserr.Conflict, "tree", "", "%s shrank while it was archived; the archive is cut short", hdr.Name).
 			WithHint("download the tree again once the file is no longer being written")
+	}
+	if linked {
+		links.record(id, nlink, hdr.Name)
 	}
 	return nil
 }

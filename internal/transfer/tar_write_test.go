@@ -27,7 +27,7 @@ func TestWriteFileNotRegularAnyMore(t *testing.T) {
 			var b bytes.Buffer
 			tw := tar.NewWriter(&b)
 			open := func() (*os.File, error) { return os.OpenFile(tc.path, os.O_RDONLY|syscall.O_NONBLOCK, 0) }
-			err := writeFile(tw, &tar.Header{Name: "f", Mode: 0o644}, open, make([]byte, 4096))
+			err := writeFile(tw, &tar.Header{Name: "f", Mode: 0o644}, open, make([]byte, 4096), newLinkSet(linkMemory))
 			if err != nil || b.Len() != 0 {
 				t.Fatalf("err %v, %d bytes archived", err, b.Len())
 			}
