@@ -68,9 +68,11 @@ The flags and defaults are ripgrep's: ignore files (.gitignore, .ignore,
 git repositories git's global excludes file, core.excludesFile or
 ~/.config/git/ignore) are honoured and dot-prefixed names skipped unless
 --no-ignore (--no-ignore-global for the global file) / --hidden; binary files
-(a NUL byte in the first 8 KiB) are skipped, but one named as PATH is
-searched and a match reported as "binary file matches"; there is no file
-size limit unless --max-filesize. A symbolic link named as PATH is
+are rg's: one found under a PATH is skipped when it has a NUL byte in its
+first 64 KiB, and searched up to a later one ("WARNING: stopped searching
+binary file after match"; -c leaves it out), while one named as PATH is
+searched and a match in it reported as "binary file matches"; there is no
+file size limit unless --max-filesize. A symbolic link named as PATH is
 followed; a PATH that cannot be read is reported and the others searched. Output is in
 path order. The exit status is 0 when a line matched, 1 when none did and
 2 on an error (as with rg, an error makes it 2 even when lines matched).
@@ -140,9 +142,10 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		FollowLinks:     f.follow,
 		Workers:         f.threads,
 		MaxDepth:        f.maxDepth,
-		// A file named as PATH is searched even when binary, as rg
-		// searches it (see grepRenderer).
+		// Binary files are rg's: a file named as PATH is searched even
+		// when binary, as rg searches it (see grepRenderer).
 		SearchBinaryStart: true,
+		RipgrepBinary:     true,
 	}
 	if f.count || f.filesOnly {
 		// Only paths and counts are printed: no context is looked for.
@@ -191,6 +194,7 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 		}
 		opts.Pattern, args = args[0], args[1:]
 	}
+	opts.RipgrepMapped = rgMaps(args)
 	tuneRuntime(&opts)
 	q, err := search.Compile(opts)
 	if err != nil {
@@ -200,18 +204,37 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
 	return searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
-		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global), func(fm *search.FileMatches) []byte {
+		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global), func(fm *search.FileMatches) grepOutput {
 			return r.render(fm, joinDisplay(sr.prefix, fm.Path))
-		}, func(_ string, out []byte) error {
-			matched = true
-			if r.context && r.printed {
+		}, func(_ string, out grepOutput) error {
+			if len(out.text) == 0 {
+				return nil
+			}
+			matched = matched || out.matched
+			if r.context && r.printed && out.lines {
 				w.WriteString("--\n")
 			}
 			r.printed = true
-			_, err := w.Write(out)
+			_, err := w.Write(out.text)
 			return err
 		})
 	})
+}
+
+// rgMaps says whether rg would map the files named by paths into memory
+// rather than read them, which changes how it looks for NUL bytes in
+// them (see search.Options.RipgrepMapped): it does when they are at most
+// 10 and all regular files (following symbolic links), except on macOS.
+func rgMaps(paths []string) bool {
+	if len(paths) == 0 || len(paths) > 10 || runtime.GOOS == "darwin" {
+		return false
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // describe words a search error for the command line: the message and
@@ -437,9 +460,13 @@ func joinDisplay(prefix, rel string) string {
 // for matching lines, path-line-text for context lines, "--" between
 // groups of lines that are not adjacent.
 // With count, a file is one line path:count instead (see
-// search.FileMatches.Count); with filesOnly, its path; a binary file
-// named as PATH that matches (search.FileMatches.Binary) is rg's one line
-// "path: binary file matches (found "\0" byte around offset N)".
+// search.FileMatches.Count); with filesOnly, its path. Binary files are
+// rg's (search.Options.RipgrepBinary): after the lines rg shows of one,
+// a file named as PATH may have rg's line "path: binary file matches
+// (found "\0" byte around offset N)" (FileMatches.Binary), and one met
+// while walking "path: WARNING: stopped searching binary file after match
+// (found "\0" byte around offset N)" (FileMatches.Stopped, when lines
+// were shown); rg -c leaves the latter out.
 type grepRenderer struct {
 	context   bool
 	count     bool
@@ -447,21 +474,51 @@ type grepRenderer struct {
 	printed   bool // something was written (for "--" between files); emitter goroutine only
 }
 
+// grepOutput is what is printed of one file: text, which starts with a
+// line of the file when lines is set (rather than with a note on it);
+// matched says the file counts as a match for the exit status (rg's
+// context lines of a binary file's match it did not show do not).
+type grepOutput struct {
+	text           []byte
+	lines, matched bool
+}
+
 // render is called concurrently for different files; it only reads r's
 // immutable fields.
-func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
+func (r *grepRenderer) render(fm *search.FileMatches, path string) grepOutput {
 	switch {
 	case r.count:
+		if fm.Stopped {
+			return grepOutput{}
+		}
 		out := append([]byte(path), ':')
 		out = strconv.AppendInt(out, int64(fm.Count()), 10)
-		return append(out, '\n')
+		return grepOutput{text: append(out, '\n'), matched: true}
 	case r.filesOnly:
-		return append([]byte(path), '\n')
-	case fm.Binary:
-		// A binary file named as PATH, searched as rg searches it: its
-		// lines are no text to print, so rg's note stands for them.
-		return fmt.Appendf(nil, "%s: binary file matches (found \"\\0\" byte around offset %d)\n", path, fm.BinaryOffset)
+		if fm.Len() == 0 && !fm.Binary {
+			return grepOutput{}
+		}
+		return grepOutput{text: append([]byte(path), '\n'), matched: true}
 	}
+	out := r.lines(fm, path)
+	lines := len(out) > 0
+	matched := fm.Len() > 0 || fm.Binary
+	if fm.Separated {
+		out = append(out, "--\n"...)
+	}
+	switch {
+	case fm.Binary:
+		// rg's note stands for the rest of a binary file's lines, which
+		// are no text to print.
+		out = fmt.Appendf(out, "%s: binary file matches (found \"\\0\" byte around offset %d)\n", path, fm.BinaryOffset)
+	case fm.Stopped && fm.Len() > 0:
+		out = fmt.Appendf(out, "%s: WARNING: stopped searching binary file after match (found \"\\0\" byte around offset %d)\n", path, fm.BinaryOffset)
+	}
+	return grepOutput{text: out, lines: lines, matched: matched}
+}
+
+// lines formats the matching lines and their context.
+func (r *grepRenderer) lines(fm *search.FileMatches, path string) []byte {
 	nlines := fm.Len()
 	size := 0
 	for i := 0; i < nlines; i++ {
@@ -481,13 +538,16 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
 		out = append(out, '\n')
 		last = n
 	}
-	for i := 0; i < nlines; i++ {
-		l := fm.Line(i)
+	before := func(l search.LineMatch) {
 		for k, b := range l.Before {
 			if n := l.Number - len(l.Before) + k; n > last {
 				line(n, '-', b)
 			}
 		}
+	}
+	for i := 0; i < nlines; i++ {
+		l := fm.Line(i)
+		before(l)
 		n := l.Number
 		text := l.Text
 		for {
@@ -515,6 +575,9 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) []byte {
 				}
 			}
 		}
+	}
+	if l, ok := fm.Partial(); ok {
+		before(l)
 	}
 	return out
 }

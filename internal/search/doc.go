@@ -82,12 +82,50 @@
 // skipped (counted in Stats.FilesSkippedBinary), except a start that is
 // such a file with SearchBinaryStart, which is searched with its NULs
 // read as line breaks (ripgrep's way with a file it is given by name);
-// a NUL further on ends the search of that file (at the line before it). A UTF-8 byte order mark at the start of a file is not part
+// a NUL further on ends the search of that file (at the line before it);
+// with RipgrepBinary, binary files are ripgrep's instead (see Binary
+// files). A UTF-8 byte order mark at the start of a file is not part
 // of its first line, neither for matching nor in the text reported (as
-// ripgrep and fsplane's read see it). Files up to 256 KiB are read whole into a reused buffer,
+// ripgrep and fsplane's read see it). Files up to 1 MiB are read whole into a reused buffer,
 // larger ones in chunks with the unfinished line (and the context lines)
 // carried over; multiline search reads a file whole (up to 256 MiB).
 // Files over MaxFileSize are skipped and counted.
+//
+// # Binary files
+//
+// With RipgrepBinary (the command line), a file's NUL bytes do what they
+// do to ripgrep 13 with its defaults, which the CLI's tests compare byte
+// for byte. Offsets are in the text after a byte order mark, as rg's.
+// ripgrep searches a file one of two ways: line by line, reading it into
+// a 64 KiB buffer, fill after fill; or whole, as one slice, when it maps
+// the file into memory (a file named, see RipgrepMapped) or in multiline
+// mode when the pattern can match a line break or has a ^ or $. And it
+// treats a file met while walking a directory as quit, one named as
+// convert:
+//
+//   - Quit, line by line: a NUL byte in the first fill of the buffer (its
+//     first 64 KiB, or its first 3 bytes when they hold a line break and
+//     no byte order mark precedes: rg's decoder hands them on alone)
+//     skips the file. A later one stops the search before the fill that
+//     brought it: the lines searched before are reported, and
+//     FileMatches.Stopped (rg's "WARNING: stopped searching binary file
+//     after match"); rg -c leaves the file out. Where the fills end
+//     depends on the lines and on the context lines rg keeps (rgReplay).
+//   - Quit, whole: a NUL byte in the first 64 KiB skips the file; later,
+//     the first line to be shown (a match, or a context line) that has
+//     one stops the search there, Stopped.
+//   - Convert, line by line: NUL bytes are read as line breaks, and
+//     from the fill that brings the first one, the next line to be shown
+//     stops the search; FileMatches.Binary (rg's "binary file matches")
+//     when a match was shown or was that line.
+//   - Convert, whole: NUL bytes are bytes like any other; one in the
+//     first 64 KiB stops the search at the first line to be shown,
+//     otherwise the first line to be shown that has one stops it;
+//     Binary as above. rg -c counts every match in a file named.
+//
+// ripgrep's buffer keeps its growth from one file to the next (one per
+// thread), so where its fills end after a line longer than 64 KiB is not
+// known; the replay takes a fresh buffer for each file.
 //
 // # Concurrency
 //

@@ -5,6 +5,7 @@ package search
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"unsafe"
@@ -228,6 +229,27 @@ func (h fileHandle) read(p []byte) (int, error) {
 		}
 		return n, err
 	}
+}
+
+// readAt reads len(p) bytes at offset off; fewer is an error.
+func (h fileHandle) readAt(p []byte, off int64) error {
+	if h.f != nil {
+		_, err := h.f.ReadAt(p, off)
+		return err
+	}
+	for len(p) > 0 {
+		n, err := unix.Pread(h.fd, p, off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrUnexpectedEOF
+		}
+		p, off = p[n:], off+int64(n)
+	}
+	return nil
 }
 
 func (h fileHandle) close() {

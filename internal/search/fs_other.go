@@ -137,6 +137,12 @@ func (h fileHandle) read(p []byte) (int, error) {
 	return n, eofNil(err)
 }
 
+// readAt reads len(p) bytes at offset off; fewer is an error.
+func (h fileHandle) readAt(p []byte, off int64) error {
+	_, err := h.f.ReadAt(p, off)
+	return err
+}
+
 func (h fileHandle) close() { h.f.Close() }
 
 func isLoopErr(err error) bool { return errors.Is(err, syscall.ELOOP) }

@@ -20,23 +20,63 @@ type FileMatches struct {
 	// limit (Options.Offset + Options.MaxResults + 1) and the rest were
 	// not looked for.
 	Truncated bool
-	// Binary is set when the file is binary (a NUL byte in its first 8
-	// KiB) and was searched all the same, its NUL bytes read as line
-	// breaks (Options.SearchBinaryStart): its lines are not text to show.
-	// BinaryOffset is where its first NUL byte is. ripgrep then prints
-	// "binary file matches (found "\0" byte around offset N)".
-	Binary       bool
+	// Binary says, without Options.RipgrepBinary, that the file is
+	// binary (a NUL byte in its first 8 KiB) and was searched all the
+	// same, its NUL bytes read as line breaks (Options.SearchBinaryStart):
+	// its lines are not text to show. With RipgrepBinary, it says that
+	// ripgrep, having shown the Len() matches (none, for a file binary
+	// from the start), would say "binary file matches (found "\0" byte
+	// around offset N)" of the file, N being BinaryOffset: the offset of
+	// a NUL byte, in the text after a byte order mark.
+	Binary bool
+	// Stopped says, with Options.RipgrepBinary, that ripgrep stopped
+	// searching the file, met while walking, at a NUL byte after the
+	// Len() matches, and would say so when there were some ("WARNING:
+	// stopped searching binary file after match (found "\0" byte around
+	// offset N)"), N being BinaryOffset; rg -c leaves such a file out.
+	Stopped      bool
 	BinaryOffset int64
-	s            *searchState
+	// Separated says, with Options.RipgrepBinary, that ripgrep printed
+	// its context separator ("--") for lines it then did not show, after
+	// the lines it showed and before what it says of the file (Binary,
+	// Stopped).
+	Separated bool
+	s         *searchState
 }
 
-// Len is the number of matches.
-func (fm *FileMatches) Len() int { return len(fm.s.hits) }
+// Len is the number of matches to show: all of them, except that with
+// Options.RipgrepBinary, those ripgrep would not show of a binary file
+// are left out (see Count and Partial).
+func (fm *FileMatches) Len() int {
+	if fm.s.stop > 0 {
+		return fm.s.shown
+	}
+	return len(fm.s.hits)
+}
+
+// Partial returns, with Options.RipgrepBinary, what ripgrep would show
+// of the first match it does not show of a binary file, when that is
+// some of the context before it (it stopped at the match itself, or at a
+// line of that context): a LineMatch whose Before are those lines and
+// whose Number is the line after them, where ripgrep stopped; and true.
+func (fm *FileMatches) Partial() (LineMatch, bool) {
+	s := fm.s
+	if s.stop == 0 || s.shown == len(s.hits) {
+		return LineMatch{}, false
+	}
+	h := &s.hits[s.shown]
+	n := min(int(h.bHi-h.bLo), s.stop-h.line+int(h.bHi-h.bLo))
+	if n <= 0 {
+		return LineMatch{}, false
+	}
+	return LineMatch{Number: s.stop, Before: s.ctxLines(s.text(), h.bLo, h.bLo+int32(n))}, true
+}
 
 // Count is what rg -c reports for the file: the number of lines that
 // match; but in multiline mode, when the pattern can match a line break,
 // the number of matches (several may share a line, which Len counts
-// once).
+// once). Matches Len leaves out are counted, as rg -c counts them in a
+// file named on its command line; one it leaves out when Stopped.
 func (fm *FileMatches) Count() int {
 	if fm.s.m.multiline && fm.s.m.breaks {
 		return fm.s.nmatch
@@ -56,6 +96,10 @@ func (fm *FileMatches) Line(i int) LineMatch {
 	}
 	if h.aHi > h.aLo {
 		lm.After = s.ctxLines(text, h.aLo, h.aHi)
+		if s.stop > 0 {
+			last := h.line + bytes.Count(lm.Text, []byte{'\n'})
+			lm.After = lm.After[:min(len(lm.After), max(s.stop-last-1, 0))]
+		}
 	}
 	return lm
 }
@@ -76,7 +120,7 @@ type Stats struct {
 	FilesSearched      int // text files searched
 	FilesMatched       int // files with at least one match
 	FilesSkippedSize   int // larger than MaxFileSize
-	FilesSkippedBinary int // a NUL byte in the first 8 KiB
+	FilesSkippedBinary int // a NUL byte in the first 8 KiB (see Options.RipgrepBinary)
 	// Errors are the first problems with single paths (unreadable files,
 	// directories); ErrorCount counts them all. They do not stop a search.
 	Errors     []PathError
@@ -96,9 +140,8 @@ func (e PathError) Error() string { return e.Path + ": " + e.Err.Error() }
 var ErrStop = errors.New("search stopped")
 
 const (
-	binaryProbe = 8 << 10   // NUL in this prefix: binary, skipped
-	chunkSize   = 1 << 20   // files are searched in chunks of this size
-	multiMax    = 256 << 20 // multiline search reads the whole file: its cap
+	chunkSize = 1 << 20   // files are searched in chunks of this size
+	multiMax  = 256 << 20 // multiline search reads the whole file: its cap
 )
 
 type fileStatus uint8
@@ -158,12 +201,10 @@ func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, l
 		if f.file == nil {
 			defer fh.close()
 		}
-		// Only the start is searched when binary: ripgrep searches a
-		// file it is given by name whatever it holds.
-		out.status, out.err = s.searchFile(fh, limit, f.file != nil && q.opts.SearchBinaryStart)
+		out.status, out.err = s.searchFile(fh, limit, f.file != nil)
 		if len(s.hits) > 0 {
 			fm := s.matches(f.Rel)
-			out.matches, out.truncated = fm.Len(), fm.Truncated
+			out.matches, out.truncated = len(s.hits), fm.Truncated
 			out.v = collect(fm)
 			for _, h := range s.hits {
 				out.held += int64(h.end-h.off+len(f.Rel)) + 48
@@ -231,8 +272,8 @@ type searchState struct {
 	ctx       []span
 	starts    []int
 	truncated bool
-	nmatch    int   // multiline mode: the matches taken, several per hit at times
-	binAt     int64 // offset of the first NUL of a binary file searched all the same; -1 for text
+	nmatch    int // multiline mode: the matches taken, several per hit at times
+	binState
 
 	// line counting: the line number of the line that starts at cntPos
 	cntPos, cntLine int
@@ -246,17 +287,17 @@ func newSearchState(q *Query) *searchState {
 	return s
 }
 
-// searchFile reads and searches one open file, leaving the hits in s.
+// searchFile reads and searches one open file, leaving the hits in s;
+// start says it is the search's start.
 //
 // Small files are read whole with one read(2): the file is not fstat'ed
 // and a read that returns less than asked for is taken as the end of the
 // file, as it is for regular files on local file systems (a file that
 // grows meanwhile is searched as it was). Files larger than the buffer
-// are searched in chunks; in multiline mode they are read whole. A binary
-// file is skipped unless binaryOK: then its NUL bytes are read as line
-// breaks (ripgrep's handling of a file named on its command line).
-func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileStatus, error) {
-	s.hits, s.ctx, s.arena, s.truncated, s.nmatch, s.binAt = s.hits[:0], s.ctx[:0], s.arena[:0], false, 0, -1
+// are searched in chunks; in multiline mode they are read whole. What a
+// NUL byte does is the file's binPolicy's.
+func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStatus, error) {
+	s.hits, s.ctx, s.arena, s.truncated, s.nmatch = s.hits[:0], s.ctx[:0], s.arena[:0], false, 0
 	// Do not keep the buffer of an unusually large file in the pool.
 	if cap(s.buf) > 4*chunkSize {
 		s.buf = nil
@@ -279,15 +320,14 @@ func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileS
 		bom = len(edit.BOM)
 		n = copy(s.buf, s.buf[bom:n])
 	}
-	if i := bytes.IndexByte(s.buf[:min(n, binaryProbe)], 0); i >= 0 {
-		if !binaryOK {
-			return statusBinary, nil
-		}
-		s.binAt = int64(bom + i)
+	s.binState = binState{pol: s.policy(start, bom > 0), bom: bom > 0, binAt: -1, nul: -1}
+	if st := s.probeBinary(n); st != statusNone {
+		return st, nil
 	}
 	maxSize := s.q.opts.MaxFileSize
 	if s.m.multiline && !eof {
 		// Multiline matches may span any distance: read it all.
+		probed := n
 		for !eof {
 			if int64(n) > multiMax || (maxSize > 0 && int64(n+bom) > maxSize) {
 				return statusTooLarge, nil
@@ -299,6 +339,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileS
 				return statusFailed, err
 			}
 		}
+		s.probeRest(probed, n)
 	}
 	if maxSize > 0 && int64(n+bom) > maxSize {
 		return statusTooLarge, nil
@@ -311,19 +352,27 @@ func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileS
 				return statusTooLarge, nil
 			}
 		}
-		return s.searchChunked(fh, n, bom, limit)
+		st, err := s.searchChunked(fh, n, bom, limit)
+		if st != statusSearched || !s.q.opts.RipgrepBinary {
+			return st, err
+		}
+		return s.settleBinary(func(p []byte, off int64) error { return fh.readAt(p, off+int64(bom)) })
 	}
 	buf := s.buf[:n]
-	if s.binAt >= 0 {
+	if s.pol == binLineBreaks && s.binAt >= 0 || s.pol == binConvertReader && s.nul >= 0 {
 		nulToLF(buf)
 	}
 	liftCRs(buf, true)
-	if n > binaryProbe {
+	switch {
+	case (s.pol == binSkip || s.pol == binLineBreaks) && n > binaryProbe:
 		// A NUL further on: stop before its line, as ripgrep stops
 		// searching a file at the first NUL.
 		if i := bytes.IndexByte(buf[binaryProbe:], 0); i >= 0 {
 			buf = buf[:bytes.LastIndexByte(buf[:binaryProbe+i], '\n')+1]
 		}
+	case s.pol == binQuitReader && s.nul >= 0:
+		// ripgrep stops before; settleBinary says where.
+		buf = buf[:bytes.LastIndexByte(buf[:s.nul], '\n')+1]
 	}
 	s.copy = false
 	s.cntPos, s.cntLine = 0, 1
@@ -335,7 +384,13 @@ func (s *searchState) searchFile(fh fileHandle, limit int, binaryOK bool) (fileS
 	} else {
 		s.scanLines(buf, 0, len(buf), len(buf), limit)
 	}
-	return statusSearched, nil
+	if !s.q.opts.RipgrepBinary {
+		return statusSearched, nil
+	}
+	return s.settleBinary(func(p []byte, off int64) error {
+		copy(p, s.buf[off:])
+		return nil
+	})
 }
 
 // nulToLF turns each NUL byte in b into LF, in place.
@@ -412,14 +467,7 @@ func (s *searchState) searchChunked(fh fileHandle, n, skipped, limit int) (fileS
 	scanned := 0 // bytes of the buffer already checked for NUL
 	for {
 		liftCRs(s.buf[from:n], eof)
-		// Stop at a NUL (after the first 8 KiB, which were checked);
-		// a binary file searched all the same reads them as line breaks.
-		if s.binAt >= 0 {
-			nulToLF(s.buf[scanned:n])
-		} else if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
-			n = bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1
-			eof = true
-		}
+		n, eof = s.chunkNULs(scanned, n, eof)
 		scanned = n
 		end := n
 		if !eof {
@@ -447,6 +495,7 @@ func (s *searchState) searchChunked(fh fileHandle, n, skipped, limit int) (fileS
 			}
 			s.lineAt(s.buf, end)
 			copy(s.buf, s.buf[keep:n])
+			s.base += int64(keep)
 			n -= keep
 			scanned -= keep
 			from = end - keep
@@ -620,6 +669,9 @@ func (s *searchState) hit(buf []byte, ls, le, dataEnd, limit int) bool {
 	}
 	t := s.store(buf, ls, le)
 	h := hitRec{line: s.lineAt(buf, ls), off: t.off, end: t.end}
+	if s.track {
+		s.noteNUL(buf[ls:le], ls, h.line, stopMatch)
+	}
 	if b := s.q.opts.ContextBefore; b > 0 {
 		h.bLo = int32(len(s.ctx))
 		starts := s.starts[:0]
@@ -631,18 +683,22 @@ func (s *searchState) hit(buf []byte, ls, le, dataEnd, limit int) bool {
 		for k := len(starts) - 1; k >= 0; k-- {
 			st := starts[k]
 			en := st + bytes.IndexByte(buf[st:], '\n')
+			if s.track {
+				s.noteNUL(buf[st:en], st, h.line-k-1, stopBefore)
+			}
 			s.ctx = append(s.ctx, s.store(buf, st, en))
 		}
 		h.bHi = int32(len(s.ctx))
 		s.starts = starts
 	}
-	h.aLo, h.aHi = s.after(buf, le, dataEnd)
+	h.aLo, h.aHi = s.after(buf, ls, le, dataEnd, h.line)
 	s.hits = append(s.hits, h)
 	return true
 }
 
-// after records the context lines after a hit ending at le.
-func (s *searchState) after(buf []byte, le, dataEnd int) (lo, hi int32) {
+// after records the context lines after a hit from ls (line number
+// line) to le.
+func (s *searchState) after(buf []byte, ls, le, dataEnd, line int) (lo, hi int32) {
 	a := s.q.opts.ContextAfter
 	if a <= 0 {
 		return 0, 0
@@ -654,6 +710,9 @@ func (s *searchState) after(buf []byte, le, dataEnd int) (lo, hi int32) {
 		if i := bytes.IndexByte(buf[p:dataEnd], '\n'); i >= 0 {
 			en = p + i
 		}
+		if s.track && bytes.IndexByte(buf[p:en], 0) >= 0 {
+			s.noteNUL(buf[p:en], p, line+bytes.Count(buf[ls:p], []byte{'\n'}), stopAfter)
+		}
 		s.ctx = append(s.ctx, s.store(buf, p, en))
 		p = en + 1
 	}
@@ -664,11 +723,14 @@ func (s *searchState) after(buf []byte, le, dataEnd int) (lo, hi int32) {
 // at le, and its context after it to follow.
 func (s *searchState) widen(buf []byte, le int) {
 	h := &s.hits[len(s.hits)-1]
+	if s.track {
+		s.noteNUL(buf[h.end:le], h.end, h.line, stopMatch)
+	}
 	h.end = le
 	if h.aHi > h.aLo {
 		s.ctx = s.ctx[:h.aLo] // the last hit's context after is last
 	}
-	h.aLo, h.aHi = s.after(buf, le, len(buf))
+	h.aLo, h.aHi = s.after(buf, h.off, le, len(buf), h.line)
 }
 
 func (s *searchState) store(buf []byte, from, to int) span {
@@ -699,8 +761,11 @@ func (s *searchState) ctxLines(text []byte, lo, hi int32) [][]byte {
 // matches wraps the hits for collect.
 func (s *searchState) matches(rel string) *FileMatches {
 	fm := &FileMatches{Path: rel, Truncated: s.truncated, s: s}
-	if s.binAt >= 0 {
+	switch {
+	case s.pol == binLineBreaks && s.binAt >= 0:
 		fm.Binary, fm.BinaryOffset = true, s.binAt
+	case s.q.opts.RipgrepBinary:
+		fm.Binary, fm.Stopped, fm.BinaryOffset, fm.Separated = s.binary, s.stopped, s.binOff, s.sep
 	}
 	return fm
 }

@@ -571,8 +571,9 @@ func TestBinaryStart(t *testing.T) {
 		skipped int
 	}{
 		{"bin.dat", Options{Pattern: "foo"}, 0, false, 0, 1},
-		{"bin.dat", Options{Pattern: "foo", SearchBinaryStart: true}, 2, true, 6, 0},
-		{"bin.dat", Options{Pattern: "^binary$", SearchBinaryStart: true}, 1, true, 6, 0},
+		// The offset is in the text after the byte order mark, as rg's.
+		{"bin.dat", Options{Pattern: "foo", SearchBinaryStart: true}, 2, true, 3, 0},
+		{"bin.dat", Options{Pattern: "^binary$", SearchBinaryStart: true}, 1, true, 3, 0},
 		{"d", Options{Pattern: "foo", SearchBinaryStart: true}, 0, false, 0, 1},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,11 @@ type matcher struct {
 	// breaks: in multiline mode, the pattern can match a line break (see
 	// FileMatches.Count).
 	breaks bool
+	// whole: in multiline mode, ripgrep searches a file whole rather
+	// than line by line, which changes how it deals with NUL bytes (see
+	// binPolicy): the pattern can match a line break, or has a ^ or $,
+	// which ripgrep takes as able to.
+	whole bool
 	// In multiline mode, re and reUni anchored at the start of the text
 	// they run on, which is never the file's (\A never matches): whether
 	// a match starts at a given place (see scanMulti).
@@ -128,6 +133,7 @@ func compileMatcher(patterns []string, fixed, fold, multiline, word bool) (*matc
 		}
 	}
 	m := &matcher{multiline: multiline, breaks: multiline && canMatchNewline(tree)}
+	m.whole = m.breaks || multiline && hasLineAnchor(tree)
 	if m.re, err = regexp.Compile(ascii); err != nil {
 		return nil, patternError(parts, err)
 	}
@@ -186,6 +192,14 @@ func canMatchNewline(re *syntax.Regexp) bool {
 		return false
 	}
 	return slices.ContainsFunc(re.Sub, canMatchNewline)
+}
+
+// hasLineAnchor reports whether re has a ^ or $ matching at line breaks.
+func hasLineAnchor(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginLine || re.Op == syntax.OpEndLine {
+		return true
+	}
+	return slices.ContainsFunc(re.Sub, hasLineAnchor)
 }
 
 // patternError reports a pattern that does not compile. err comes from

@@ -74,11 +74,24 @@ type Options struct {
 	// workspace, not the environment of the user who runs the server.
 	GlobalIgnore *GlobalIgnore
 	// SearchBinaryStart searches a start that is itself a binary file
-	// instead of skipping it, its NUL bytes read as line breaks, as
-	// ripgrep searches a file named on its command line; FileMatches
-	// .Binary then says so. Binary files met while walking are skipped
-	// either way.
+	// instead of skipping it, as ripgrep searches a file named on its
+	// command line. Without RipgrepBinary its NUL bytes are read as line
+	// breaks and FileMatches.Binary says it was binary. Binary files met
+	// while walking are skipped either way.
 	SearchBinaryStart bool
+	// RipgrepBinary makes binary files what they are to ripgrep 13 run
+	// with its defaults (the command line), instead of skipping those
+	// with a NUL byte in their first 8 KiB: where it looks for NUL
+	// bytes, which lines it searches and reports before it stops, and
+	// what it says then (FileMatches.Binary, Stopped, BinaryOffset).
+	// See "Binary files" in the package documentation.
+	RipgrepBinary bool
+	// RipgrepMapped says, with RipgrepBinary, that ripgrep would map a
+	// start that is a file into memory rather than read it: it does for
+	// the files named on its command line when they are at most 10 and
+	// all regular files, except on macOS. It then looks for NUL bytes
+	// differently (see "Binary files").
+	RipgrepMapped bool
 	// FollowLinks follows the symbolic links met while walking, to files
 	// and to directories, when their target stays inside the root (rg
 	// -L). Without it, as with ripgrep, they are skipped: only a link
