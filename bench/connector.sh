@@ -12,6 +12,13 @@
 #   DURATION=5s bench/connector.sh
 #   CPUS=0 bench/connector.sh     # every process on CPU 0 (taskset): no
 #                                 # cross-CPU wake-ups, latency ~ CPU cost
+#   SPLIT=1 bench/connector.sh    # the hub (and the relay floor's server)
+#                                 # on CPU 1, wrk and the host (echo) on
+#                                 # CPU 0: the host does not take the hub's
+#                                 # CPU, as on a computer of its own, and
+#                                 # the local route keeps a CPU per process.
+#                                 # (Go sizes GOMAXPROCS by the affinity
+#                                 # mask: both then run with 1.)
 # Needs wrk and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +26,12 @@ DURATION="${DURATION:-10s}"
 PORT="${PORT:-18194}"
 TOKEN=bench-token
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-pin=()
-[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
+pin=() hubpin=() hostpin=()
+[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS") hubpin=(taskset -c "$CPUS") hostpin=(taskset -c "$CPUS")
+if [ -n "${SPLIT:-}" ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "SPLIT needs two CPUs"; exit 1; }
+  pin=(taskset -c 0) hubpin=(taskset -c 1) hostpin=(taskset -c 0)
+fi
 
 work=$(mktemp -d)
 pids=()
@@ -32,11 +43,11 @@ head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.t
 cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
-"${pin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
+"${hubpin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
 hub_pid=$!
 pids+=($hub_pid)
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-FSPLANE_CONNECTOR_TOKEN=$TOKEN "${pin[@]}" "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
+FSPLANE_CONNECTOR_TOKEN=$TOKEN "${hostpin[@]}" "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
   --no-tui --state-dir "$work/s2" >"$work/host.log" 2>&1 &
 host_pid=$!
 pids+=($host_pid)
@@ -63,10 +74,10 @@ done
 median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
 
 floor_addr="127.0.0.1:$((PORT + 1))"
-"${pin[@]}" "$work/relayfloor" serve "$floor_addr" &
+"${hubpin[@]}" "$work/relayfloor" serve "$floor_addr" &
 pids+=($!)
 for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
-"${pin[@]}" "$work/relayfloor" echo "$floor_addr" &
+"${hostpin[@]}" "$work/relayfloor" echo "$floor_addr" &
 pids+=($!)
 for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
 noop_us=$(p50 "http://$floor_addr/local")
