@@ -380,7 +380,10 @@ func TestConnectorHubRestart(t *testing.T) {
 func TestConnectorLargeFilesThroughTheHub(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := startHub(t)
+	// What is checked is the bytes, not the time: the op timeout is
+	// generous, as 32 MiB each way under -race on a loaded machine has
+	// taken over the default 30 s.
+	h := startHub(t, "--op-timeout", "5m")
 	root := h.connect(t, "big", "read-write", nil)
 	content := strings.Repeat("0123456789abcdef", 32<<20/16)
 	hc := h.c.Host("big")
