@@ -43,6 +43,17 @@ type GrepResult struct {
 	// envelope's hint then says what was left out and what to do.
 	FilesSkippedBinary int `json:"files_skipped_binary,omitempty" jsonschema:"binary files (a NUL byte in the first 8 KiB), not searched"`
 	FilesUnreadable    int `json:"files_unreadable,omitempty" jsonschema:"files and directories that could not be read (permissions, I/O errors), not searched"`
+	// FilesCutBinary and BinaryCuts are v2's (and the host routes'): v1
+	// keeps AIO's data and tells of such files in the hint only.
+	FilesCutBinary int         `json:"files_cut_binary,omitempty" jsonschema:"v2: files among files_searched whose first NUL byte comes after their first 8 KiB, searched only up to the line before it (see binary_cuts)"`
+	BinaryCuts     []BinaryCut `json:"binary_cuts,omitempty" jsonschema:"v2: where the first files_cut_binary files (at most 10) stopped, in path order"`
+}
+
+// BinaryCut is where the search of a file stopped at a NUL byte.
+type BinaryCut struct {
+	File       string `json:"file"`
+	LineNumber int    `json:"line_number" jsonschema:"1-based: the line holding the NUL byte, the first not searched"`
+	Offset     int64  `json:"offset" jsonschema:"the NUL byte's offset in the file, in bytes"`
 }
 
 // V1SearchRequest is the body of POST /v1/file/search (one file).

@@ -236,6 +236,8 @@ var conformanceFiles = map[string]string{
 	"w/.keep":     "",
 	"up/.keep":    "",
 	".hidden.txt": "hidden gamma\n",
+	// Searched only up to its NUL byte: files_cut_binary, binary_cuts.
+	"cut/late.log": "needle\n" + strings.Repeat("x\n", 5000) + "\x00needle\n",
 }
 
 // conformanceExchanges are the requests TestResponsesMatchOpenAPI sends,
@@ -362,12 +364,14 @@ func conformanceExchanges(t *testing.T, root string) []exchange {
 		// Search.
 		{name: "v2 grep", op: "POST /v2/fs/grep", url: "/v2/fs/grep", body: `{"path":".","pattern":"gamma","context_before":1,"context_after":1}`, status: 200},
 		{name: "v2 grep no context", op: "POST /v2/fs/grep", url: "/v2/fs/grep", body: `{"path":"e.txt","pattern":"delta"}`, status: 200},
+		{name: "v2 grep cut at a NUL", op: "POST /v2/fs/grep", url: "/v2/fs/grep", body: `{"path":"cut","pattern":"needle"}`, status: 200},
 		{name: "v2 grep bad regex", op: "POST /v2/fs/grep", url: "/v2/fs/grep", body: `{"path":".","pattern":"("}`, status: 400, failed: true},
 		{name: "v2 grep missing", op: "POST /v2/fs/grep", url: "/v2/fs/grep", body: `{"path":"nope","pattern":"x"}`, status: 404, failed: true},
 		{name: "v2 find", op: "GET /v2/fs/search", url: "/v2/fs/search?path=.&pattern=**/*.txt", status: 200},
 		{name: "v2 find missing", op: "GET /v2/fs/search", url: "/v2/fs/search?path=nope&pattern=*", status: 404, failed: true},
 		{name: "v2 find no pattern", op: "GET /v2/fs/search", url: "/v2/fs/search?path=.", status: 422, failed: true},
 		{name: "v1 grep", op: "POST /v1/file/grep", url: "/v1/file/grep", body: `{"path":".","pattern":"alpha|ALPHA"}`, status: 200},
+		{name: "v1 grep cut at a NUL", op: "POST /v1/file/grep", url: "/v1/file/grep", body: `{"path":"cut","pattern":"needle"}`, status: 200},
 		{name: "v1 grep bad regex", op: "POST /v1/file/grep", url: "/v1/file/grep", body: `{"path":".","pattern":"("}`, status: 200, failed: true},
 		{name: "v1 search", op: "POST /v1/file/search", url: "/v1/file/search", body: `{"file":"e.txt","regex":"gamma"}`, status: 200},
 		{name: "v1 search missing", op: "POST /v1/file/search", url: "/v1/file/search", body: `{"file":"nope","regex":"x"}`, status: 200, failed: true},

@@ -76,6 +76,12 @@ func (s *Server) grep(p plane) http.HandlerFunc {
 				out.Matches[i] = client.GrepMatch{File: m.File, LineNumber: m.LineNumber, LineContent: m.LineContent,
 					ContextBefore: m.ContextBefore, ContextAfter: m.ContextAfter}
 			}
+			if p == v2 {
+				out.FilesCutBinary = res.FilesCutBinary
+				for _, c := range res.CutBinary {
+					out.BinaryCuts = append(out.BinaryCuts, client.BinaryCut{File: c.Path, LineNumber: c.Line, Offset: c.Offset})
+				}
+			}
 			if hint := grepHint(res, b); hint != "" {
 				return hinted{data: out, hint: hint}, nil
 			}
@@ -84,8 +90,9 @@ func (s *Server) grep(p plane) http.HandlerFunc {
 }
 
 // grepHint says what a grep left out and how to get it: files over the
-// size cap, binary files, unreadable ones, matches past the page. An
-// answer with none of them says nothing.
+// size cap, binary files, files searched only up to a NUL byte,
+// unreadable ones, matches past the page. An answer with none of them
+// says nothing.
 func grepHint(res *ops.GrepResult, b *client.GrepRequest) string {
 	var hints []string
 	if res.FilesSkippedSize > 0 {
@@ -98,12 +105,39 @@ func grepHint(res *ops.GrepResult, b *client.GrepRequest) string {
 		}
 		hints = append(hints, what+" not searched: grep searches text; download a binary file to look inside it")
 	}
+	hints = append(hints, cutHint(res.FilesCutBinary, res.CutBinary))
 	hints = append(hints, unreadableHint(res.FilesUnreadable, res.Unreadable, "file or directory", "files or directories"))
 	if res.Truncated {
 		hints = append(hints, fmt.Sprintf("more matches exist after these %d: pass offset %d for the next page (max_results sets its size), or narrow the search with path, include or type",
 			len(res.Matches), b.Offset+len(res.Matches)))
 	}
 	return fserr.JoinHints(hints...)
+}
+
+// cutHint says that n files were searched only up to a NUL byte, naming
+// the first of cuts ("" when n is 0). Their matches after it are missing
+// from the answer, which without a word would read as "not there"; the
+// lines from there on are often text all the same (a log with a stray
+// NUL), which read returns.
+func cutHint(n int, cuts []ops.BinaryCut) string {
+	if n == 0 {
+		return ""
+	}
+	what, its, them := "1 file was searched only up to a NUL byte past its first 8 KiB", "its", "the file"
+	where, read := "", ""
+	if n != 1 {
+		what, its, them = strconv.Itoa(n)+" files were searched only up to a NUL byte past their first 8 KiB", "their", "the files"
+	}
+	if len(cuts) > 0 {
+		c := cuts[0]
+		where, read = fmt.Sprintf(" in line %d of %s", c.Line, c.Path), fmt.Sprintf(" (start_line %d)", c.Line-1)
+		if n != 1 {
+			where, read = ", the first"+where, fmt.Sprintf(" (start_line %d for that one)", c.Line-1)
+		} else {
+			where = "," + where
+		}
+	}
+	return what + where + ": " + its + " lines from there on were not searched; read them" + read + " or download " + them + " to look inside"
 }
 
 // unreadableHint says that n paths could not be read and were left out,

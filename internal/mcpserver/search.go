@@ -47,7 +47,14 @@ type grepResult struct {
 	FilesMatched  int         `json:"files_matched" jsonschema:"files the returned matches are in"`
 	FilesSkipped  int         `json:"files_skipped_size,omitempty" jsonschema:"files over 1 MiB, not searched (name one as path to search it)"`
 	FilesBinary   int         `json:"files_skipped_binary,omitempty" jsonschema:"binary files (a NUL byte in the first 8 KiB), not searched"`
+	FilesCut      int         `json:"files_cut_binary,omitempty" jsonschema:"files whose first NUL byte comes after their first 8 KiB, searched only up to the line before it (see binary_cuts)"`
+	Cuts          []grepCut   `json:"binary_cuts,omitempty" jsonschema:"where the first files_cut_binary files (at most 10) stopped"`
 	Unreadable    int         `json:"files_unreadable,omitempty" jsonschema:"files and directories that could not be read, not searched"`
+}
+
+type grepCut struct {
+	Path string `json:"path" jsonschema:"relative to the first root when inside it, else absolute"`
+	Line int    `json:"line" jsonschema:"the line holding the NUL byte, the first not searched; read from it to see the rest"`
 }
 
 func grepFiles(ctx context.Context, c *Call, in grepArgs) (string, grepResult, error) {
@@ -96,7 +103,10 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	}
 	out := grepResult{Matches: make([]grepMatch, 0, len(r.Matches)), Truncated: r.Truncated,
 		FilesSearched: r.FilesSearched, FilesMatched: r.FilesMatched, FilesSkipped: r.FilesSkippedSize,
-		FilesBinary: r.FilesSkippedBinary, Unreadable: r.FilesUnreadable}
+		FilesBinary: r.FilesSkippedBinary, FilesCut: r.FilesCutBinary, Unreadable: r.FilesUnreadable}
+	for _, c := range r.CutBinary {
+		out.Cuts = append(out.Cuts, grepCut{Path: pl.display(c.Path), Line: c.Line})
+	}
 	var body strings.Builder
 	prevFile, prevLine := "", 0
 	shown := 0
@@ -163,6 +173,9 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	if r.FilesSkippedBinary > 0 {
 		fmt.Fprintf(&b, "[%s not searched: grep searches text only.]\n", plural(r.FilesSkippedBinary, "binary file", "binary files"))
 	}
+	if r.FilesCutBinary > 0 {
+		cutNote(&b, r.FilesCutBinary, out.Cuts)
+	}
 	if n := r.FilesUnreadable; n > 0 {
 		eg := ""
 		if u := r.Unreadable; u != nil {
@@ -175,6 +188,25 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 		fmt.Fprintf(&b, "[%s could not be read and %s left out%s.]\n", plural(n, "file or directory", "files or directories"), verb, eg)
 	}
 	return b.String(), out, nil
+}
+
+// cutNote tells of n files searched only up to a NUL byte, listing where
+// cuts (the first of them) stopped: their matches further on are missing
+// from the output, and the lines there are often text all the same (a
+// log with a stray NUL), which read shows.
+func cutNote(b *strings.Builder, n int, cuts []grepCut) {
+	fmt.Fprintf(b, "[%s searched only up to a NUL byte past the first 8 KiB", plural(n, "file", "files"))
+	for i, c := range cuts {
+		sep := ", "
+		if i == 0 {
+			sep = "; not searched: "
+		}
+		fmt.Fprintf(b, "%s%s from line %d on", sep, textName(c.Path), c.Line)
+	}
+	if more := n - len(cuts); more > 0 && len(cuts) > 0 {
+		fmt.Fprintf(b, " (and %d more)", more)
+	}
+	b.WriteString(". Read those lines with read (line_from).]\n")
 }
 
 // grepLine writes one line of grep output, ripgrep style: path:N:text

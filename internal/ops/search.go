@@ -73,10 +73,25 @@ type GrepResult struct {
 	// FilesSkippedBinary counts the binary files (a NUL byte in the first
 	// 8 KiB) left out.
 	FilesSkippedBinary int
+	// FilesCutBinary counts the files, among FilesSearched, searched only
+	// up to a NUL byte after their first 8 KiB: their lines from there on
+	// were not (see search.Stats.FilesCutBinary). CutBinary locates the
+	// first few, in path order. Both are zero in the result of a host
+	// older than them.
+	FilesCutBinary int
+	CutBinary      []BinaryCut
 	// FilesUnreadable counts the files and directories that could not be
 	// read (permissions, I/O errors) and were left out.
 	FilesUnreadable int
 	Unreadable      *Unreadable // an example of them; nil when none
+}
+
+// BinaryCut is where the search of a file stopped at a NUL byte: the
+// lines before Line were searched, Line (the NUL's) and the rest not.
+type BinaryCut struct {
+	Path   string // absolute
+	Line   int    // 1-based, as GrepMatch.LineNumber
+	Offset int64  // the NUL byte's, in the file
 }
 
 // Unreadable is one path a search could not read.
@@ -174,6 +189,10 @@ func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error)
 	for i, m := range res.Matches {
 		out.Matches[i] = GrepMatch{File: t.join(m.Path), LineNumber: m.LineNumber, LineContent: m.LineContent,
 			ContextBefore: m.ContextBefore, ContextAfter: m.ContextAfter}
+	}
+	out.FilesCutBinary = res.FilesCutBinary
+	for _, c := range res.CutBinary {
+		out.CutBinary = append(out.CutBinary, BinaryCut{Path: t.join(c.Path), Line: c.Line, Offset: c.Offset})
 	}
 	return out, nil
 }

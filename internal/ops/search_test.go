@@ -108,6 +108,41 @@ func TestGrepOp(t *testing.T) {
 	}
 }
 
+// TestGrepOpBinaryCut: a file searched only up to a NUL byte past its
+// first 8 KiB is counted and located with its absolute path, in a tree
+// and named alike; a file binary from its first 8 KiB is skipped, not
+// cut.
+func TestGrepOpBinaryCut(t *testing.T) {
+	t.Parallel()
+	late := "needle 1\n" + strings.Repeat("x\n", 10_000) + "\x00needle 2\n"
+	e, root := searchEngine(t, map[string]string{"logs/a.log": late, "logs/b.bin": "needle\x00", "logs/c.txt": "needle\n"})
+	cut := []BinaryCut{{Path: filepath.Join(root, "logs/a.log"), Line: 10_002, Offset: 20_009}}
+	tests := []struct {
+		path    string
+		want    []BinaryCut
+		skipped int
+	}{
+		{"logs", cut, 1},
+		{"logs/a.log", cut, 0},
+		{"logs/c.txt", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			t.Parallel()
+			res, err := e.Grep(t.Context(), GrepRequest{Path: tt.path, Pattern: "needle"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.CutBinary); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if res.FilesCutBinary != len(tt.want) || res.FilesSkippedBinary != tt.skipped {
+				t.Errorf("%d files cut, %d skipped; want %d, %d", res.FilesCutBinary, res.FilesSkippedBinary, len(tt.want), tt.skipped)
+			}
+		})
+	}
+}
+
 func TestGrepOpLimits(t *testing.T) {
 	t.Parallel()
 	e, root := searchEngine(t, searchFiles)

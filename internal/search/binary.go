@@ -3,6 +3,8 @@ package search
 import (
 	"bytes"
 	"sort"
+
+	"github.com/fsplane/fsplane/edit"
 )
 
 // binPolicy is how a file's NUL bytes are dealt with (see "Binary files"
@@ -72,6 +74,13 @@ type binState struct {
 	stop, shown          int
 	sep, stopped, binary bool
 	binOff               int64
+	// cutAt is, for binSkip and binLineBreaks, the offset of the NUL byte
+	// after the first 8 KiB that ends the search of the file before its
+	// line; -1 for none. cutLine and cutNUL are what noteCut made of it
+	// (see BinaryCut); cutLine is 0 while the search did not get there.
+	cutAt   int64
+	cutLine int
+	cutNUL  int64
 }
 
 // policy is the binary policy for a file; start says it is the search's
@@ -161,6 +170,8 @@ func (s *searchState) chunkNULs(scanned, n int, eof bool) (int, bool) {
 		if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
 			if s.pol == binQuitReader && s.nul < 0 {
 				s.nul = s.base + int64(scanned+i)
+			} else if s.pol == binSkip {
+				s.cutAt = s.base + int64(scanned+i)
 			}
 			return bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1, true
 		}
@@ -168,6 +179,7 @@ func (s *searchState) chunkNULs(scanned, n int, eof bool) (int, bool) {
 		if s.binAt >= 0 {
 			nulToLF(s.buf[scanned:n])
 		} else if i := bytes.IndexByte(s.buf[scanned:n], 0); i >= 0 {
+			s.cutAt = s.base + int64(scanned+i)
 			return bytes.LastIndexByte(s.buf[:scanned+i], '\n') + 1, true
 		}
 	case binConvertReader:
@@ -181,6 +193,20 @@ func (s *searchState) chunkNULs(scanned, n int, eof bool) (int, bool) {
 		}
 	}
 	return n, eof
+}
+
+// noteCut records, once the search of a file cut at a NUL byte (cutAt)
+// is over, where it stopped: before the line starting at buf[end], the
+// end of the text searched. A search that the per-file match limit ended
+// first was not stopped by the NUL byte, and is not recorded.
+func (s *searchState) noteCut(buf []byte, end int) {
+	if s.cutAt < 0 || s.truncated {
+		return
+	}
+	s.cutLine, s.cutNUL = s.lineAt(buf, end), s.cutAt
+	if s.bom {
+		s.cutNUL += int64(len(edit.BOM))
+	}
 }
 
 // noteNUL records, for the slice policies, a line about to be shown (a

@@ -82,7 +82,9 @@
 // skipped (counted in Stats.FilesSkippedBinary), except a start that is
 // such a file with SearchBinaryStart, which is searched with its NULs
 // read as line breaks (ripgrep's way with a file it is given by name);
-// a NUL further on ends the search of that file (at the line before it);
+// a NUL further on ends the search of that file (at the line before it),
+// which Stats.FilesCutBinary counts and Stats.CutBinary locates, so that
+// a caller can say the rest was not searched;
 // with RipgrepBinary, binary files are ripgrep's instead (see Binary
 // files). A UTF-8 byte order mark at the start of a file is not part
 // of its first line, neither for matching nor in the text reported (as

@@ -121,11 +121,43 @@ type Stats struct {
 	FilesMatched       int // files with at least one match
 	FilesSkippedSize   int // larger than MaxFileSize
 	FilesSkippedBinary int // a NUL byte in the first 8 KiB (see Options.RipgrepBinary)
+	// FilesCutBinary counts the files, counted in FilesSearched, whose
+	// first NUL byte comes after their first 8 KiB: their search ended at
+	// the line before it, so matches further on were not looked for (see
+	// BinaryCut); CutBinary are the first 10 of them, in path order. A
+	// file whose search ended before the NUL, at the per-file match limit
+	// (Grep's Offset + MaxResults + 1 matches, FileMatches.Truncated), is
+	// not counted: the NUL byte did not stop it. One that reached the NUL
+	// is, even when Grep's MaxResults then truncates the answer within
+	// it, as it counts in FilesSearched. RipgrepBinary's searches never
+	// count here: the CLI reports such a file as ripgrep does
+	// (FileMatches.Stopped).
+	FilesCutBinary int
+	CutBinary      []BinaryCut
 	// Errors are the first problems with single paths (unreadable files,
 	// directories); ErrorCount counts them all. They do not stop a search.
 	Errors     []PathError
 	ErrorCount int
 }
+
+// BinaryCut is where the search of a file stopped at a NUL byte (see
+// Stats.FilesCutBinary). The lines before Line were searched; Line and
+// those after it were not. Such a file is text up to there, often all
+// but a stray NUL (a log), so a caller can read it from Line on.
+type BinaryCut struct {
+	Path string // relative to the start, as Match.Path
+	// Line is the 1-based number of the line holding the NUL byte,
+	// counting lines as Match.LineNumber does.
+	Line int
+	// Offset is the NUL byte's offset in the file, a byte order mark
+	// included (unlike FileMatches.BinaryOffset): where a byte range
+	// download of the rest starts.
+	Offset int64
+}
+
+// maxBinaryCuts bounds Stats.CutBinary: the first few are enough to
+// name, the count says how many more.
+const maxBinaryCuts = 10
 
 // PathError is a problem with one path of a search.
 type PathError struct {
@@ -158,6 +190,7 @@ type fileOutcome[T any] struct {
 	status    fileStatus
 	matches   int
 	truncated bool
+	cut       BinaryCut // Line > 0: the search stopped at a NUL byte
 	err       error
 	v         T
 	held      int64 // approximate memory of v: the matched text
@@ -202,6 +235,9 @@ func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, l
 			defer fh.close()
 		}
 		out.status, out.err = s.searchFile(fh, limit, f.file != nil)
+		if out.status == statusSearched && s.cutLine > 0 {
+			out.cut = BinaryCut{Line: s.cutLine, Offset: s.cutNUL}
+		}
 		if len(s.hits) > 0 {
 			fm := s.matches(f.Rel)
 			out.matches, out.truncated = len(s.hits), fm.Truncated
@@ -217,6 +253,13 @@ func stream[T any](ctx context.Context, root *os.Root, start string, q *Query, l
 		switch o.status {
 		case statusSearched:
 			st.FilesSearched++
+			if o.cut.Line > 0 {
+				st.FilesCutBinary++
+				if len(st.CutBinary) < maxBinaryCuts {
+					o.cut.Path = n.rel
+					st.CutBinary = append(st.CutBinary, o.cut)
+				}
+			}
 		case statusBinary:
 			st.FilesSkippedBinary++
 		case statusTooLarge:
@@ -320,7 +363,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStat
 		bom = len(edit.BOM)
 		n = copy(s.buf, s.buf[bom:n])
 	}
-	s.binState = binState{pol: s.policy(start, bom > 0), bom: bom > 0, binAt: -1, nul: -1}
+	s.binState = binState{pol: s.policy(start, bom > 0), bom: bom > 0, binAt: -1, nul: -1, cutAt: -1}
 	if st := s.probeBinary(n); st != statusNone {
 		return st, nil
 	}
@@ -368,6 +411,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStat
 		// A NUL further on: stop before its line, as ripgrep stops
 		// searching a file at the first NUL.
 		if i := bytes.IndexByte(buf[binaryProbe:], 0); i >= 0 {
+			s.cutAt = int64(binaryProbe + i)
 			buf = buf[:bytes.LastIndexByte(buf[:binaryProbe+i], '\n')+1]
 		}
 	case s.pol == binQuitReader && s.nul >= 0:
@@ -384,6 +428,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStat
 	} else {
 		s.scanLines(buf, 0, len(buf), len(buf), limit)
 	}
+	s.noteCut(buf, len(buf))
 	if !s.q.opts.RipgrepBinary {
 		return statusSearched, nil
 	}
@@ -521,6 +566,7 @@ func (s *searchState) searchChunked(fh fileHandle, n, skipped, limit int) (fileS
 			return statusTooLarge, nil
 		}
 	}
+	s.noteCut(s.buf, n)
 	return statusSearched, nil
 }
 
