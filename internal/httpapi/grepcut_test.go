@@ -128,3 +128,39 @@ func TestHostGrepTellsOfABinaryCut(t *testing.T) {
 		t.Errorf("hint %q", body.Hint)
 	}
 }
+
+// TestV1SearchTellsOfABinaryCut: the one-file search of v1 keeps AIO's
+// data (its matches before the NUL byte) and says in the hint where it
+// stopped, in its own 0-based line numbers; a file searched whole gets no
+// hint.
+func TestV1SearchTellsOfABinaryCut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cutFiles(), httpapi.Options{})
+	tests := []struct {
+		file  string
+		lines []any
+		hint  string
+	}{
+		{"logs/a.log", []any{0.0}, "the search stopped at a NUL byte in line 10001 (0-based, as line_numbers): the lines from there on were not searched; read them (start_line 10001) or download the file to look inside"},
+		{"logs/c.txt", []any{0.0}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			status, body := e.raw("POST", "/v1/file/search", `{"file":"`+tt.file+`","regex":"needle"}`)
+			data, _ := body["data"].(map[string]any)
+			if status != 200 || body["success"] != true {
+				t.Fatalf("%d %v", status, body)
+			}
+			if diff := cmp.Diff([]string{"file", "line_numbers", "matches"}, slices.Sorted(maps.Keys(data))); diff != "" {
+				t.Errorf("data keys (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.lines, data["line_numbers"]); diff != "" {
+				t.Errorf("line_numbers (-want +got):\n%s", diff)
+			}
+			if got := strOr(body["hint"]); got != tt.hint {
+				t.Errorf("hint %q\nwant %q", got, tt.hint)
+			}
+		})
+	}
+}

@@ -30,7 +30,13 @@ func (s *Server) searchRoutes() {
 				if err != nil {
 					return nil, err
 				}
-				return client.SearchResult{File: res.File, Matches: nonNil(res.Matches), LineNumbers: nonNil(res.LineNumbers)}, nil
+				out := client.SearchResult{File: res.File, Matches: nonNil(res.Matches), LineNumbers: nonNil(res.LineNumbers)}
+				if c := res.Cut; c != nil {
+					// AIO's data has no place for it: the hint tells,
+					// in this route's 0-based line numbers.
+					return hinted{data: out, hint: fmt.Sprintf("the search stopped at a NUL byte in line %d (0-based, as line_numbers): the lines from there on were not searched; read them (start_line %d) or download the file to look inside", c.Line-1, c.Line-1)}, nil
+				}
+				return out, nil
 			}))
 	s.handle(route{Method: "POST", Path: "/v1/file/find", Summary: "Find files by name", Tag: "v1",
 		Body: typeOf[client.V1FindRequest](), Data: typeOf[client.FindResult](), FailOK: true},

@@ -208,6 +208,10 @@ type FileSearchResult struct {
 	File        string // absolute
 	Matches     []string
 	LineNumbers []int // 0-based, as AIO's v1 returns them
+	// Cut is where the search stopped at a NUL byte past the file's first
+	// 8 KiB (see GrepResult.CutBinary): its lines from there on were not
+	// searched. nil when the whole file was.
+	Cut *BinaryCut
 }
 
 // Search finds the lines of one file that match a regular expression.
@@ -246,6 +250,10 @@ func (e *Engine) Search(ctx context.Context, req FileSearchRequest) (*FileSearch
 	for i, m := range res.Matches {
 		out.Matches[i] = m.LineContent
 		out.LineNumbers[i] = m.LineNumber - 1
+	}
+	if len(res.CutBinary) > 0 {
+		c := res.CutBinary[0]
+		out.Cut = &BinaryCut{Path: t.abs, Line: c.Line, Offset: c.Offset}
 	}
 	return out, nil
 }
