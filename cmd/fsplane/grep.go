@@ -147,11 +147,6 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		SearchBinaryStart: true,
 		RipgrepBinary:     true,
 	}
-	if f.count || f.filesOnly {
-		// Only paths and counts are printed: no context is looked for.
-		f.before, f.after, f.context = 0, 0, 0
-		o.ContextBefore, o.ContextAfter = 0, 0
-	}
 	if f.context > 0 {
 		if f.before == 0 {
 			o.ContextBefore = f.context
@@ -159,6 +154,14 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		if f.after == 0 {
 			o.ContextAfter = f.context
 		}
+	}
+	if f.count || f.filesOnly {
+		// Only paths and counts are printed, but rg looks at the context
+		// lines all the same: a NUL byte in one can stop a file, which
+		// rg -c then leaves out and -l does not list. The search takes
+		// at most search.MaxContext lines (rg any number).
+		o.ContextBefore = min(o.ContextBefore, search.MaxContext)
+		o.ContextAfter = min(o.ContextAfter, search.MaxContext)
 	}
 	if f.maxFilesize != "" {
 		n, err := search.ParseSize(f.maxFilesize)
@@ -495,7 +498,9 @@ func (r *grepRenderer) render(fm *search.FileMatches, path string) grepOutput {
 		out = strconv.AppendInt(out, int64(fm.Count()), 10)
 		return grepOutput{text: append(out, '\n'), matched: true}
 	case r.filesOnly:
-		if fm.Len() == 0 && !fm.Binary {
+		if fm.Stopped && fm.Len() == 0 {
+			// rg met a NUL byte before the first match it would show.
+			// A file named is listed for any match (Binary or not).
 			return grepOutput{}
 		}
 		return grepOutput{text: append([]byte(path), '\n'), matched: true}

@@ -29,7 +29,10 @@ func padLines(n int) string {
 // (late.txt; match-nul.txt, where the NUL is in a matching line) or
 // before any (nomatch.txt), in the first 3 bytes rg reads on their own
 // (peek.txt), after a byte order mark (bom.txt), between two matches on
-// one line (nulbreak.bin), and in context before a match (nul-before.txt).
+// one line (nulbreak.bin), in context before a match (nul-before.txt),
+// after a lone CR (lonecr/, crfill/: rg's fills end at LFs only), near
+// a multiline match (mlctx/: in context, adjacent/: in a match on the
+// line after it, block/: in two matches on adjacent lines).
 func binaryTree(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -43,6 +46,12 @@ func binaryTree(t *testing.T) string {
 		"walk/match-nul.txt": "needle 1\n" + padLines(7000) + "needle \x00 2\nneedle 3\n",
 		"named/nulbreak.bin": "needle\x00needle\n",
 		"ctx/nul-before.txt": "needle 1\n" + padLines(7000) + "x\x00\nneedle 2\n",
+		"lonecr/f.txt":       "a\rb\n" + padLines(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n",
+		"crfill/f.txt":       padLines(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n",
+		"mlctx/after.txt":    padLines(6600) + "foo\nbar\nx\x00\n",
+		"mlctx/before.txt":   padLines(6600) + "x\x00\nfoo\nbar\n",
+		"adjacent/f.txt":     padLines(6600) + "foo\nbar\nfoo\x00bar\n",
+		"block/f.txt":        padLines(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n",
 	})
 	return dir
 }
@@ -127,6 +136,24 @@ func TestGrepBinaryMatchesRipgrep(t *testing.T) {
 				"--\nwalk/text.txt:1:needle text\n" + binaryMatches("walk/prefix.txt", 10) +
 				"--\nwalk/bom.txt:1:needle 1\n" + binaryMatches("walk/bom.txt", 70009) + binaryMatches("named/nulbreak.bin", 6) +
 				strings.Repeat("--\nwalk/text.txt:1:needle text\n", 3), 0},
+		// rg numbers lines by LF only, fsplane a lone CR too: -l shows
+		// that the match after one is found all the same.
+		{"walked, a lone CR before a match", []string{"-l", "needle", "lonecr"}, "lonecr/f.txt\n", 0},
+		{"walked, a lone CR where rg's fill ends, context after", []string{"-A1", "needle", "crfill"}, "", 1},
+		{"walked, a lone CR where rg's fill ends, context before", []string{"-B1", "needle", "crfill"}, "", 1},
+		{"walked, multiline, count: NUL in context after", []string{"-U", "--multiline-dotall", "-A1", "-c", "foo.*?bar", "mlctx"},
+			"mlctx/before.txt:1\n", 0},
+		{"walked, multiline, files: NUL in context before", []string{"-U", "--multiline-dotall", "-B1", "-l", "foo.*?bar", "mlctx"},
+			"mlctx/after.txt\n", 0},
+		{"named, multiline, files: NUL in context before", []string{"-U", "--multiline-dotall", "-B1", "-l", "foo.*?bar", "mlctx/before.txt"},
+			"mlctx/before.txt\n", 0},
+		{"walked, multiline: NUL in a match on the line after a match", []string{"-U", "--multiline-dotall", "foo.*?bar", "adjacent"}, "", 1},
+		{"walked, multiline: NUL in a match on the line after a match, context before",
+			[]string{"-U", "--multiline-dotall", "-B1", "foo.*?bar", "adjacent"}, "adjacent/f.txt-6600-pad 06599\n", 1},
+		{"walked, multiline: the first NUL of a block of matches", []string{"-U", "--multiline-dotall", "-A1", "foo.*?bar", "block"},
+			"block/f.txt:6601:foo bar\nblock/f.txt-6602-zz\n" + warning("block/f.txt", 66014), 0},
+		{"named, mapped, multiline: NUL in a match on the line after a match", []string{"-U", "--multiline-dotall", "foo.*?bar", "adjacent/f.txt"},
+			binaryMatches("adjacent/f.txt", 66011), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

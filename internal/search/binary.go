@@ -213,20 +213,27 @@ func (s *searchState) noteCut(buf []byte, end int) {
 // hit's lines or a context line, kind), seg at offset at of the buffer:
 // the first shown line with a NUL byte is where ripgrep stops. A line
 // shown as context after a hit is recorded before it is as context
-// before the next, as ripgrep shows it.
+// before the next, as ripgrep shows it. A match's seg may be a later
+// part of ripgrep's block of matches that starts at line: ripgrep names
+// the block's first NUL byte.
 func (s *searchState) noteNUL(seg []byte, at, line int, kind stopKind) {
 	i := bytes.IndexByte(seg, 0)
 	if i < 0 {
 		return
 	}
-	if s.nulLine == 0 || line < s.nulLine || line == s.nulLine && kind == stopMatch {
-		s.nulLine, s.nulKind, s.nulOff = line, kind, s.base+int64(at+i)
+	off := s.base + int64(at+i)
+	switch {
+	case s.nulLine == 0 || line < s.nulLine:
+		s.nulLine, s.nulKind, s.nulOff = line, kind, off
+	case line == s.nulLine && kind == stopMatch:
+		s.nulKind, s.nulOff = kind, min(s.nulOff, off)
 	}
 }
 
 // settleBinary decides, under RipgrepBinary, what ripgrep shows of a file
 // searched whole (its hits in s) and what it says of its NUL bytes (see
-// binState). readAt reads the file's text.
+// binState). readAt reads the file's text as it is in the file (its lone
+// CRs and NUL bytes not turned into line breaks).
 func (s *searchState) settleBinary(readAt func(p []byte, off int64) error) (fileStatus, error) {
 	var stop int
 	var kind stopKind

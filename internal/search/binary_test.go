@@ -43,6 +43,18 @@ func TestRipgrepBinary(t *testing.T) {
 	big := "needle 1\n" + pad(120_000) + "needle 2\n\x00\nneedle 3\n"   // read in chunks
 	bigNUL := "needle 1\n" + pad(120_000) + "needle \x00 2\nneedle 3\n" // NUL in line 120002
 	legacy := "needle 1\n" + pad(1000) + "needle 2\n\x00\nneedle 3\n"   // NUL at 10018
+	// A lone CR ends line 1 for grep, not for ripgrep, whose second fill
+	// ends in "pad pad pad" and searches "needle" (grep's line 6555);
+	// loneCRBig is read in chunks, and its 18th fill ends the same way.
+	loneCR := "a\rb\n" + pad(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n"
+	loneCRBig := "a\rb\n" + strings.Repeat("pad 00000\n", 111_400) + "needle 00\npad pad pad\n\x00\n"
+	// ripgrep's first fill ends after "needle\rz", at no LF: the lone CR
+	// does not end its search there.
+	crAtFill := pad(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n"
+	// ripgrep joins a match starting on the line after another's into
+	// one block, which it does not show when a line of it has a NUL.
+	adjacent := pad(6600) + "foo\nbar\nfoo\x00bar\n"
+	adjacentOpts := Options{Pattern: `foo.*?bar`, Multiline: true}
 	bigAt, bigNULAt := int64(strings.IndexByte(big, 0)), int64(strings.IndexByte(bigNUL, 0))
 	tests := []struct {
 		name    string
@@ -93,6 +105,26 @@ func TestRipgrepBinary(t *testing.T) {
 			want: &binarySeen{Lines: []int{1}, Count: 3, Binary: true, Sep: true, Offset: 70016}},
 		{name: "named, mapped: context before the first match", file: "x\nneedle\x00\n", start: "f", mapped: true, opts: Options{ContextBefore: 1},
 			want: &binarySeen{Count: 1, Offset: 8}},
+		{name: "walked, a lone CR: grep's line numbers", file: loneCR, start: ".",
+			want: &binarySeen{Lines: []int{6555}, Count: 1, Stopped: true, Offset: int64(strings.IndexByte(loneCR, 0))}},
+		{name: "walked, a lone CR: grep's line numbers, read in chunks", file: loneCRBig, start: ".",
+			want: &binarySeen{Lines: []int{111_403}, Count: 1, Stopped: true, Offset: int64(strings.IndexByte(loneCRBig, 0))}},
+		{name: "walked, a lone CR where a fill ends", file: crAtFill, start: ".",
+			want: &binarySeen{Count: 1, Stopped: true, Offset: 65579}},
+		{name: "walked, a lone CR where a fill ends, context after", file: crAtFill, start: ".", opts: Options{ContextAfter: 1},
+			want: &binarySeen{Count: 1, Stopped: true, Offset: 65579}},
+		{name: "walked, a lone CR where a fill ends, context before", file: crAtFill, start: ".", opts: Options{ContextBefore: 1},
+			want: &binarySeen{Count: 1, Stopped: true, Offset: 65579}},
+		{name: "walked, multiline: NUL in a match on the line after a match", file: adjacent, start: ".", opts: adjacentOpts,
+			want: &binarySeen{Count: 2, Stopped: true, Offset: 66011}},
+		{name: "walked, multiline: NUL in a match on the line after a match, context before", file: adjacent, start: ".",
+			opts: Options{Pattern: adjacentOpts.Pattern, Multiline: true, ContextBefore: 1},
+			want: &binarySeen{Partial: []int{6600}, Count: 2, Stopped: true, Offset: 66011}},
+		{name: "walked, multiline: the first NUL of a block of matches", file: pad(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n", start: ".",
+			opts: Options{Pattern: adjacentOpts.Pattern, Multiline: true, ContextAfter: 1},
+			want: &binarySeen{Lines: []int{6601}, After: []int{6602}, Count: 3, Stopped: true, Offset: 66014}},
+		{name: "named, mapped, multiline: NUL in a match on the line after a match", file: adjacent, start: "f", mapped: true, opts: adjacentOpts,
+			want: &binarySeen{Count: 2, Binary: true, Offset: 66011}},
 		{name: "named, read: the fills before", file: late, start: "f",
 			want: &binarySeen{Lines: []int{1}, Count: 3, Binary: true, Offset: 70018}},
 		{name: "named, read in chunks", file: big, start: "f",
@@ -208,6 +240,10 @@ func TestRgReplay(t *testing.T) {
 		{name: "first read, byte order mark", text: "a\n" + lines, nul: 5, bom: true, want: rgRead{end: 0, line: 1, bufLine: 1}},
 		// A line longer than the buffer grows it to three times its size.
 		{name: "growth", text: strings.Repeat("x", 100_000) + "\n" + lines, nul: 150_000, want: rgRead{end: 0, line: 1, bufLine: 1}},
+		// A lone CR ends a line for grep, not for ripgrep: 65534 starts
+		// grep's line 6556.
+		{name: "lone CR", text: "a\rb\n" + lines, nul: 65540, want: rgRead{end: 65534, line: 6556, bufLine: 6556}},
+		{name: "lone CR, context kept", text: "a\rb\n" + lines, nul: 65514 + 65536, keep: 1, want: rgRead{end: 131044, line: 13107, bufLine: 13105}},
 		{name: "grown", text: strings.Repeat("x", 100_000) + "\n" + lines, nul: 196_608, want: rgRead{end: 196_601, line: 9662, bufLine: 9662}},
 	}
 	for _, tt := range tests {
@@ -225,6 +261,28 @@ func TestRgReplay(t *testing.T) {
 				t.Errorf("rgReplay(nul %d, keep %d) = %+v, want %+v", tt.nul, tt.keep, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestTextLines(t *testing.T) {
+	t.Parallel()
+	for b, want := range map[string]int{"": 0, "a\n": 1, "a\r\n": 1, "a\rb\n": 2, "\r\r\n": 2, "a\r\rb\r\n\n": 4} {
+		if got := textLines([]byte(b)); got != want {
+			t.Errorf("textLines(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
+// TestShownEnd: where ripgrep's last line shown ends when grep's last k
+// lines were not shown, at the end of ripgrep's line when a lone CR
+// split it.
+func TestShownEnd(t *testing.T) {
+	t.Parallel()
+	b := []byte("ab\ncd\r\nef\rgh\n")
+	for k, want := range []int{13, 13, 7, 3, 0, 0} {
+		if got := shownEnd(b, k); got != want {
+			t.Errorf("shownEnd(%q, %d) = %d, want %d", b, k, got, want)
+		}
 	}
 }
 

@@ -112,18 +112,24 @@
 //     brought it: the lines searched before are reported, and
 //     FileMatches.Stopped (rg's "WARNING: stopped searching binary file
 //     after match"); rg -c leaves the file out. Where the fills end
-//     depends on the lines and on the context lines rg keeps (rgReplay).
+//     depends on the lines (their LFs: a lone CR, which ends a line
+//     here, does not end one for rg) and on the context lines rg keeps
+//     (rgReplay).
 //   - Quit, whole: a NUL byte in the first 64 KiB skips the file; later,
 //     the first line to be shown (a match, or a context line) that has
-//     one stops the search there, Stopped.
+//     one stops the search there, Stopped. rg shows matches in blocks:
+//     a match that starts on a line of the one before or on the line
+//     after it joins its block, and a NUL byte in any line of a block
+//     stops the search before the block.
 //   - Convert, line by line: NUL bytes are read as line breaks, and
 //     from the fill that brings the first one, the next line to be shown
 //     stops the search; FileMatches.Binary (rg's "binary file matches")
 //     when a match was shown or was that line.
 //   - Convert, whole: NUL bytes are bytes like any other; one in the
 //     first 64 KiB stops the search at the first line to be shown,
-//     otherwise the first line to be shown that has one stops it;
-//     Binary as above. rg -c counts every match in a file named.
+//     otherwise the first line to be shown that has one stops it (before
+//     its block, as above); Binary as above. rg -c counts every match in
+//     a file named.
 //
 // ripgrep's buffer keeps its growth from one file to the next (one per
 // thread), so where its fills end after a line longer than 64 KiB is not

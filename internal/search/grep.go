@@ -26,15 +26,19 @@ type FileMatches struct {
 	// its lines are not text to show. With RipgrepBinary, it says that
 	// ripgrep, having shown the Len() matches (none, for a file binary
 	// from the start), would say "binary file matches (found "\0" byte
-	// around offset N)" of the file, N being BinaryOffset: the offset of
-	// a NUL byte, in the text after a byte order mark.
+	// around offset N)" of the file, N being BinaryOffset.
 	Binary bool
 	// Stopped says, with Options.RipgrepBinary, that ripgrep stopped
 	// searching the file, met while walking, at a NUL byte after the
 	// Len() matches, and would say so when there were some ("WARNING:
 	// stopped searching binary file after match (found "\0" byte around
 	// offset N)"), N being BinaryOffset; rg -c leaves such a file out.
-	Stopped      bool
+	Stopped bool
+	// BinaryOffset is, when Binary or Stopped, the offset of a NUL byte
+	// in the file's text after a byte order mark, with RipgrepBinary or
+	// without (unlike BinaryCut.Offset, which counts the mark): the
+	// first NUL byte of a file binary from the start, otherwise the one
+	// ripgrep names.
 	BinaryOffset int64
 	// Separated says, with Options.RipgrepBinary, that ripgrep printed
 	// its context separator ("--") for lines it then did not show, after
@@ -405,7 +409,7 @@ func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStat
 	if s.pol == binLineBreaks && s.binAt >= 0 || s.pol == binConvertReader && s.nul >= 0 {
 		nulToLF(buf)
 	}
-	liftCRs(buf, true)
+	lifted := liftCRs(buf, true)
 	switch {
 	case (s.pol == binSkip || s.pol == binLineBreaks) && n > binaryProbe:
 		// A NUL further on: stop before its line, as ripgrep stops
@@ -432,6 +436,11 @@ func (s *searchState) searchFile(fh fileHandle, limit int, start bool) (fileStat
 	if !s.q.opts.RipgrepBinary {
 		return statusSearched, nil
 	}
+	if lifted {
+		// ripgrep's fills do not end at the lone CRs s.buf now has as
+		// line breaks: the replay reads the file again.
+		return s.settleBinary(func(p []byte, off int64) error { return fh.readAt(p, off+int64(bom)) })
+	}
 	return s.settleBinary(func(p []byte, off int64) error {
 		copy(p, s.buf[off:])
 		return nil
@@ -454,20 +463,17 @@ func nulToLF(b []byte) {
 // LF ends a line (old Mac text), as edit and read count lines, so the line
 // numbers grep reports are the ones line edits take. CRLF stays. A CR that
 // ends b is left unless final: the next read may bring its LF. Files
-// without CR cost one IndexByte pass.
-func liftCRs(b []byte, final bool) {
+// without CR cost one IndexByte pass. It reports whether it turned any.
+func liftCRs(b []byte, final bool) bool {
+	lifted := false
 	for i := 0; ; i++ {
 		k := bytes.IndexByte(b[i:], '\r')
 		if k < 0 {
-			return
+			return lifted
 		}
 		i += k
-		if i+1 < len(b) {
-			if b[i+1] != '\n' {
-				b[i] = '\n'
-			}
-		} else if final {
-			b[i] = '\n'
+		if i+1 < len(b) && b[i+1] != '\n' || i+1 == len(b) && final {
+			b[i], lifted = '\n', true
 		}
 	}
 }
@@ -652,6 +658,11 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 	re := s.m.regexpFor(buf)
 	anchored := s.m.anchoredTwin(re)
 	lastEnd := -1 // where the last hit's last line ends
+	// block is the first line of ripgrep's block of matches the last hit
+	// is in: ripgrep joins a match that starts on a line of the last one
+	// or the line after it into one block, and when a line of the block
+	// has a NUL byte, it stops before the whole block (noteNUL).
+	block := 0
 	// take records the match buf[st:en]; false ends the search.
 	take := func(st, en int) bool {
 		last := st
@@ -666,7 +677,7 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 			// The match starts on a line the last hit has: widen it,
 			// so no line is reported twice.
 			if le > lastEnd {
-				s.widen(buf, le)
+				s.widen(buf, le, block)
 				lastEnd = le
 			}
 			s.nmatch++
@@ -675,6 +686,13 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		ls := bytes.LastIndexByte(buf[:st], '\n') + 1
 		if !s.hit(buf, ls, le, len(buf), limit) {
 			return false
+		}
+		if block > 0 && ls == lastEnd+1 {
+			if s.track {
+				s.noteNUL(buf[ls:le], ls, block, stopMatch)
+			}
+		} else {
+			block = s.hits[len(s.hits)-1].line
 		}
 		lastEnd = le
 		s.nmatch++
@@ -766,11 +784,12 @@ func (s *searchState) after(buf []byte, ls, le, dataEnd, line int) (lo, hi int32
 }
 
 // widen extends the last hit, of a whole-file (multiline) search, to end
-// at le, and its context after it to follow.
-func (s *searchState) widen(buf []byte, le int) {
+// at le, and its context after it to follow; block is the first line of
+// ripgrep's block of matches it is in (see scanMulti).
+func (s *searchState) widen(buf []byte, le, block int) {
 	h := &s.hits[len(s.hits)-1]
 	if s.track {
-		s.noteNUL(buf[h.end:le], h.end, h.line, stopMatch)
+		s.noteNUL(buf[h.end:le], h.end, block, stopMatch)
 	}
 	h.end = le
 	if h.aHi > h.aLo {

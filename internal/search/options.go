@@ -221,7 +221,9 @@ func checkFollow(opts *Options) error {
 	return nil
 }
 
-const maxContext = 1000
+// MaxContext is the most lines of context before or after a match
+// (Options.ContextBefore, ContextAfter) a search takes.
+const MaxContext = 1000
 
 // checkContext checks a number of context lines; field is the option's
 // AIO name, which the error names (a front that spells it otherwise, the
@@ -231,8 +233,8 @@ func checkContext(field string, n int) error {
 	case n < 0:
 		return suggesting(field, fmt.Sprintf("context lines must not be negative (got %d)", n),
 			"pass 0 (no context) or more lines to %s", field)
-	case n > maxContext:
-		return suggesting(field, fmt.Sprintf("at most %d lines of context (got %d)", maxContext, n),
+	case n > MaxContext:
+		return suggesting(field, fmt.Sprintf("at most %d lines of context (got %d)", MaxContext, n),
 			"pass at most 1000 to %s; to see more of a file, read it around the match", field)
 	}
 	return nil

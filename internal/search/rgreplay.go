@@ -9,21 +9,24 @@ import (
 type rgRead struct {
 	// end is where the text ripgrep searched ends, a line start: 0 when
 	// it met the NUL byte in its buffer's first fill; line is the number
-	// of the line starting there.
+	// of the line starting there, as grep numbers lines (a lone CR ends
+	// one, see liftCRs; ripgrep's own numbers count LFs only).
 	end  int64
 	line int
 	// bufLine is the number of the first line of its buffer, which the
-	// read that brought the NUL byte was to fill.
+	// read that brought the NUL byte was to fill, numbered as line.
 	bufLine int
 }
 
 // rgReplay replays how ripgrep 13 reads a file into its line buffer, up
 // to the read that brings the file's first NUL byte, at nul (an offset in
 // the text, which starts after a byte order mark). readAt reads the text
-// at an offset; keep is how many lines ripgrep keeps for context,
-// max(before, after) (later versions keep the context before only);
-// lastShown(n) is the last line before line n that a match or its
-// context after shows, 0 if none.
+// at an offset, as it is in the file (ripgrep's fills end at LFs only, not
+// at the lone CRs that grep's search reads as line breaks); keep is how
+// many lines ripgrep keeps for context, max(before, after) (later
+// versions keep the context before only); lastShown(n) is the last line
+// before line n that a match or its context after shows, 0 if none. Line
+// numbers, lastShown's included, are grep's (see rgRead).
 //
 // ripgrep fills its buffer with reads until one brings a line break
 // (growing the buffer to three times its size when it is full), searches
@@ -65,16 +68,16 @@ func rgReplay(readAt func(p []byte, off int64) error, nul int64, bom bool, keep 
 			}
 		}
 		searched := buf[:nl+1]
-		r.end, r.line = cons+int64(len(searched)), r.bufLine+bytes.Count(searched, []byte{'\n'})
+		r.end, r.line = cons+int64(len(searched)), r.bufLine+textLines(searched)
 		consumed := len(searched)
 		if keep > 0 {
-			back := keep + 1
-			if v := lastShown(r.line); v > 0 && r.line-(v+1) < back {
-				back = r.line - (v + 1)
+			// ripgrep keeps keep+1 of its lines, but none it showed.
+			consumed = lineBack(searched, keep+1)
+			if v := lastShown(r.line); v > 0 {
+				consumed = max(consumed, shownEnd(searched, r.line-(v+1)))
 			}
-			consumed = lineBack(searched, back)
 		}
-		r.bufLine += bytes.Count(buf[:consumed], []byte{'\n'})
+		r.bufLine += textLines(buf[:consumed])
 		buf = buf[:copy(buf, buf[consumed:])]
 		cons += int64(consumed)
 	}
@@ -99,6 +102,50 @@ func lineBack(b []byte, k int) int {
 			return 0
 		}
 		pos = i
+	}
+	return pos + 1
+}
+
+// textLines is the number of lines grep counts in b, which is empty or
+// ends with an LF: its LFs and its lone CRs (see liftCRs).
+func textLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	for i := bytes.IndexByte(b, '\r'); i >= 0 && i+1 < len(b); {
+		if b[i+1] != '\n' {
+			n++
+		}
+		k := bytes.IndexByte(b[i+1:], '\r')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return n
+}
+
+// shownEnd is where ripgrep's last line shown ends in b (which ends with
+// an LF) when the last k of grep's lines of b were not shown (see
+// textLines): the start of the k-th of grep's lines before the end of b,
+// or, when a lone CR starts it, the end of ripgrep's line holding that
+// CR; 0 if b has fewer lines.
+func shownEnd(b []byte, k int) int {
+	pos := len(b) - 1 // the end of the line being stepped over
+	for k > 0 {
+		i := bytes.LastIndexAny(b[:pos], "\r\n")
+		if i < 0 {
+			return 0
+		}
+		pos = i
+		if b[i] == '\r' && b[i+1] == '\n' {
+			continue // a CRLF's CR: the LF after it ended a line
+		}
+		k--
+	}
+	if pos == len(b)-1 {
+		return len(b)
+	}
+	if b[pos] == '\r' {
+		pos += bytes.IndexByte(b[pos:], '\n')
 	}
 	return pos + 1
 }
