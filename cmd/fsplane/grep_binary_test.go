@@ -14,16 +14,6 @@ import (
 	"github.com/fsplane/fsplane/internal/testenv"
 )
 
-// padLines is n lines of 10 bytes that no test pattern matches, to move
-// a NUL byte past ripgrep's first 64 KiB.
-func padLines(n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "pad %05d\n", i)
-	}
-	return b.String()
-}
-
 // binaryTree is the files TestGrepBinaryMatchesRipgrep searches: NUL
 // bytes in ripgrep's first 64 KiB (prefix.txt), past them after a match
 // (late.txt; match-nul.txt, where the NUL is in a matching line) or
@@ -38,20 +28,20 @@ func binaryTree(t *testing.T) string {
 	dir := t.TempDir()
 	testenv.WriteTree(t, dir, map[string]string{
 		"walk/prefix.txt":    "needle 1\nx\x00y\nneedle 2\n",
-		"walk/late.txt":      "needle 1\n" + padLines(7000) + "needle 2\n\x00\nneedle 3\n",
-		"walk/nomatch.txt":   padLines(7000) + "\x00\nneedle 1\n",
+		"walk/late.txt":      "needle 1\n" + testenv.PadLines(7000) + "needle 2\n\x00\nneedle 3\n",
+		"walk/nomatch.txt":   testenv.PadLines(7000) + "\x00\nneedle 1\n",
 		"walk/peek.txt":      "n\nneedle 1\n\x00\n",
-		"walk/bom.txt":       "\ufeffneedle 1\n" + padLines(7000) + "\x00\n",
+		"walk/bom.txt":       "\ufeffneedle 1\n" + testenv.PadLines(7000) + "\x00\n",
 		"walk/text.txt":      "needle text\n",
-		"walk/match-nul.txt": "needle 1\n" + padLines(7000) + "needle \x00 2\nneedle 3\n",
+		"walk/match-nul.txt": "needle 1\n" + testenv.PadLines(7000) + "needle \x00 2\nneedle 3\n",
 		"named/nulbreak.bin": "needle\x00needle\n",
-		"ctx/nul-before.txt": "needle 1\n" + padLines(7000) + "x\x00\nneedle 2\n",
-		"lonecr/f.txt":       "a\rb\n" + padLines(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n",
-		"crfill/f.txt":       padLines(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n",
-		"mlctx/after.txt":    padLines(6600) + "foo\nbar\nx\x00\n",
-		"mlctx/before.txt":   padLines(6600) + "x\x00\nfoo\nbar\n",
-		"adjacent/f.txt":     padLines(6600) + "foo\nbar\nfoo\x00bar\n",
-		"block/f.txt":        padLines(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n",
+		"ctx/nul-before.txt": "needle 1\n" + testenv.PadLines(7000) + "x\x00\nneedle 2\n",
+		"lonecr/f.txt":       "a\rb\n" + testenv.PadLines(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n",
+		"crfill/f.txt":       testenv.PadLines(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n",
+		"mlctx/after.txt":    testenv.PadLines(6600) + "foo\nbar\nx\x00\n",
+		"mlctx/before.txt":   testenv.PadLines(6600) + "x\x00\nfoo\nbar\n",
+		"adjacent/f.txt":     testenv.PadLines(6600) + "foo\nbar\nfoo\x00bar\n",
+		"block/f.txt":        testenv.PadLines(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n",
 	})
 	return dir
 }
@@ -178,7 +168,7 @@ func TestGrepBinaryKnownDifferences(t *testing.T) {
 	dir := t.TempDir()
 	testenv.WriteTree(t, dir, map[string]string{
 		"grow/a.txt":  "needle " + strings.Repeat("x", 100_000) + "\n",
-		"grow/b.txt":  "needle 1\n" + padLines(7000) + "\x00\n",
+		"grow/b.txt":  "needle 1\n" + testenv.PadLines(7000) + "\x00\n",
 		"utf16/u.txt": "\xff\xfen\x00e\x00e\x00d\x00l\x00e\x00\n\x00",
 	})
 	rg := ripgrep13(t)

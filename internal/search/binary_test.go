@@ -1,21 +1,13 @@
 package search
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// pad is n lines of 10 bytes that "needle" does not match.
-func pad(n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "pad %05d\n", i)
-	}
-	return b.String()
-}
+	"github.com/fsplane/fsplane/internal/testenv"
+)
 
 // binarySeen is what a search under RipgrepBinary hands collect for one
 // file.
@@ -38,22 +30,22 @@ type binarySeen struct {
 // SearchBinaryStart), mapped or not.
 func TestRipgrepBinary(t *testing.T) {
 	t.Parallel()
-	late := "needle 1\n" + pad(7000) + "needle 2\n\x00\nneedle 3\n"     // NUL at 70018
-	matchNUL := "needle 1\n" + pad(7000) + "needle \x00 2\nneedle 3\n"  // NUL at 70016, in line 7002
-	big := "needle 1\n" + pad(120_000) + "needle 2\n\x00\nneedle 3\n"   // read in chunks
-	bigNUL := "needle 1\n" + pad(120_000) + "needle \x00 2\nneedle 3\n" // NUL in line 120002
-	legacy := "needle 1\n" + pad(1000) + "needle 2\n\x00\nneedle 3\n"   // NUL at 10018
+	late := "needle 1\n" + testenv.PadLines(7000) + "needle 2\n\x00\nneedle 3\n"     // NUL at 70018
+	matchNUL := "needle 1\n" + testenv.PadLines(7000) + "needle \x00 2\nneedle 3\n"  // NUL at 70016, in line 7002
+	big := "needle 1\n" + testenv.PadLines(120_000) + "needle 2\n\x00\nneedle 3\n"   // read in chunks
+	bigNUL := "needle 1\n" + testenv.PadLines(120_000) + "needle \x00 2\nneedle 3\n" // NUL in line 120002
+	legacy := "needle 1\n" + testenv.PadLines(1000) + "needle 2\n\x00\nneedle 3\n"   // NUL at 10018
 	// A lone CR ends line 1 for grep, not for ripgrep, whose second fill
 	// ends in "pad pad pad" and searches "needle" (grep's line 6555);
 	// loneCRBig is read in chunks, and its 18th fill ends the same way.
-	loneCR := "a\rb\n" + pad(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n"
+	loneCR := "a\rb\n" + testenv.PadLines(6552) + "needle\npad pad pad\n" + strings.Repeat("pad\n", 1000) + "\x00\n"
 	loneCRBig := "a\rb\n" + strings.Repeat("pad 00000\n", 111_400) + "needle 00\npad pad pad\n\x00\n"
 	// ripgrep's first fill ends after "needle\rz", at no LF: the lone CR
 	// does not end its search there.
-	crAtFill := pad(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n"
+	crAtFill := testenv.PadLines(6552) + "12345678needle\rzzz\n" + strings.Repeat("pad\n", 10) + "\x00\n"
 	// ripgrep joins a match starting on the line after another's into
 	// one block, which it does not show when a line of it has a NUL.
-	adjacent := pad(6600) + "foo\nbar\nfoo\x00bar\n"
+	adjacent := testenv.PadLines(6600) + "foo\nbar\nfoo\x00bar\n"
 	adjacentOpts := Options{Pattern: `foo.*?bar`, Multiline: true}
 	bigAt, bigNULAt := int64(strings.IndexByte(big, 0)), int64(strings.IndexByte(bigNUL, 0))
 	tests := []struct {
@@ -78,7 +70,7 @@ func TestRipgrepBinary(t *testing.T) {
 			want: &binarySeen{Count: 1, Stopped: true, Offset: 4}},
 		{name: "walked, no line break in the first 3 bytes", file: "nnn\n\x00\n", start: ".", opts: Options{Pattern: "^n+$"}, skipped: 1},
 		{name: "walked, byte order mark: no 3 bytes read alone", file: "\ufeffn\nx\x00\n", start: ".", opts: Options{Pattern: "^n$"}, skipped: 1},
-		{name: "walked, byte order mark: offset after it", file: "\ufeffneedle 1\n" + pad(7000) + "\x00\n", start: ".",
+		{name: "walked, byte order mark: offset after it", file: "\ufeffneedle 1\n" + testenv.PadLines(7000) + "\x00\n", start: ".",
 			want: &binarySeen{Lines: []int{1}, Count: 1, Stopped: true, Offset: 70009}},
 		{name: "walked, multiline: NUL in no line shown", file: late, start: ".", opts: Options{Pattern: `needle\s.`, Multiline: true},
 			want: &binarySeen{Lines: []int{1, 7002, 7004}, Count: 3}},
@@ -97,7 +89,7 @@ func TestRipgrepBinary(t *testing.T) {
 			want: &binarySeen{Lines: []int{1}, Count: 3, Binary: true, Offset: bigNULAt}},
 		{name: "named, mapped: context before shown, then the separator", file: matchNUL, start: "f", mapped: true, opts: Options{ContextBefore: 1, ContextAfter: 1},
 			want: &binarySeen{Lines: []int{1}, After: []int{2}, Partial: []int{7001}, Count: 3, Binary: true, Offset: 70016}},
-		{name: "named, mapped: stopped in the context before", file: "needle 1\n" + pad(7000) + "x\x00\nneedle 2\n", start: "f", mapped: true, opts: Options{ContextBefore: 2},
+		{name: "named, mapped: stopped in the context before", file: "needle 1\n" + testenv.PadLines(7000) + "x\x00\nneedle 2\n", start: "f", mapped: true, opts: Options{ContextBefore: 2},
 			want: &binarySeen{Lines: []int{1}, Partial: []int{7001}, Count: 2, Binary: true, Offset: 70010}},
 		// Read: ripgrep shows the context before from the fill with the
 		// NUL on, and stops there, after its separator.
@@ -120,7 +112,7 @@ func TestRipgrepBinary(t *testing.T) {
 		{name: "walked, multiline: NUL in a match on the line after a match, context before", file: adjacent, start: ".",
 			opts: Options{Pattern: adjacentOpts.Pattern, Multiline: true, ContextBefore: 1},
 			want: &binarySeen{Partial: []int{6600}, Count: 2, Stopped: true, Offset: 66011}},
-		{name: "walked, multiline: the first NUL of a block of matches", file: pad(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n", start: ".",
+		{name: "walked, multiline: the first NUL of a block of matches", file: testenv.PadLines(6600) + "foo bar\nzz\nfoo\x00bar\nfoo\x00bar\n", start: ".",
 			opts: Options{Pattern: adjacentOpts.Pattern, Multiline: true, ContextAfter: 1},
 			want: &binarySeen{Lines: []int{6601}, After: []int{6602}, Count: 3, Stopped: true, Offset: 66014}},
 		{name: "named, mapped, multiline: NUL in a match on the line after a match", file: adjacent, start: "f", mapped: true, opts: adjacentOpts,
@@ -131,7 +123,7 @@ func TestRipgrepBinary(t *testing.T) {
 			want: &binarySeen{Lines: []int{1}, Count: 3, Binary: true, Offset: bigAt}},
 		{name: "named, a byte order mark: read, not mapped", file: "\ufeff" + matchNUL, start: "f", mapped: true,
 			want: &binarySeen{Lines: []int{1}, Count: 3, Binary: true, Offset: 70016}},
-		{name: "named, read: NUL on no line shown", file: "needle 1\n" + pad(7000) + "\x00\n", start: "f",
+		{name: "named, read: NUL on no line shown", file: "needle 1\n" + testenv.PadLines(7000) + "\x00\n", start: "f",
 			want: &binarySeen{Lines: []int{1}, Count: 1, Binary: true, Offset: 70009}},
 	}
 	for _, tt := range tests {
@@ -212,7 +204,7 @@ func streamBinary(t *testing.T, dir, start string, opts Options) (*binarySeen, S
 // and the next fill ends 64 KiB after where it kept the buffer from.
 func TestRgReplay(t *testing.T) {
 	t.Parallel()
-	lines := pad(20_000)
+	lines := testenv.PadLines(20_000)
 	tests := []struct {
 		name string
 		text string

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // cutFile is a file whose first NUL byte is in line k+3, after filler
@@ -50,22 +52,22 @@ func TestGrepBinaryCut(t *testing.T) {
 		opts  Options
 		want  cutSeen
 	}{
-		{name: "no NUL", file: "needle 1\n" + pad(3000) + "needle 2\n",
+		{name: "no NUL", file: "needle 1\n" + testenv.PadLines(3000) + "needle 2\n",
 			want: cutSeen{Matches: []string{"f:1", "f:3002"}, FilesSearched: 1}},
-		{name: "NUL in the first 8 KiB: skipped, not cut", file: "needle 1\n" + pad(100) + "\x00\nneedle 2\n",
+		{name: "NUL in the first 8 KiB: skipped, not cut", file: "needle 1\n" + testenv.PadLines(100) + "\x00\nneedle 2\n",
 			want: cutSeen{FilesSkipped: 1}},
 		{name: "NUL at 20 KiB, read whole", file: cutFile(2000, 0, 10),
 			want: cutSeen{Matches: []string{"f:1", "f:2002"}, FilesSearched: 1, FilesCutBinary: 1,
 				CutBinary: []BinaryCut{{Path: "f", Line: 2003, Offset: 20018}}}},
-		{name: "NUL the first 8 KiB's last byte: skipped", file: "needle 1\n" + pad(818) + "xx\x00\nneedle 2\n",
+		{name: "NUL the first 8 KiB's last byte: skipped", file: "needle 1\n" + testenv.PadLines(818) + "xx\x00\nneedle 2\n",
 			want: cutSeen{FilesSkipped: 1}},
-		{name: "NUL right after the first 8 KiB", file: "needle 1\n" + pad(818) + "xxx\x00\nneedle 2\n",
+		{name: "NUL right after the first 8 KiB", file: "needle 1\n" + testenv.PadLines(818) + "xxx\x00\nneedle 2\n",
 			want: cutSeen{Matches: []string{"f:1"}, FilesSearched: 1, FilesCutBinary: 1,
 				CutBinary: []BinaryCut{{Path: "f", Line: 820, Offset: binaryProbe}}}},
-		{name: "NUL ending the file", file: "needle 1\n" + pad(2000) + "\x00",
+		{name: "NUL ending the file", file: "needle 1\n" + testenv.PadLines(2000) + "\x00",
 			want: cutSeen{Matches: []string{"f:1"}, FilesSearched: 1, FilesCutBinary: 1,
 				CutBinary: []BinaryCut{{Path: "f", Line: 2002, Offset: 20009}}}},
-		{name: "lone CRs end lines", file: "needle 1\r" + pad(2000) + "x\r\x00\n",
+		{name: "lone CRs end lines", file: "needle 1\r" + testenv.PadLines(2000) + "x\r\x00\n",
 			want: cutSeen{Matches: []string{"f:1"}, FilesSearched: 1, FilesCutBinary: 1,
 				CutBinary: []BinaryCut{{Path: "f", Line: 2003, Offset: 20011}}}},
 		{name: "byte order mark: in the offset", file: "\ufeff" + cutFile(2000, 0, 10),
@@ -100,7 +102,7 @@ func TestGrepBinaryCut(t *testing.T) {
 				CutBinary: []BinaryCut{{Path: "f", Line: 104_003, Offset: chunkSize + 3}}}},
 		// MaxResults 1: the search of a file ends at its third match
 		// (Offset + MaxResults + 1), before the NUL.
-		{name: "the match limit first", file: "needle 1\nneedle 2\nneedle 3\n" + pad(2000) + "\x00\n", opts: Options{MaxResults: 1},
+		{name: "the match limit first", file: "needle 1\nneedle 2\nneedle 3\n" + testenv.PadLines(2000) + "\x00\n", opts: Options{MaxResults: 1},
 			want: cutSeen{Matches: []string{"f:1"}, FilesSearched: 1}},
 		{name: "the match limit not reached in the file", file: cutFile(2000, 0, 10), opts: Options{MaxResults: 1},
 			want: cutSeen{Matches: []string{"f:1"}, FilesSearched: 1, FilesCutBinary: 1,
@@ -150,7 +152,7 @@ func TestGrepBinaryCutBounded(t *testing.T) {
 	var want []BinaryCut
 	for i := range maxBinaryCuts + 3 {
 		name := fmt.Sprintf("d/f%02d.log", i)
-		files[name] = "needle\n" + pad(1000+i) + "\x00\n"
+		files[name] = "needle\n" + testenv.PadLines(1000+i) + "\x00\n"
 		if i < maxBinaryCuts {
 			want = append(want, BinaryCut{Path: name, Line: 1002 + i, Offset: int64(7 + 10*(1000+i))})
 		}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,4 +34,16 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// PadLines is n lines of 10 bytes, "pad 00000\n" on, to move what
+// follows them (a NUL byte, a match) a known distance into a file:
+// line k+1 starts at byte 10k.
+func PadLines(n int) string {
+	var b strings.Builder
+	b.Grow(10 * n)
+	for i := range n {
+		fmt.Fprintf(&b, "pad %05d\n", i)
+	}
+	return b.String()
 }
