@@ -85,7 +85,10 @@ func TestDownloadUsesSendfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	zeroCopy, written := int64(0), int64(0)
-	re := regexp.MustCompile(`(sendfile|copy_file_range|splice|write|writev)\(.*= (\d+)$`)
+	// strace -f splits a call another thread interrupts into
+	// "sendfile(... <unfinished ...>" and "<... sendfile resumed>...) = N":
+	// the result is on the resumed line.
+	re := regexp.MustCompile(`(?:\b|<\.\.\. )(sendfile|copy_file_range|splice|write|writev)(?:\(| resumed>).*= (\d+)$`)
 	for _, line := range strings.Split(string(out), "\n") {
 		m := re.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
