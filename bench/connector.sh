@@ -1,36 +1,42 @@
 #!/usr/bin/env bash
-# Connector benchmark, one run: a 4 KiB read through the hub vs the same
-# read on the local route (p50 latency, one connection, wrk; with the CPU
-# time the server, hub and host processes spent per request), and a
-# 100 MiB download through the hub (curl, MB/s, median of 7). Then the
-# floor of any relay on this machine (bench/relayfloor: an HTTP handler
-# that does nothing vs one that first round-trips 200 bytes over a
-# WebSocket to another process, and one whose round trip brings 4 KiB
-# back, as a relayed 4 KiB read must), to read the hub's ratio against.
+# Connector benchmark: a 4 KiB read through the hub vs the same read on the
+# local route (p50 latency, one connection, wrk; with the CPU time the
+# hub and host processes spent per request), and a 100 MiB download
+# through the hub (curl, MB/s, median of 7). Then the floor of any relay
+# on this machine (bench/relayfloor: an HTTP handler that does nothing vs
+# one that first round-trips 200 bytes over a WebSocket to another
+# process, and one whose round trip brings 4 KiB back, as a relayed 4 KiB
+# read must), to read the hub's ratio against.
 #
-#   bench/connector.sh            # 10 s per latency run
+# It measures in two CPU layouts, each with its own hub, host and floor:
+#   split   the hub (and the floor's server) on CPU 1; wrk, curl and the
+#           host (the floor's echo) on CPU 0. The host does not take the
+#           hub's CPU, as when it runs on a person's own computer, which
+#           is where `fsplane connect` runs; the local route still has a
+#           CPU per process (wrk, hub). Go sizes GOMAXPROCS by the
+#           affinity mask: both fsplane processes run with 1. The 4 KiB
+#           target (hub p50 <= 2x local) is read in this layout.
+#   shared  nothing pinned: wrk, hub and host share every CPU, as when the
+#           host runs on the hub's own machine. On 2 CPUs, three busy
+#           processes compete, and even the relay floor is near or past
+#           2x there.
+#
+#   bench/connector.sh                  # both layouts, 10 s per latency run
 #   DURATION=5s bench/connector.sh
-#   CPUS=0 bench/connector.sh     # every process on CPU 0 (taskset): no
-#                                 # cross-CPU wake-ups, latency ~ CPU cost
-#   SPLIT=1 bench/connector.sh    # the hub (and the relay floor's server)
-#                                 # on CPU 1, wrk and the host (echo) on
-#                                 # CPU 0: the host does not take the hub's
-#                                 # CPU, as on a computer of its own, and
-#                                 # the local route keeps a CPU per process.
-#                                 # (Go sizes GOMAXPROCS by the affinity
-#                                 # mask: both then run with 1.)
-# Needs wrk and curl.
+#   LAYOUTS=split bench/connector.sh    # one layout (split needs 2 CPUs)
+#   CPUS=0 LAYOUTS=shared bench/connector.sh  # every process on CPU 0
+#   SPIN_WAIT=0 bench/connector.sh      # the hub without its spin wait
+# Needs wrk, curl and taskset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10s}"
 PORT="${PORT:-18194}"
+SPIN_WAIT="${SPIN_WAIT:-}"
 TOKEN=bench-token
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-pin=() hubpin=() hostpin=()
-[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS") hubpin=(taskset -c "$CPUS") hostpin=(taskset -c "$CPUS")
-if [ -n "${SPLIT:-}" ]; then
-  [ "$(nproc)" -ge 2 ] || { echo "SPLIT needs two CPUs"; exit 1; }
-  pin=(taskset -c 0) hubpin=(taskset -c 1) hostpin=(taskset -c 0)
+if [ -z "${LAYOUTS:-}" ]; then
+  LAYOUTS=shared
+  [ "$(nproc)" -ge 2 ] && LAYOUTS="split shared"
 fi
 
 work=$(mktemp -d)
@@ -43,16 +49,6 @@ head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.t
 cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
-"${hubpin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$PORT" --root "$work/hubroot" --state-dir "$work/s1" --connector-token "$TOKEN" 2>"$work/hub.log" &
-hub_pid=$!
-pids+=($hub_pid)
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-FSPLANE_CONNECTOR_TOKEN=$TOKEN "${hostpin[@]}" "$work/fsplane" connect "http://127.0.0.1:$PORT" --name bench --root "$work/hostroot" \
-  --no-tui --state-dir "$work/s2" >"$work/host.log" 2>&1 &
-host_pid=$!
-pids+=($host_pid)
-for _ in $(seq 100); do curl -s "http://127.0.0.1:$PORT/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
-
 p50() { # wrk's 50% latency in microseconds
   "${pin[@]}" wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
     if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}
@@ -61,35 +57,74 @@ p50() { # wrk's 50% latency in microseconds
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # user+system CPU, 1/100 s
 # cpu_per_req PID T0: CPU µs the process spent per request of the last run.
 cpu_per_req() { awk -v a="$2" -v b="$(ticks "$1")" -v n="$(cat "$work/count")" 'BEGIN {printf "%.0f", (b-a)*10000/n}'; }
-h0=$(ticks $hub_pid)
-local_us=$(p50 "http://127.0.0.1:$PORT/v2/fs/read?path=small.txt")
-local_cpu=$(cpu_per_req $hub_pid "$h0")
-h0=$(ticks $hub_pid); s0=$(ticks $host_pid)
-hub_us=$(p50 "http://127.0.0.1:$PORT/v2/hosts/bench/fs/read?path=small.txt")
-hub_cpu=$(cpu_per_req $hub_pid "$h0"); host_cpu=$(cpu_per_req $host_pid "$s0")
-speeds=()
-for _ in 1 2 3 4 5 6 7; do
-  speeds+=($(curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$PORT/v2/hosts/bench/fs/download?path=big.bin"))
+stop() { kill "$@" 2>/dev/null || true; wait "$@" 2>/dev/null || true; }
+
+# measure LAYOUT PORT: one layout's figures, printed.
+measure() {
+  local layout=$1 port=$2
+  pin=() hubpin=() hostpin=()
+  case $layout in
+  split)
+    [ "$(nproc)" -ge 2 ] || { echo "the split layout needs two CPUs"; return 1; }
+    pin=(taskset -c 0) hubpin=(taskset -c 1) hostpin=(taskset -c 0) ;;
+  shared)
+    [ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS") hubpin=(taskset -c "$CPUS") hostpin=(taskset -c "$CPUS") ;;
+  *) echo "unknown layout $layout: use split or shared"; return 1 ;;
+  esac
+  local spin=()
+  [ -n "$SPIN_WAIT" ] && spin=(--spin-wait "$SPIN_WAIT")
+  "${hubpin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$port" --root "$work/hubroot" --state-dir "$work/s1-$layout" \
+    --connector-token "$TOKEN" "${spin[@]}" 2>"$work/hub-$layout.log" &
+  local hub_pid=$!
+  pids+=($hub_pid)
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+  FSPLANE_CONNECTOR_TOKEN=$TOKEN "${hostpin[@]}" "$work/fsplane" connect "http://127.0.0.1:$port" --name bench --root "$work/hostroot" \
+    --no-tui --state-dir "$work/s2-$layout" >"$work/host-$layout.log" 2>&1 &
+  local host_pid=$!
+  pids+=($host_pid)
+  for _ in $(seq 100); do curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
+
+  local h0 s0 local_us local_cpu hub_us hub_cpu host_cpu
+  h0=$(ticks $hub_pid)
+  local_us=$(p50 "http://127.0.0.1:$port/v2/fs/read?path=small.txt")
+  local_cpu=$(cpu_per_req $hub_pid "$h0")
+  h0=$(ticks $hub_pid); s0=$(ticks $host_pid)
+  hub_us=$(p50 "http://127.0.0.1:$port/v2/hosts/bench/fs/read?path=small.txt")
+  hub_cpu=$(cpu_per_req $hub_pid "$h0"); host_cpu=$(cpu_per_req $host_pid "$s0")
+  local speeds=() median
+  for _ in 1 2 3 4 5 6 7; do
+    speeds+=($("${pin[@]}" curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$port/v2/hosts/bench/fs/download?path=big.bin"))
+  done
+  median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
+  stop $hub_pid $host_pid
+
+  local floor_addr="127.0.0.1:$((port + 1))" fs fe noop_us relay_us relay4k_us
+  "${hubpin[@]}" "$work/relayfloor" serve "$floor_addr" &
+  fs=$!
+  pids+=($fs)
+  for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
+  "${hostpin[@]}" "$work/relayfloor" echo "$floor_addr" &
+  fe=$!
+  pids+=($fe)
+  for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
+  noop_us=$(p50 "http://$floor_addr/local")
+  relay_us=$(p50 "http://$floor_addr/relay")
+  relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096")
+  stop $fs $fe
+
+  awk -v lay="$layout" -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
+    -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" 'BEGIN {
+    printf "[%s] 4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", lay, l, h, h/l
+    printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
+    printf "  100 MiB download through the hub: %.0f MB/s median of 7 (target >= 300 MB/s)\n", m/1e6
+    printf "  relay floor: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs),\n", n, r, r-n
+    printf "    relayed with 4 KiB back %.0f µs (+%.0f µs): a hub adding only that to the local read\n", r4, r4-n
+    printf "    would be at %.2fx (%.2fx with 200 bytes back); fsplane adds %.0f µs, %.0f over that floor\n", (l+r4-n)/l, (l+r-n)/l, h-l, h-l-(r4-n)
+  }'
+}
+
+i=0
+for layout in $LAYOUTS; do
+  measure "$layout" $((PORT + 2 * i))
+  i=$((i + 1))
 done
-median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
-
-floor_addr="127.0.0.1:$((PORT + 1))"
-"${hubpin[@]}" "$work/relayfloor" serve "$floor_addr" &
-pids+=($!)
-for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
-"${hostpin[@]}" "$work/relayfloor" echo "$floor_addr" &
-pids+=($!)
-for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
-noop_us=$(p50 "http://$floor_addr/local")
-relay_us=$(p50 "http://$floor_addr/relay")
-relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096")
-
-awk -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
-  -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" 'BEGIN {
-  printf "4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", l, h, h/l
-  printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
-  printf "100 MiB download through the hub: %.0f MB/s median of 7 (target >= 300 MB/s)\n", m/1e6
-  printf "relay floor on this machine: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs),\n", n, r, r-n
-  printf "  relayed with 4 KiB back %.0f µs (+%.0f µs): a hub adding only that to the local read\n", r4, r4-n
-  printf "  would be at %.2fx (%.2fx with 200 bytes back); fsplane adds %.0f µs, %.0f over that floor\n", (l+r4-n)/l, (l+r-n)/l, h-l, h-l-(r4-n)
-}'

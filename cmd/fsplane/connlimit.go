@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,8 +28,9 @@ const fdReserve = 256
 // accept fails for everyone and files cannot be opened.
 //
 // It is not x/net's netutil.LimitListener because that one hides the
-// *net.TCPConn's ReadFrom (downloads use sendfile through it) and
-// CloseWrite (net/http's close without resetting the answer it sent).
+// *net.TCPConn's ReadFrom (downloads use sendfile through it), CloseWrite
+// (net/http's close without resetting the answer it sent) and
+// SyscallConn (the hub's spin wait polls a host's socket through it).
 type limitListener struct {
 	net.Listener
 	slots    chan struct{}
@@ -107,4 +110,13 @@ func openFileLimit() (uint64, bool) {
 		return 0, false
 	}
 	return r.Cur, true
+}
+
+// SyscallConn exposes the connection's descriptor, for the hub's spin
+// wait (connector.SpinConn); a connection without one says so.
+func (c *limitConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }

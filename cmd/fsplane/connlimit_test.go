@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -14,7 +15,51 @@ import (
 var (
 	_ io.ReaderFrom                   = (*limitConn)(nil)
 	_ interface{ CloseWrite() error } = (*limitConn)(nil)
+	_ syscall.Conn                    = (*limitConn)(nil)
 )
+
+// The descriptor limitConn exposes is the TCP connection's; a connection
+// without one is reported, not faked.
+func TestLimitConnSyscallConn(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err == nil {
+			c.Write([]byte("hi"))
+			c.Close()
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := (&limitConn{Conn: c}).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2)
+	var n int
+	var rerr error
+	err = raw.Read(func(fd uintptr) bool {
+		n, rerr = syscall.Read(int(fd), buf)
+		return rerr != syscall.EAGAIN
+	})
+	if err != nil || rerr != nil || string(buf[:n]) != "hi" {
+		t.Fatalf("read through the descriptor: %q, %v, %v", buf[:n], err, rerr)
+	}
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if _, err := (&limitConn{Conn: a}).SyscallConn(); err == nil {
+		t.Error("a pipe's limitConn claimed a descriptor")
+	}
+}
 
 // TestLimitListener: past the cap, a new connection is accepted only once
 // an open one closes, and it is then served.

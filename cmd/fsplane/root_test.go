@@ -68,6 +68,8 @@ func TestCommandLineErrors(t *testing.T) {
 			[]string{`fsplane serve: FSPLANE_API_SURFACE (for --api-surface) "v3": use full or v2`}, nil},
 		{"negative connection cap", nil, []string{"serve", "--max-connections", "-1", "--state-dir", state}, 2,
 			[]string{"fsplane serve: --max-connections -1: must not be negative"}, nil},
+		{"spin wait too long", nil, []string{"serve", "--spin-wait", "5ms", "--state-dir", state}, 2,
+			[]string{"fsplane serve: --spin-wait 5ms: use 0 (off) to 1ms"}, nil},
 		{"log level from the environment", []string{"FSPLANE_LOG_LEVEL=loud"}, []string{"mcp", "--state-dir", state}, 2,
 			[]string{`fsplane mcp: FSPLANE_LOG_LEVEL (for --log-level) "loud"`}, nil},
 		{"missing root", nil, []string{"serve", "--root", "/nonexistent/root", "--state-dir", state}, 1,

@@ -32,7 +32,7 @@ type serveConfig struct {
 	allowOrigins, roots                            []string
 	apiOrigins, apiHosts                           []string
 	insecureNoAuth                                 bool
-	opTimeout, grace, idle                         time.Duration
+	opTimeout, grace, idle, spinWait               time.Duration
 	maxConns                                       int
 	// source names where a flag's value came from, for errors (see
 	// flagSource).
@@ -43,6 +43,15 @@ type serveConfig struct {
 // asked for: enough for a write or an upload under way to finish, short
 // enough that a client that stalled does not hold the stop up.
 const defaultGrace = 10 * time.Second
+
+// defaultSpinWait bounds the hub's poll for a host's answer (see
+// connector.SpinConn): a host on the same machine or network answers a
+// small read within it; hosts whose answers take longer are never spun for.
+const defaultSpinWait = 300 * time.Microsecond
+
+// maxSpinWait caps --spin-wait: past a millisecond, sleeping costs less
+// than the CPU spent polling.
+const maxSpinWait = time.Millisecond
 
 // defaultIdle is how long a keep-alive connection may sit between
 // requests (see serve's http.Server).
@@ -107,6 +116,7 @@ exits with 128 plus the signal's number (130, 143).`,
 	f.StringArrayVar(&c.apiOrigins, "allow-origin", nil, "browser origin (scheme://host[:port], exact) allowed to call the API, with CORS (repeatable; by default web pages are refused)")
 	f.StringArrayVar(&c.apiHosts, "allow-host", nil, "host name requests may be addressed to without an API key, besides localhost and IP addresses (repeatable)")
 	f.DurationVar(&c.opTimeout, "op-timeout", hub.DefaultTimeout, "how long the hub waits for a host to answer an operation")
+	f.DurationVar(&c.spinWait, "spin-wait", defaultSpinWait, "how long the hub polls a host's connection for an answer before it sleeps (lower latency for hosts that answer within it, for CPU); 0 turns it off")
 	f.DurationVar(&c.grace, "shutdown-grace", defaultGrace, "on SIGINT or SIGTERM, how long requests in flight may run before their connections are closed")
 	f.DurationVar(&c.idle, "idle-timeout", defaultIdle, "close a keep-alive connection idle this long between requests (never one whose request, stream or WebSocket runs)")
 	f.IntVar(&c.maxConns, "max-connections", defaultMaxConns, "connections open at once (hosts' included); more wait to be accepted; 0 means no cap")
@@ -170,6 +180,9 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if c.grace < 0 {
 		return &exitError{code: 2, err: fmt.Errorf("--shutdown-grace %s: must not be negative", c.grace)}
 	}
+	if c.spinWait < 0 || c.spinWait > maxSpinWait {
+		return &exitError{code: 2, err: fmt.Errorf("--spin-wait %s: use 0 (off) to %s", c.spinWait, maxSpinWait)}
+	}
 	if err := checkListen(c.source("listen"), c.listen, c.apiKey, c.insecureNoAuth); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -224,7 +237,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if token == "" {
 		token = c.apiKey
 	}
-	h := hub.New(hub.Options{Token: token, AllowedOrigins: c.allowOrigins, Timeout: c.opTimeout, Version: buildVersion(), Logger: log})
+	h := hub.New(hub.Options{Token: token, AllowedOrigins: c.allowOrigins, Timeout: c.opTimeout, SpinWait: c.spinWait, Version: buildVersion(), Logger: log})
 	defer h.Close()
 	mcpSrv := mcpserver.New(eng, mcpserver.Options{Version: buildVersion(), Logger: log})
 	defer mcpSrv.ServeHosts(h)()

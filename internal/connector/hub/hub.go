@@ -10,6 +10,7 @@
 package hub
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	json "github.com/segmentio/encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -56,8 +58,11 @@ type Options struct {
 	// HelloTimeout bounds the wait for a new connection's hello; 0
 	// means helloTimeout (10 s).
 	HelloTimeout time.Duration
-	Version      string
-	Logger       *slog.Logger
+	// SpinWait is how long the hub's reader polls a host's connection
+	// for a result before it blocks (see connector.SpinConn); 0 never.
+	SpinWait time.Duration
+	Version  string
+	Logger   *slog.Logger
 }
 
 // Hub is the registry of connected hosts. It is safe for concurrent use.
@@ -217,6 +222,10 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browser origin "+o+" is not allowed to connect hosts", http.StatusForbidden)
 		return
 	}
+	var spin *connector.SpinConn
+	if h.opts.SpinWait > 0 {
+		w = spinWriter{w, h.opts.SpinWait, &spin}
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{proto.Protocol}, InsecureSkipVerify: true})
 	if err != nil {
 		return
@@ -225,7 +234,24 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ws.Close(websocket.StatusPolicyViolation, "use subprotocol "+proto.Protocol)
 		return
 	}
-	h.serve(r.Context(), connector.New(ws, proto.DefaultLimits))
+	h.serve(r.Context(), connector.New(ws, proto.DefaultLimits), spin)
+}
+
+// spinWriter hands the WebSocket library the hijacked connection wrapped
+// in a connector.SpinConn, and keeps it for the host's calls.
+type spinWriter struct {
+	http.ResponseWriter
+	budget time.Duration
+	conn   **connector.SpinConn
+}
+
+func (s spinWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err != nil {
+		return c, brw, err
+	}
+	*s.conn = connector.NewSpinConn(c, s.budget)
+	return *s.conn, brw, nil
 }
 
 func newID() string {
@@ -234,8 +260,8 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
-func (h *Hub) serve(ctx context.Context, c *connector.Conn) {
-	x := &Host{hub: h, conn: c, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
+func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.SpinConn) {
+	x := &Host{hub: h, conn: c, spin: spin, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
 	deadline := time.AfterFunc(h.opts.HelloTimeout, func() {
 		h.mu.Lock()
 		ok := x.registered
@@ -353,6 +379,7 @@ func (h *Hub) Close() {
 type Host struct {
 	hub     *Hub
 	conn    *connector.Conn
+	spin    *connector.SpinConn // nil: no spin wait (Options.SpinWait)
 	mu      sync.Mutex
 	info    Info
 	pending map[string]chan *proto.Result
@@ -388,6 +415,7 @@ func (x *Host) deliver(m *proto.Result) {
 	delete(x.pending, m.OpID)
 	x.mu.Unlock()
 	if ok {
+		x.settle()
 		ch <- m // buffered; a late result for a cancelled op is dropped
 	}
 }
@@ -404,6 +432,7 @@ func (x *Host) disconnected() {
 	x.pending = map[string]chan *proto.Result{}
 	x.mu.Unlock()
 	for id, ch := range pending {
+		x.settle()
 		ch <- &proto.Result{OpID: id, Error: &proto.Error{Code: string(fserr.Unavailable), Message: mayHaveRun}}
 	}
 }
@@ -448,6 +477,7 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	}
 	x.pending[id] = ch
 	x.mu.Unlock()
+	x.expect()
 	msg := &proto.Op{OpID: id, Op: op, Path: path, Caller: caller, TimeoutMS: timeout.Milliseconds(), Args: raw}
 	// The deadline is an alarm on the connection's timer, not a context
 	// timer per call (see connector.Alarms).
@@ -542,8 +572,25 @@ func (x *Host) notSent(op, path string) *fserr.Error {
 
 func (x *Host) drop(id string) {
 	x.mu.Lock()
+	_, ok := x.pending[id]
 	delete(x.pending, id)
 	x.mu.Unlock()
+	if ok {
+		x.settle()
+	}
+}
+
+// expect and settle bracket the wait for one result (see SpinConn).
+func (x *Host) expect() {
+	if x.spin != nil {
+		x.spin.Expect()
+	}
+}
+
+func (x *Host) settle() {
+	if x.spin != nil {
+		x.spin.Settle()
+	}
 }
 
 func decodeResult(op, path string, res *proto.Result, out any) error {

@@ -56,7 +56,7 @@ func gatheringHub(t *testing.T, h *Hub, wrap func(net.Conn) net.Conn) *httptest.
 		}
 		c := connector.New(ws, proto.DefaultLimits)
 		c.GatherWrites(fc)
-		h.serve(r.Context(), c)
+		h.serve(r.Context(), c, nil)
 	}))
 	t.Cleanup(func() { h.Close(); srv.Close() })
 	return srv

@@ -1,0 +1,271 @@
+package connector
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The SpinConn tests do not run in parallel: spinning readers share the
+// process's slots (spinners), and one test's spinner would make another's
+// fall back to the poller.
+
+// tcpPair returns the two ends of a loopback TCP connection, the first
+// wrapped in a SpinConn with budget.
+func tcpPair(t *testing.T, budget time.Duration) (*SpinConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := <-accepted
+	if c == nil {
+		t.Fatal("accept failed")
+	}
+	s := NewSpinConn(c, budget)
+	t.Cleanup(func() { s.Close(); peer.Close() })
+	return s, peer
+}
+
+type readResult struct {
+	b   []byte
+	err error
+}
+
+func readAsync(c net.Conn) <-chan readResult {
+	ch := make(chan readResult, 1)
+	go func() {
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		ch <- readResult{buf[:n], err}
+	}()
+	return ch
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestSpinConnFindsTheAnswerWhileSpinning(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	s.Expect()
+	// On loopback the bytes are in the socket when Write returns: the
+	// spin's first read finds them.
+	if _, err := peer.Write([]byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, err := s.Read(buf)
+	if err != nil || string(buf[:n]) != "answer" {
+		t.Fatalf("Read = %q, %v; want answer", buf[:n], err)
+	}
+	if spins, hits := s.stats.spins.Load(), s.stats.hits.Load(); spins != 1 || hits != 1 {
+		t.Errorf("spins, hits = %d, %d; want 1, 1", spins, hits)
+	}
+	if s.last.Load() < 0 {
+		t.Error("the answer's time was not recorded")
+	}
+}
+
+func TestSpinConnKicksABlockedReaderIntoItsSpin(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	got := readAsync(s)
+	time.Sleep(10 * time.Millisecond) // let the reader block in the poller
+	s.Expect()
+	waitFor(t, "the kick", func() bool { return s.stats.kicks.Load() >= 1 && s.stats.spins.Load() >= 1 })
+	if _, err := peer.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || string(r.b) != "late" {
+		t.Fatalf("Read = %q, %v; want late (the kick's deadline must not reach the reader)", r.b, r.err)
+	}
+}
+
+func TestSpinConnDoesNotSpinWithNothingAwaited(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	got := readAsync(s)
+	time.Sleep(5 * time.Millisecond)
+	if _, err := peer.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || string(r.b) != "ping" {
+		t.Fatalf("Read = %q, %v", r.b, r.err)
+	}
+	s.Expect()
+	s.Settle()
+	got = readAsync(s)
+	time.Sleep(5 * time.Millisecond)
+	if _, err := peer.Write([]byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || string(r.b) != "pong" {
+		t.Fatalf("Read = %q, %v", r.b, r.err)
+	}
+	if n := s.stats.spins.Load(); n != 0 {
+		t.Errorf("spun %d times with no operation awaiting a result", n)
+	}
+}
+
+func TestSpinConnStopsSpinningForASlowHost(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	// First answer after 20 ms: over the budget.
+	s.Expect()
+	got := readAsync(s)
+	time.Sleep(20 * time.Millisecond)
+	if _, err := peer.Write([]byte("slow")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || string(r.b) != "slow" {
+		t.Fatalf("Read = %q, %v", r.b, r.err)
+	}
+	s.Settle()
+	if last := time.Duration(s.last.Load()); last < 20*time.Millisecond {
+		t.Fatalf("recorded answer time %s; want >= 20ms", last)
+	}
+	spins, kicks := s.stats.spins.Load(), s.stats.kicks.Load()
+	// The next operation is not spun for, nor is the reader kicked.
+	got = readAsync(s)
+	time.Sleep(5 * time.Millisecond)
+	s.Expect()
+	time.Sleep(5 * time.Millisecond)
+	if _, err := peer.Write([]byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || string(r.b) != "next" {
+		t.Fatalf("Read = %q, %v", r.b, r.err)
+	}
+	if s.stats.spins.Load() != spins || s.stats.kicks.Load() != kicks {
+		t.Errorf("spins %d → %d, kicks %d → %d; want no change for a host slower than the budget",
+			spins, s.stats.spins.Load(), kicks, s.stats.kicks.Load())
+	}
+}
+
+func TestSpinConnBoundsSpinningBetweenWaits(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	s.spun = maxSpinRun // as after a millisecond of spins without a wait
+	s.Expect()
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if _, err := s.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.stats.spins.Load(); n != 0 {
+		t.Errorf("spun %d times past maxSpinRun", n)
+	}
+}
+
+func TestSpinConnCloseEndsASpinningRead(t *testing.T) {
+	s, _ := tcpPair(t, time.Millisecond)
+	s.Expect()
+	got := readAsync(s)
+	waitFor(t, "a spin", func() bool { return s.stats.spins.Load() >= 1 })
+	s.Close()
+	select {
+	case r := <-got:
+		if !errors.Is(r.err, net.ErrClosed) {
+			t.Errorf("Read after Close: %v; want net.ErrClosed", r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read did not return after Close")
+	}
+}
+
+func TestSpinConnEOF(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	s.Expect()
+	peer.Close()
+	buf := make([]byte, 8)
+	if n, err := s.Read(buf); n != 0 || err != io.EOF {
+		t.Errorf("Read = %d, %v; want 0, EOF", n, err)
+	}
+}
+
+// A stream read while operations come and go (each kicking the reader)
+// arrives whole and in order, with no deadline error.
+func TestSpinConnStreamUnderKicks(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.Expect()
+			time.Sleep(50 * time.Microsecond)
+			s.Settle()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for b := want; len(b) > 0; {
+			n := min(len(b), 1000)
+			if _, err := peer.Write(b[:n]); err != nil {
+				return
+			}
+			b = b[n:]
+			if len(b)%(50*1000) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		peer.Close()
+	}()
+	got, err := io.ReadAll(s)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("ReadAll: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, not the %d written", len(got), len(want))
+	}
+	if s.stats.kicks.Load() == 0 {
+		t.Error("no kick reached the reader; the test did not exercise the deadline")
+	}
+}
+
+// A connection without a descriptor (here a pipe) never spins and never
+// gets a deadline.
+func TestSpinConnWithoutDescriptor(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	s := NewSpinConn(a, time.Millisecond)
+	defer s.Close()
+	s.Expect()
+	go b.Write([]byte("pipe"))
+	buf := make([]byte, 8)
+	n, err := s.Read(buf)
+	if err != nil || string(buf[:n]) != "pipe" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	if s.stats.spins.Load() != 0 || s.stats.kicks.Load() != 0 {
+		t.Error("a connection without a descriptor spun or was kicked")
+	}
+}
