@@ -84,7 +84,7 @@ func monoNow() int64 { return int64(time.Since(epoch)) + 1 } // never 0
 func NewSpinConn(c net.Conn, budget time.Duration) *SpinConn {
 	s := &SpinConn{Conn: c, budget: budget}
 	s.last.Store(-1)
-	if sc, ok := c.(syscall.Conn); ok && budget > 0 {
+	if sc, ok := c.(syscall.Conn); ok && budget > 0 && canSpin {
 		if raw, err := sc.SyscallConn(); err == nil {
 			s.raw = raw
 		}
@@ -169,17 +169,12 @@ func (c *SpinConn) spin(p []byte) (n int, ok bool) {
 	defer func() { c.spun += time.Since(start) }()
 	budget := min(c.budget, maxSpinRun-c.spun)
 	for {
-		var errno error
-		// Control, not Read: it ignores the deadline Expect may set
-		// meanwhile, and never waits in the poller.
-		if err := c.raw.Control(func(fd uintptr) { n, errno = syscall.Read(int(fd), p) }); err != nil {
-			return 0, false
-		}
-		if errno == nil && n > 0 {
+		n, again := readNow(c.raw, p)
+		if n > 0 {
 			c.stats.hits.Add(1)
 			return n, true
 		}
-		if errno != syscall.EAGAIN || c.waiting.Load() == 0 || time.Since(start) >= budget {
+		if !again || c.waiting.Load() == 0 || time.Since(start) >= budget {
 			return 0, false
 		}
 		runtime.Gosched()
