@@ -22,9 +22,15 @@ import (
 // halted vCPU besides). On a 2-vCPU virtual machine, with the host on a
 // CPU of its own (bench/connector.sh's split layout), spinning took a 4 KiB
 // read through the hub from a p50 of 234–263 µs to 188–205 µs (local
-// route: 119–123 µs). With the host sharing the hub's CPUs it changed
-// nothing measurable. It costs the hub's CPU, up to the budget per
-// operation, which is why it is bounded four ways:
+// route: 119–123 µs). It costs the hub's CPU, up to the budget per
+// operation, and where the host shares the hub's CPUs that CPU can be the
+// host's: with three busy processes on two vCPUs (wrk, hub, host),
+// spinning made no difference or made things worse. So whether it pays is
+// measured, not assumed: each busy period (from an operation awaited on
+// an idle connection to the first answer) either spins or sleeps, the
+// answer times of each kind are averaged, the faster kind is used, and
+// every probeEvery-th period tries the other kind so the averages follow
+// a change. Spinning is bounded besides:
 //
 //   - only while an operation awaits its result (Expect/Settle), so an
 //     idle connection blocks as any other;
@@ -53,7 +59,10 @@ type SpinConn struct {
 	since   atomic.Int64 // when waiting last went from 0 to 1 (monotonic ns)
 	// last is how long the host took to answer, as seen last: from
 	// since to the first bytes read after it; -1 until seen.
-	last atomic.Int64
+	last    atomic.Int64
+	periods atomic.Uint64   // busy periods begun
+	spinNow atomic.Bool     // the current busy period spins
+	est     [2]atomic.Int64 // mean answer time (ns) of periods that [0] slept, [1] spun; 0 until seen
 
 	// The reader's own.
 	spun  time.Duration // spent spinning since the last wait in the poller
@@ -64,6 +73,10 @@ type SpinConn struct {
 type spinStats struct {
 	spins, hits, kicks atomic.Int64
 }
+
+// probeEvery is how often a busy period tries the kind (spin or sleep)
+// that measured slower.
+const probeEvery = 8
 
 // maxSpinRun bounds the spinning between two waits in the poller.
 const maxSpinRun = time.Millisecond
@@ -92,10 +105,17 @@ func NewSpinConn(c net.Conn, budget time.Duration) *SpinConn {
 	return s
 }
 
-// worthIt reports whether the host's answers come fast enough to spin for.
-func (c *SpinConn) worthIt() bool {
-	last := c.last.Load()
-	return c.raw != nil && last <= int64(c.budget)
+// choose says whether busy period n spins: never when the host's last
+// answer took longer than the budget; else the kind whose answers came
+// faster (spinning until it has been measured, then sleeping until that
+// has), except every probeEvery-th period, which tries the other.
+func (c *SpinConn) choose(n uint64) bool {
+	if c.raw == nil || c.last.Load() > int64(c.budget) {
+		return false
+	}
+	slept, spun := c.est[0].Load(), c.est[1].Load()
+	prefer := spun == 0 || (slept != 0 && spun <= slept)
+	return prefer != (n%probeEvery == 0)
 }
 
 // Expect tells the reader an operation now awaits its result. Call it
@@ -103,9 +123,10 @@ func (c *SpinConn) worthIt() bool {
 // ends.
 func (c *SpinConn) Expect() {
 	if c.waiting.Add(1) == 1 {
+		c.spinNow.Store(c.choose(c.periods.Add(1)))
 		c.since.Store(monoNow())
 	}
-	if c.worthIt() {
+	if c.spinNow.Load() {
 		// Pops a reader blocked in the poller out into its spin.
 		_ = c.Conn.SetReadDeadline(time.Unix(1, 0))
 	}
@@ -120,7 +141,7 @@ func (c *SpinConn) Awaiting() int { return int(c.waiting.Load()) }
 
 func (c *SpinConn) Read(p []byte) (int, error) {
 	for {
-		if c.waiting.Load() > 0 && c.worthIt() && c.spun < maxSpinRun {
+		if c.waiting.Load() > 0 && c.spinNow.Load() && c.spun < maxSpinRun {
 			if n, ok := c.spin(p); ok {
 				c.seen()
 				return n, nil
@@ -144,14 +165,28 @@ func (c *SpinConn) Read(p []byte) (int, error) {
 	}
 }
 
-// seen records how long the host took to answer, once per busy period.
+// seen records how long the host took to answer, once per busy period,
+// in the mean of the period's kind: an exponential moving average, 1/32
+// per answer, as single answers vary by 2x on a busy machine while the
+// difference to measure (a wake-up) can be a tenth of one.
 func (c *SpinConn) seen() {
 	if c.waiting.Load() == 0 {
 		return
 	}
-	if since := c.since.Swap(0); since != 0 {
-		c.last.Store(monoNow() - since)
+	since := c.since.Swap(0)
+	if since == 0 {
+		return
 	}
+	d := monoNow() - since
+	c.last.Store(d)
+	kind := 0
+	if c.spinNow.Load() {
+		kind = 1
+	}
+	if e := c.est[kind].Load(); e != 0 {
+		d = e + (d-e)/32
+	}
+	c.est[kind].Store(max(d, 1))
 }
 
 // spin polls the socket until data arrives (ok), the operations are all

@@ -269,3 +269,70 @@ func TestSpinConnWithoutDescriptor(t *testing.T) {
 		t.Error("a connection without a descriptor spun or was kicked")
 	}
 }
+
+// choose: the kind that measured faster, every probeEvery-th period the
+// other; spinning first while it has not been measured, then sleeping
+// until that has; never spinning for a host slower than the budget.
+func TestSpinConnChoose(t *testing.T) {
+	const us = int64(time.Microsecond)
+	for _, tt := range []struct {
+		name        string
+		slept, spun int64 // est; 0: not measured
+		last        int64
+		want        string // period n spins: want[n-1] == 's'
+	}{
+		{"nothing measured", 0, 0, -1, "sssssss-sssssss-"},
+		{"spinning measured, sleeping not", 0, 100 * us, 100 * us, "-------s-------s"},
+		{"spinning pays", 200 * us, 100 * us, 100 * us, "sssssss-sssssss-"},
+		{"a tie spins", 100 * us, 100 * us, 100 * us, "sssssss-sssssss-"},
+		{"sleeping pays", 100 * us, 200 * us, 100 * us, "-------s-------s"},
+		{"host slower than the budget", 0, 0, 2 * int64(time.Millisecond), "----------------"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := tcpPair(t, time.Millisecond)
+			c.est[0].Store(tt.slept)
+			c.est[1].Store(tt.spun)
+			c.last.Store(tt.last)
+			var got []byte
+			for n := uint64(1); n <= 16; n++ {
+				got = append(got, map[bool]byte{true: 's', false: '-'}[c.choose(n)])
+			}
+			if string(got) != tt.want {
+				t.Errorf("periods 1-16 = %s; want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// Once sleeping measured faster, an awaited answer is not spun for, except
+// in a probe period; and each period's answer time joins its own kind's
+// mean.
+func TestSpinConnSleepsWhenSpinningDoesNotPay(t *testing.T) {
+	s, peer := tcpPair(t, time.Millisecond)
+	s.est[0].Store(int64(50 * time.Microsecond))
+	s.est[1].Store(int64(time.Second)) // spinning measured far slower
+	s.last.Store(int64(50 * time.Microsecond))
+	buf := make([]byte, 8)
+	for n := 1; n <= probeEvery; n++ {
+		s.Expect()
+		if _, err := peer.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		s.Settle()
+		if spins := s.stats.spins.Load(); n < probeEvery && spins != 0 {
+			t.Fatalf("period %d spun though sleeping pays", n)
+		}
+	}
+	if spins := s.stats.spins.Load(); spins != 1 {
+		t.Errorf("spins after %d periods = %d; want 1 (the probe)", probeEvery, spins)
+	}
+	if spun := time.Duration(s.est[1].Load()); spun >= time.Second {
+		t.Errorf("the probe's answer time did not join the spinning mean (%s)", spun)
+	}
+	if slept := time.Duration(s.est[0].Load()); slept == 50*time.Microsecond {
+		t.Errorf("the sleeping periods' answer times did not join their mean")
+	}
+}
