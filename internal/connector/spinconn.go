@@ -21,8 +21,8 @@ import (
 // (a futex or IPI wake-up, and on a virtual machine an exit from the
 // halted vCPU besides). On a 2-vCPU virtual machine, with the host on a
 // CPU of its own (bench/connector.sh's split layout), spinning took a 4 KiB
-// read through the hub from a p50 of 234–263 µs to 188–205 µs (local
-// route: 119–123 µs). It costs the hub's CPU, up to the budget per
+// read through the hub from a p50 of 245–255 µs to 214–268 µs, median 253
+// to 223 µs (local route: 131–144 µs; 5 interleaved rounds each). It costs the hub's CPU, up to the budget per
 // operation, and where the host shares the hub's CPUs that CPU can be the
 // host's: with three busy processes on two vCPUs (wrk, hub, host),
 // spinning made no difference or made things worse. So whether it pays is
