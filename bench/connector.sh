@@ -50,10 +50,16 @@ cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
 p50() { # wrk's 50% latency in microseconds
-  "${pin[@]}" wrk -t1 -c1 -d"$DURATION" --latency "$1" | awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
+  "${pin[@]}" wrk -t1 -c1 -d"$DURATION" --latency "$1" >"$work/wrk.out" 2>&1 || true
+  if ! grep -q '^ *50%' "$work/wrk.out" || grep -q 'Non-2xx\|Socket errors' "$work/wrk.out"; then
+    echo "wrk on $1 failed:" >&2; cat "$work/wrk.out" >&2; return 1
+  fi
+  awk '/^ +50%/ {v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+/,"",v);
     if (u=="ms") v*=1000; else if (u=="s") v*=1000000; print v}
-    /requests in/ {print $1 > "'"$work"'/count"}'
+    /requests in/ {print $1 > "'"$work"'/count"}' "$work/wrk.out"
 }
+# fail WHAT LOG: a process did not come up; say so with its log.
+fail() { echo "$1; its log:" >&2; cat "$2" >&2; exit 1; }
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # user+system CPU, 1/100 s
 # cpu_per_req PID T0: CPU µs the process spent per request of the last run.
 cpu_per_req() { awk -v a="$2" -v b="$(ticks "$1")" -v n="$(cat "$work/count")" 'BEGIN {printf "%.0f", (b-a)*10000/n}'; }
@@ -78,18 +84,20 @@ measure() {
   local hub_pid=$!
   pids+=($hub_pid)
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null || fail "the hub did not start on port $port" "$work/hub-$layout.log"
   FSPLANE_CONNECTOR_TOKEN=$TOKEN "${hostpin[@]}" "$work/fsplane" connect "http://127.0.0.1:$port" --name bench --root "$work/hostroot" \
     --no-tui --state-dir "$work/s2-$layout" >"$work/host-$layout.log" 2>&1 &
   local host_pid=$!
   pids+=($host_pid)
   for _ in $(seq 100); do curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
+  curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' || fail "the host did not connect" "$work/host-$layout.log"
 
   local h0 s0 local_us local_cpu hub_us hub_cpu host_cpu
   h0=$(ticks $hub_pid)
-  local_us=$(p50 "http://127.0.0.1:$port/v2/fs/read?path=small.txt")
+  local_us=$(p50 "http://127.0.0.1:$port/v2/fs/read?path=small.txt") || exit 1
   local_cpu=$(cpu_per_req $hub_pid "$h0")
   h0=$(ticks $hub_pid); s0=$(ticks $host_pid)
-  hub_us=$(p50 "http://127.0.0.1:$port/v2/hosts/bench/fs/read?path=small.txt")
+  hub_us=$(p50 "http://127.0.0.1:$port/v2/hosts/bench/fs/read?path=small.txt") || exit 1
   hub_cpu=$(cpu_per_req $hub_pid "$h0"); host_cpu=$(cpu_per_req $host_pid "$s0")
   local speeds=() median
   for _ in 1 2 3 4 5 6 7; do
@@ -107,9 +115,9 @@ measure() {
   fe=$!
   pids+=($fe)
   for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
-  noop_us=$(p50 "http://$floor_addr/local")
-  relay_us=$(p50 "http://$floor_addr/relay")
-  relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096")
+  noop_us=$(p50 "http://$floor_addr/local") || exit 1
+  relay_us=$(p50 "http://$floor_addr/relay") || exit 1
+  relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096") || exit 1
   stop $fs $fe
 
   awk -v lay="$layout" -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
