@@ -150,6 +150,9 @@ func (c *SpinConn) Read(p []byte) (int, error) {
 		start := time.Now()
 		n, err := c.Conn.Read(p)
 		if time.Since(start) >= parkedAfter {
+			// Waited in the poller, so the scheduler polled the network
+			// (or, on a loaded machine, a read that did not wait was
+			// slow: then the reset only lets a little more spinning in).
 			c.spun = 0
 		}
 		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
