@@ -21,15 +21,23 @@
 #           processes compete, and even the relay floor is near or past
 #           2x there.
 #
-#   bench/connector.sh                  # both layouts, 10 s per latency run
-#   DURATION=5s bench/connector.sh
+# Latencies are measured in alternation: ROUNDS rounds, each a DURATION-long
+# wrk run of every route in turn (local, hub; no-op, relayed, relayed
+# 4 KiB), and each route's p50 is the median of its rounds' p50s. This
+# machine's speed drifts by 1.5x within minutes; measured one after the
+# other, the local and the hub route could each catch a different speed.
+# The ratio printed is the median of the rounds' ratios.
+#
+#   bench/connector.sh                  # both layouts, 5 rounds of 2 s per route
+#   ROUNDS=9 DURATION=3s bench/connector.sh
 #   LAYOUTS=split bench/connector.sh    # one layout (split needs 2 CPUs)
 #   CPUS=0 LAYOUTS=shared bench/connector.sh  # every process on CPU 0
 #   SPIN_WAIT=0 bench/connector.sh      # the hub without its spin wait
 # Needs wrk, curl and taskset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION="${DURATION:-10s}"
+DURATION="${DURATION:-2s}"
+ROUNDS="${ROUNDS:-5}"
 PORT="${PORT:-18194}"
 SPIN_WAIT="${SPIN_WAIT:-}"
 TOKEN=bench-token
@@ -61,8 +69,40 @@ p50() { # wrk's 50% latency in microseconds
 # fail WHAT LOG: a process did not come up; say so with its log.
 fail() { echo "$1; its log:" >&2; cat "$2" >&2; exit 1; }
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # user+system CPU, 1/100 s
-# cpu_per_req PID T0: CPU µs the process spent per request of the last run.
-cpu_per_req() { awk -v a="$2" -v b="$(ticks "$1")" -v n="$(cat "$work/count")" 'BEGIN {printf "%.0f", (b-a)*10000/n}'; }
+# alternate "PIDS" URL...: ROUNDS rounds of a wrk run of each URL in turn.
+# URL i's p50s go to $work/p50.i, one per round; its requests add up in
+# $work/req.i, and the CPU ticks each of PIDS spent during its runs in
+# $work/cpu.i.PID.
+alternate() {
+  local procs=($1) i p r t
+  shift
+  local urls=("$@")
+  for i in "${!urls[@]}"; do
+    : >"$work/p50.$i"; echo 0 >"$work/req.$i"
+    for p in "${procs[@]}"; do echo 0 >"$work/cpu.$i.$p"; done
+  done
+  for r in $(seq "$ROUNDS"); do
+    for i in "${!urls[@]}"; do
+      t=()
+      for p in "${procs[@]}"; do t+=($(ticks "$p")); done
+      p50 "${urls[$i]}" >>"$work/p50.$i" || exit 1
+      echo $(($(cat "$work/req.$i") + $(cat "$work/count"))) >"$work/req.$i"
+      local k=0
+      for p in "${procs[@]}"; do
+        echo $(($(cat "$work/cpu.$i.$p") + $(ticks "$p") - ${t[$k]})) >"$work/cpu.$i.$p"
+        k=$((k + 1))
+      done
+    done
+  done
+}
+median() { sort -n "$1" | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# cpu_per_req I PID: CPU µs PID spent per request of URL i's runs.
+cpu_per_req() { awk -v t="$(cat "$work/cpu.$1.$2")" -v n="$(cat "$work/req.$1")" 'BEGIN {printf "%.0f", t*10000/n}'; }
+# ratios I J: the median and range of the rounds' ratios of URL j's p50 to URL i's.
+ratios() {
+  paste "$work/p50.$1" "$work/p50.$2" | awk '{print $2/$1}' >"$work/ratios"
+  printf '%s %s %s' "$(median "$work/ratios")" "$(sort -n "$work/ratios" | head -n1)" "$(sort -n "$work/ratios" | tail -n1)"
+}
 stop() { kill "$@" 2>/dev/null || true; wait "$@" 2>/dev/null || true; }
 
 # measure LAYOUT PORT: one layout's figures, printed.
@@ -92,18 +132,16 @@ measure() {
   for _ in $(seq 100); do curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
   curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' || fail "the host did not connect" "$work/host-$layout.log"
 
-  local h0 s0 local_us local_cpu hub_us hub_cpu host_cpu
-  h0=$(ticks $hub_pid)
-  local_us=$(p50 "http://127.0.0.1:$port/v2/fs/read?path=small.txt") || exit 1
-  local_cpu=$(cpu_per_req $hub_pid "$h0")
-  h0=$(ticks $hub_pid); s0=$(ticks $host_pid)
-  hub_us=$(p50 "http://127.0.0.1:$port/v2/hosts/bench/fs/read?path=small.txt") || exit 1
-  hub_cpu=$(cpu_per_req $hub_pid "$h0"); host_cpu=$(cpu_per_req $host_pid "$s0")
-  local speeds=() median
+  alternate "$hub_pid $host_pid" "http://127.0.0.1:$port/v2/fs/read?path=small.txt" "http://127.0.0.1:$port/v2/hosts/bench/fs/read?path=small.txt"
+  local local_us local_cpu hub_us hub_cpu host_cpu ratio
+  local_us=$(median "$work/p50.0"); hub_us=$(median "$work/p50.1")
+  local_cpu=$(cpu_per_req 0 $hub_pid); hub_cpu=$(cpu_per_req 1 $hub_pid); host_cpu=$(cpu_per_req 1 $host_pid)
+  ratio=$(ratios 0 1)
+  local speeds=() dl
   for _ in 1 2 3 4 5 6 7; do
     speeds+=($("${pin[@]}" curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$port/v2/hosts/bench/fs/download?path=big.bin"))
   done
-  median=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
+  dl=$(printf '%s\n' "${speeds[@]}" | sort -n | sed -n 4p)
   stop $hub_pid $host_pid
 
   local floor_addr="127.0.0.1:$((port + 1))" fs fe noop_us relay_us relay4k_us
@@ -115,14 +153,14 @@ measure() {
   fe=$!
   pids+=($fe)
   for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
-  noop_us=$(p50 "http://$floor_addr/local") || exit 1
-  relay_us=$(p50 "http://$floor_addr/relay") || exit 1
-  relay4k_us=$(p50 "http://$floor_addr/relay?reply=4096") || exit 1
+  alternate "" "http://$floor_addr/local" "http://$floor_addr/relay" "http://$floor_addr/relay?reply=4096"
+  noop_us=$(median "$work/p50.0"); relay_us=$(median "$work/p50.1"); relay4k_us=$(median "$work/p50.2")
   stop $fs $fe
 
-  awk -v lay="$layout" -v l="$local_us" -v h="$hub_us" -v m="$median" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
-    -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" 'BEGIN {
-    printf "[%s] 4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x)\n", lay, l, h, h/l
+  awk -v lay="$layout" -v l="$local_us" -v h="$hub_us" -v m="$dl" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
+    -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" -v ratio="$ratio" -v rounds="$ROUNDS" 'BEGIN {
+    split(ratio, q, " ")
+    printf "[%s] 4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x; %d rounds: %.2f-%.2fx)\n", lay, l, h, q[1], rounds, q[2], q[3]
     printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
     printf "  100 MiB download through the hub: %.0f MB/s median of 7 (target >= 300 MB/s)\n", m/1e6
     printf "  relay floor: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs),\n", n, r, r-n
