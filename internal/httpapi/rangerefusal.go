@@ -13,36 +13,34 @@ import (
 // If-Unmodified-Since failed) into the JSON error envelope every other
 // failure has (bad_request, stale_version; the status stays), so that
 // clients get a code and a hint.
-// Everything else passes through, io.ReaderFrom included (sendfile).
-// It also counts the body's bytes, so that the route can tell a body
-// that ended short of its Content-Length (short).
+// Everything else passes through, io.ReaderFrom included (sendfile),
+// counted as the access log counts it (statusRecorder), so that the
+// route can tell a body that ended short of its Content-Length (short).
 type rangeRefusals struct {
-	http.ResponseWriter
-	op, path    string
-	rangeHeader string // the request's, as the client sent it
-	refused     bool
-	code        int   // the status written
-	sent        int64 // body bytes passed on
+	statusRecorder // the status written, the body bytes passed on
+	op, path       string
+	rangeHeader    string // the request's, as the client sent it
+	refused        bool
 }
 
 // short reports a 200 or 206 whose body ended before its Content-Length:
 // the file shrank while ServeContent sent it (net/http then closes the
 // connection, so the client sees the cut), or the client went away.
 func (w *rangeRefusals) short() (sent, declared int64, ok bool) {
-	if w.code != http.StatusOK && w.code != http.StatusPartialContent {
+	if w.status != http.StatusOK && w.status != http.StatusPartialContent {
 		return 0, 0, false
 	}
 	n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64)
-	return w.sent, n, err == nil && w.sent < n
+	return w.bytes, n, err == nil && w.bytes < n
 }
 
 func (w *rangeRefusals) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
 	if (code != http.StatusRequestedRangeNotSatisfiable && code != http.StatusPreconditionFailed) || w.refused {
-		w.ResponseWriter.WriteHeader(code)
+		w.statusRecorder.WriteHeader(code)
 		return
+	}
+	if w.status == 0 {
+		w.status = code
 	}
 	w.refused = true
 	w.Header().Del("X-Content-Type-Options")
@@ -87,25 +85,12 @@ func (w *rangeRefusals) Write(b []byte) (int, error) {
 	if w.refused {
 		return len(b), nil
 	}
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.sent += int64(n)
-	return n, err
+	return w.statusRecorder.Write(b)
 }
 
 func (w *rangeRefusals) ReadFrom(r io.Reader) (int64, error) {
 	if w.refused {
 		return io.Copy(io.Discard, r)
 	}
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	n, err := io.Copy(w.ResponseWriter, r)
-	w.sent += n
-	return n, err
+	return w.statusRecorder.ReadFrom(r)
 }
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *rangeRefusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }

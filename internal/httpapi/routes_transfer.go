@@ -115,7 +115,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	defer src.Close()
 	src.RangeRule = localRanges
-	rw := &rangeRefusals{ResponseWriter: w, op: "download", path: path, rangeHeader: r.Header.Get("Range")}
+	rw := &rangeRefusals{statusRecorder: statusRecorder{ResponseWriter: w}, op: "download", path: path, rangeHeader: r.Header.Get("Range")}
 	started, err := src.Serve(rw, r, policy)
 	switch {
 	case err != nil && !started:
