@@ -56,6 +56,32 @@ func readAsync(c net.Conn) <-chan readResult {
 	return ch
 }
 
+// send writes msg for the SpinConn to read: on loopback the bytes are in
+// its socket when Write returns.
+func send(t *testing.T, peer net.Conn, msg string) {
+	t.Helper()
+	if _, err := peer.Write([]byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// receive checks that the read got (readAsync) returns msg.
+func receive(t *testing.T, got <-chan readResult, msg string) {
+	t.Helper()
+	if r := <-got; r.err != nil || string(r.b) != msg {
+		t.Fatalf("Read = %q, %v; want %q", r.b, r.err, msg)
+	}
+}
+
+// mustRead reads msg from c on this goroutine.
+func mustRead(t *testing.T, c net.Conn, msg string) {
+	t.Helper()
+	buf := make([]byte, 64)
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != msg {
+		t.Fatalf("Read = %q, %v; want %q", buf[:n], err, msg)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
@@ -70,14 +96,8 @@ func TestSpinConnFindsTheAnswerWhileSpinning(t *testing.T) {
 	s.Expect()
 	// On loopback the bytes are in the socket when Write returns: the
 	// spin's first read finds them.
-	if _, err := peer.Write([]byte("answer")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	n, err := s.Read(buf)
-	if err != nil || string(buf[:n]) != "answer" {
-		t.Fatalf("Read = %q, %v; want answer", buf[:n], err)
-	}
+	send(t, peer, "answer")
+	mustRead(t, s, "answer")
 	if spins, hits := s.stats.spins.Load(), s.stats.hits.Load(); spins != 1 || hits != 1 {
 		t.Errorf("spins, hits = %d, %d; want 1, 1", spins, hits)
 	}
@@ -92,35 +112,22 @@ func TestSpinConnKicksABlockedReaderIntoItsSpin(t *testing.T) {
 	time.Sleep(10 * time.Millisecond) // let the reader block in the poller
 	s.Expect()
 	waitFor(t, "the kick", func() bool { return s.stats.kicks.Load() >= 1 && s.stats.spins.Load() >= 1 })
-	if _, err := peer.Write([]byte("late")); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil || string(r.b) != "late" {
-		t.Fatalf("Read = %q, %v; want late (the kick's deadline must not reach the reader)", r.b, r.err)
-	}
+	send(t, peer, "late")
+	receive(t, got, "late") // the kick's deadline error must not reach the reader
 }
 
 func TestSpinConnDoesNotSpinWithNothingAwaited(t *testing.T) {
 	s, peer := tcpPair(t, time.Millisecond)
 	got := readAsync(s)
 	time.Sleep(5 * time.Millisecond)
-	if _, err := peer.Write([]byte("ping")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.err != nil || string(r.b) != "ping" {
-		t.Fatalf("Read = %q, %v", r.b, r.err)
-	}
+	send(t, peer, "ping")
+	receive(t, got, "ping")
 	s.Expect()
 	s.Settle()
 	got = readAsync(s)
 	time.Sleep(5 * time.Millisecond)
-	if _, err := peer.Write([]byte("pong")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.err != nil || string(r.b) != "pong" {
-		t.Fatalf("Read = %q, %v", r.b, r.err)
-	}
+	send(t, peer, "pong")
+	receive(t, got, "pong")
 	if n := s.stats.spins.Load(); n != 0 {
 		t.Errorf("spun %d times with no operation awaiting a result", n)
 	}
@@ -132,12 +139,8 @@ func TestSpinConnStopsSpinningForASlowHost(t *testing.T) {
 	s.Expect()
 	got := readAsync(s)
 	time.Sleep(20 * time.Millisecond)
-	if _, err := peer.Write([]byte("slow")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.err != nil || string(r.b) != "slow" {
-		t.Fatalf("Read = %q, %v", r.b, r.err)
-	}
+	send(t, peer, "slow")
+	receive(t, got, "slow")
 	s.Settle()
 	if last := time.Duration(s.last.Load()); last < 20*time.Millisecond {
 		t.Fatalf("recorded answer time %s; want >= 20ms", last)
@@ -148,12 +151,8 @@ func TestSpinConnStopsSpinningForASlowHost(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	s.Expect()
 	time.Sleep(5 * time.Millisecond)
-	if _, err := peer.Write([]byte("next")); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-got; r.err != nil || string(r.b) != "next" {
-		t.Fatalf("Read = %q, %v", r.b, r.err)
-	}
+	send(t, peer, "next")
+	receive(t, got, "next")
 	if s.stats.spins.Load() != spins || s.stats.kicks.Load() != kicks {
 		t.Errorf("spins %d → %d, kicks %d → %d; want no change for a host slower than the budget",
 			spins, s.stats.spins.Load(), kicks, s.stats.kicks.Load())
@@ -168,13 +167,8 @@ func TestSpinConnBoundsSpinningBetweenWaits(t *testing.T) {
 	// loaded, which resets s.spun.
 	s.waiting.Store(1)
 	s.spinNow.Store(true)
-	if _, err := peer.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 8)
-	if _, err := s.Read(buf); err != nil {
-		t.Fatal(err)
-	}
+	send(t, peer, "x")
+	mustRead(t, s, "x")
 	if n := s.stats.spins.Load(); n != 0 {
 		t.Errorf("spun %d times past maxSpinRun", n)
 	}
@@ -318,15 +312,10 @@ func TestSpinConnSleepsWhenSpinningDoesNotPay(t *testing.T) {
 	s.est[0].Store(int64(50 * time.Microsecond))
 	s.est[1].Store(int64(time.Second)) // spinning measured far slower
 	s.last.Store(int64(50 * time.Microsecond))
-	buf := make([]byte, 8)
 	for n := 1; n <= probeEvery; n++ {
 		s.Expect()
-		if _, err := peer.Write([]byte("x")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		send(t, peer, "x")
+		mustRead(t, s, "x")
 		s.Settle()
 		if spins := s.stats.spins.Load(); n < probeEvery && spins != 0 {
 			t.Fatalf("period %d spun though sleeping pays", n)

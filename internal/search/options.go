@@ -235,7 +235,7 @@ func checkContext(field string, n int) error {
 			"pass 0 (no context) or more lines to %s", field)
 	case n > MaxContext:
 		return suggesting(field, fmt.Sprintf("at most %d lines of context (got %d)", MaxContext, n),
-			"pass at most 1000 to %s; to see more of a file, read it around the match", field)
+			fmt.Sprintf("pass at most %d to %%s; to see more of a file, read it around the match", MaxContext), field)
 	}
 	return nil
 }
