@@ -30,7 +30,7 @@ type connectConfig struct {
 	token, name, mode, caFile, stateDir string
 	root                                onceValue
 	allow                               []string
-	noTUI                               bool
+	noTUI, latencyTuning                bool
 }
 
 func newConnectCmd() *cobra.Command {
@@ -101,6 +101,7 @@ command-line arguments.`,
 	f.StringVar(&c.mode, "mode", "read-only", "read-only or read-write at start (F3 toggles)")
 	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
 	stateDirFlag(f, &c.stateDir)
+	latencyTuningFlag(f, &c.latencyTuning, "its monitor thread on a steady tick")
 	f.BoolVar(&c.noTUI, "no-tui", false, "print the log as lines instead of the terminal interface")
 	bindEnv(f, "token", "FSPLANE_CONNECTOR_TOKEN")
 	return cmd
@@ -210,6 +211,7 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		}
 		return "--allow"
 	}
+	keepMonitorAwake(c.latencyTuning, stderr)
 	ws, err := openWorkspace(append([]string{c.root.value}, c.allow...), source, c.stateDir)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 )
 
 func main() {
+	ownProcess = true
 	sig := notifyStop()
 	err := run(sig.ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	os.Exit(sig.exitCode(exitCode(err, os.Stderr)))

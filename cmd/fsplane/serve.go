@@ -31,7 +31,7 @@ type serveConfig struct {
 	tlsCert, tlsKey                                string
 	allowOrigins, roots                            []string
 	apiOrigins, apiHosts                           []string
-	insecureNoAuth                                 bool
+	insecureNoAuth, latencyTuning                  bool
 	opTimeout, grace, idle, spinWait               time.Duration
 	maxConns                                       int
 	// source names where a flag's value came from, for errors (see
@@ -122,6 +122,7 @@ exits with 128 plus the signal's number (130, 143).`,
 	f.IntVar(&c.maxConns, "max-connections", defaultMaxConns, "connections open at once (hosts' included); more wait to be accepted; 0 means no cap")
 	f.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (then any intermediates) to serve HTTPS with; needs --tls-key")
 	f.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	latencyTuningFlag(f, &c.latencyTuning, "its monitor thread on a steady tick, and one CPU while at most one request runs")
 	bindEnv(f, "listen", "FSPLANE_LISTEN")
 	bindEnv(f, "root", "FSPLANE_ROOT")
 	bindEnv(f, "api-key", "FSPLANE_API_KEY", "AIO_API_KEY")
@@ -221,6 +222,9 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 				"file", c.tlsCert, "not_before", leaf.NotBefore, "not_after", leaf.NotAfter)
 		}
 	}
+	keepMonitorAwake(c.latencyTuning, stderr)
+	gov := governor(c.latencyTuning)
+	defer gov.Close()
 	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)
 	if err != nil {
 		return err
@@ -232,7 +236,12 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 			return &exitError{code: 2, err: fmt.Errorf("%s: %v", c.source("default-user"), describe(err))}
 		}
 	}
-	eng := ops.New(ws, ops.Options{Logger: log, DefaultUser: c.defaultUser})
+	eopts := ops.Options{Logger: log, DefaultUser: c.defaultUser}
+	var load interface{ Request() func() }
+	if gov != nil {
+		eopts.Parallel, load = gov.Parallel, gov
+	}
+	eng := ops.New(ws, eopts)
 	token := c.connectorToken
 	if token == "" {
 		token = c.apiKey
@@ -245,7 +254,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	// the server on a network where clients use names (sandbox:8080).
 	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h,
 		MCP:          mcpSrv.HTTPHandler(mcpserver.HTTPOptions{}),
-		AllowOrigins: c.apiOrigins, AllowHosts: c.apiHosts, InsecureNoAuth: c.insecureNoAuth})
+		AllowOrigins: c.apiOrigins, AllowHosts: c.apiHosts, InsecureNoAuth: c.insecureNoAuth, Load: load})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		err = fmt.Errorf("listen on %s: %w", c.listen, err)

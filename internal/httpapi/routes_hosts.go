@@ -13,7 +13,7 @@ import (
 // agents, and every file route again under /v2/hosts/{host}/fs/, served by
 // the same handlers through the host's engine (engineFor).
 func (s *Server) hostRoutes() {
-	s.handle(route{Method: "GET", Path: "/v2/connector", Summary: "WebSocket for `fsplane connect` hosts (docs/connector-protocol.md); authenticated with the connector token", Tag: "hosts", Raw: "application/octet-stream"},
+	s.handle(route{Method: "GET", Path: "/v2/connector", Summary: "WebSocket for `fsplane connect` hosts (docs/connector-protocol.md); authenticated with the connector token", Tag: "hosts", Raw: "application/octet-stream", Stream: true},
 		s.hub.ServeHTTP)
 	s.handle(route{Method: "GET", Path: "/v2/hosts", Summary: "Connected hosts", Tag: "hosts", Data: typeOf[client.HostList]()}, s.listHosts)
 	const p = "/v2/hosts/{host}"

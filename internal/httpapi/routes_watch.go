@@ -22,9 +22,9 @@ func (s *Server) watchRoutes() {
 	s.handle(route{Method: "POST", Path: "/v2/watch", Summary: "Watch a file or directory tree (shared when the config is identical)", Tag: "v2",
 		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}, BareErrors: true}, s.createWatch)
 	s.handle(route{Method: "GET", Path: "/v2/watch", Summary: "List watchers", Tag: "v2", Data: typeOf[[]client.WatcherInfo](), Statuses: []int{503}, BareErrors: true}, s.listWatches)
-	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v2",
+	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v2", Stream: true,
 		Query: typeOf[client.PollQuery](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404, 503}, BareErrors: true}, s.pollWatch(false))
-	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/events", Summary: "Events as server-sent events (Last-Event-ID resumes)", Tag: "v2",
+	s.handle(route{Method: "GET", Path: "/v2/watch/{id}/events", Summary: "Events as server-sent events (Last-Event-ID resumes)", Tag: "v2", Stream: true,
 		Params: sseParams, Raw: "text/event-stream", Statuses: []int{400, 404, 503}, BareErrors: true}, s.watchEvents)
 	s.handle(route{Method: "DELETE", Path: "/v2/watch/{id}", Summary: "Release one subscriber of a watcher (the last stops it)", Tag: "v2",
 		Data: typeOf[client.WatcherStopped](), Statuses: []int{404, 503}, BareErrors: true}, s.stopWatch)
@@ -34,13 +34,13 @@ func (s *Server) watchRoutes() {
 	s.handle(route{Method: "POST", Path: "/v1/file/watch", Summary: "Watch a file or directory tree", Tag: "v1",
 		Body: typeOf[client.CreateWatchRequest](), Data: typeOf[client.WatcherCreated](), Statuses: []int{400, 403, 404, 429, 503}, BareErrors: true}, s.createWatch)
 	s.handle(route{Method: "GET", Path: "/v1/file/watch", Summary: "List watchers", Tag: "v1", Data: typeOf[[]client.WatcherInfo](), Statuses: []int{503}, BareErrors: true}, s.listWatches)
-	s.handle(route{Method: "POST", Path: "/v1/file/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v1",
+	s.handle(route{Method: "POST", Path: "/v1/file/watch/{id}/poll", Summary: "Events after a cursor (long-poll with timeout)", Tag: "v1", Stream: true,
 		Body: typeOf[client.PollRequest](), Data: typeOf[client.PollResult](), Statuses: []int{400, 404, 503}, BareErrors: true}, s.pollWatch(true))
-	s.handle(route{Method: "GET", Path: "/v1/file/watch/{id}/events", Summary: "Events as server-sent events", Tag: "v1",
+	s.handle(route{Method: "GET", Path: "/v1/file/watch/{id}/events", Summary: "Events as server-sent events", Tag: "v1", Stream: true,
 		Params: sseParams, Raw: "text/event-stream", Statuses: []int{400, 404, 503}, BareErrors: true}, s.watchEvents)
 	s.handle(route{Method: "DELETE", Path: "/v1/file/watch/{id}", Summary: "Release one subscriber of a watcher", Tag: "v1",
 		Data: typeOf[client.WatcherStopped](), Statuses: []int{404, 503}, BareErrors: true}, s.stopWatch)
-	s.handle(route{Method: "POST", Path: "/v1/file/watch/wait", Summary: "Wait for one event on a path (503 on timeout)", Tag: "v1",
+	s.handle(route{Method: "POST", Path: "/v1/file/watch/wait", Summary: "Wait for one event on a path (503 on timeout)", Tag: "v1", Stream: true,
 		Body: typeOf[client.WaitRequest](), Data: typeOf[client.WaitResult](), Statuses: []int{400, 403, 404, 503}, BareErrors: true}, s.waitWatch)
 }
 

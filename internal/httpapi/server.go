@@ -55,6 +55,11 @@ type Options struct {
 	// connector's own bound on a consumer taking one chunk. Tests shorten
 	// it.
 	HostWriteTimeout time.Duration
+	// Load, when set, is told of every request while it runs, except on
+	// streaming routes (route.Stream): one open for hours is not work in
+	// flight. fsplane serve passes its procs.Governor, which gives the
+	// process more than one P only while two requests run at once.
+	Load interface{ Request() (done func()) }
 }
 
 // Server is the HTTP front. It is safe for concurrent use.
@@ -102,6 +107,10 @@ type route struct {
 	// route by it, the host's to the same rules), so Range and conditional
 	// requests add 206, 304 and 412.
 	Conditional bool
+	// Stream: a request that may stay open indefinitely (an event stream,
+	// a long poll, a host's WebSocket), not counted as work in flight
+	// (see Options.Load).
+	Stream bool
 }
 
 // param is an OpenAPI parameter outside a Query struct (a header, or a
@@ -139,7 +148,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 		// one); GET is the session's event stream.
 		for _, mr := range [][2]string{{"POST", "application/json"}, {"GET", "text/event-stream"}, {"DELETE", "application/json"}} {
 			m, raw := mr[0], mr[1]
-			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: raw},
+			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: raw, Stream: m == "GET"},
 				mcpText(opts.MCP.ServeHTTP))
 		}
 	}
@@ -163,6 +172,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // document lists exactly what is served.
 func (s *Server) handle(rt route, h http.HandlerFunc) {
 	s.routes = append(s.routes, rt)
+	if load := s.opts.Load; load != nil && !rt.Stream {
+		inner := h
+		h = func(w http.ResponseWriter, r *http.Request) {
+			defer load.Request()()
+			inner(w, r)
+		}
+	}
 	s.mux.HandleFunc(rt.Method+" "+rt.Path, h)
 }
 

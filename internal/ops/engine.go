@@ -24,6 +24,12 @@ type Options struct {
 	// Watch configures the file watch registry (limits); zero fields
 	// take AIO's values. Close stops it.
 	Watch watch.Options
+	// Parallel, when set, is called as a search starts to walk a
+	// directory tree, a worker per CPU: it returns how many workers the
+	// walk runs (0: GOMAXPROCS) and a function to call when it ends.
+	// fsplane serve passes its procs.Governor's, which gives the process
+	// its CPUs meanwhile.
+	Parallel func() (workers int, done func())
 }
 
 // Engine runs operations on one workspace.
@@ -37,6 +43,7 @@ type Engine struct {
 	versions *transfer.VersionCache // download ETags
 	locks    fileLocks              // held from read to commit (see replan)
 	hooks    testHooks
+	parallel func() (workers int, done func()) // Options.Parallel
 }
 
 // testHooks let tests act between the steps of an operation. They are nil
@@ -55,7 +62,18 @@ func New(ws *workspace.Workspace, opts Options) *Engine {
 	e := &Engine{ws: ws, readOnly: opts.ReadOnly, log: log.With("component", "ops"), fresh: NewTracker(), user: opts.DefaultUser,
 		versions: transfer.NewVersionCache(versionCacheSize)}
 	e.watch.opts = opts.Watch
+	e.parallel = opts.Parallel
 	return e
+}
+
+// walking brackets a search's walk of a directory tree (see
+// Options.Parallel): the walk runs workers goroutines (0: GOMAXPROCS), and
+// calls done when it ends.
+func (e *Engine) walking() (workers int, done func()) {
+	if e.parallel == nil {
+		return 0, func() {}
+	}
+	return e.parallel()
 }
 
 // Workspace returns the engine's workspace.

@@ -172,6 +172,11 @@ func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error)
 	if req.NamedFileUnlimited && !t.isDir {
 		opts.MaxFileSize = 0
 	}
+	if t.isDir {
+		var done func()
+		opts.Workers, done = e.walking()
+		defer done()
+	}
 	q, err := search.Compile(opts)
 	if err != nil {
 		return nil, invalid(op, req.Path, err)
@@ -291,9 +296,11 @@ func (e *Engine) Find(ctx context.Context, req FindRequest) (*FindResult, error)
 		return nil, err
 	}
 	defer t.close()
+	workers, done := e.walking()
+	defer done()
 	res, err := search.Find(ctx, t.root, t.rel, search.FindOptions{
 		Pattern: req.Pattern, Hidden: req.IncludeHidden, RespectIgnore: req.RespectGitignore,
-		MaxResults: capResults(req.MaxResults, FindMaxResults), SkipDirs: t.skip,
+		MaxResults: capResults(req.MaxResults, FindMaxResults), SkipDirs: t.skip, Workers: workers,
 	})
 	if err != nil {
 		return nil, t.walkErr(op, req.Path, err)
@@ -356,10 +363,12 @@ func (e *Engine) Glob(ctx context.Context, req GlobRequest) (*GlobResult, error)
 	defer t.close()
 	filesOnly := req.FilesOnly == nil || *req.FilesOnly
 	meta := req.IncludeMetadata == nil || *req.IncludeMetadata
+	workers, done := e.walking()
+	defer done()
 	res, err := search.Glob(ctx, t.root, t.rel, search.GlobOptions{
 		Pattern: req.Pattern, Exclude: req.Exclude, IncludeHidden: req.IncludeHidden, FilesOnly: filesOnly,
 		Metadata: meta, SortBy: req.SortBy, SortDesc: req.SortDesc, RespectIgnore: req.RespectGitignore,
-		MaxResults: capResults(req.MaxResults, GlobMaxResults), SkipDirs: t.skip,
+		MaxResults: capResults(req.MaxResults, GlobMaxResults), SkipDirs: t.skip, Workers: workers,
 	})
 	if err != nil {
 		return nil, t.walkErr(op, req.Path, err)

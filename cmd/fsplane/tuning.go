@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fsplane/fsplane/internal/procs"
+)
+
+// ownProcess is set by main: the commands run as the fsplane process
+// itself, whose runtime they may tune. Tests run serve and connect inside
+// the test binary, which must be neither replaced nor narrowed to one P,
+// and leave it false.
+var ownProcess bool
+
+// reexec replaces this process with a new run of the same program and
+// arguments under env, and returns only on failure (see execSelf; nil
+// where a process cannot replace itself).
+var reexec = execSelf
+
+// latencyTuningFlag adds --latency-tuning to a server command (serve,
+// connect).
+func latencyTuningFlag(f *pflag.FlagSet, on *bool, what string) {
+	f.BoolVar(on, "latency-tuning", true, "tune the Go scheduler for request latency: "+what+"; false keeps Go's defaults")
+	bindEnv(f, "latency-tuning", "FSPLANE_LATENCY_TUNING")
+}
+
+// keepMonitorAwake starts the command again, in place (same process id,
+// arguments and descriptors), with procs.MonitorSetting in GODEBUG, which
+// the Go runtime reads only at start; it returns at once when GODEBUG
+// sets schedtrace already (see procs.MonitorEnv), when off, or in tests.
+// Call it once the command line has been checked, before anything is
+// opened. A failed restart is said on stderr and the command runs on
+// without the tuning.
+func keepMonitorAwake(on bool, stderr io.Writer) {
+	if !on || !ownProcess || reexec == nil {
+		return
+	}
+	env, changed := procs.MonitorEnv(os.Environ())
+	if !changed {
+		return
+	}
+	if err := reexec(env); err != nil {
+		fmt.Fprintf(stderr, "fsplane: cannot restart with the latency tuning (%v); running without it (--latency-tuning=false skips it)\n", err)
+	}
+}
+
+// governor returns serve's procs.Governor, or nil when off (or in tests,
+// see ownProcess).
+func governor(on bool) *procs.Governor {
+	if !on || !ownProcess {
+		return nil
+	}
+	return procs.New(os.Getenv)
+}
