@@ -33,6 +33,7 @@
 #   LAYOUTS=split bench/connector.sh    # one layout (split needs 2 CPUs)
 #   CPUS=0 LAYOUTS=shared bench/connector.sh  # every process on CPU 0
 #   SPIN_WAIT=0 bench/connector.sh      # the hub without its spin wait
+#   TUNING=false bench/connector.sh     # fsplane and the floor on Go's scheduler defaults
 # Needs wrk, curl and taskset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,16 +118,17 @@ measure() {
     [ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS") hubpin=(taskset -c "$CPUS") hostpin=(taskset -c "$CPUS") ;;
   *) echo "unknown layout $layout: use split or shared"; return 1 ;;
   esac
-  local spin=()
-  [ -n "$SPIN_WAIT" ] && spin=(--spin-wait "$SPIN_WAIT")
+  local hubflags=()
+  [ -n "$SPIN_WAIT" ] && hubflags=(--spin-wait "$SPIN_WAIT")
+  [ -n "${TUNING:-}" ] && hubflags+=(--latency-tuning="$TUNING")
   "${hubpin[@]}" "$work/fsplane" serve --listen "127.0.0.1:$port" --root "$work/hubroot" --state-dir "$work/s1-$layout" \
-    --connector-token "$TOKEN" "${spin[@]}" 2>"$work/hub-$layout.log" &
+    --connector-token "$TOKEN" "${hubflags[@]}" 2>"$work/hub-$layout.log" &
   local hub_pid=$!
   pids+=($hub_pid)
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$port/health" >/dev/null || fail "the hub did not start on port $port" "$work/hub-$layout.log"
   FSPLANE_CONNECTOR_TOKEN=$TOKEN "${hostpin[@]}" "$work/fsplane" connect "http://127.0.0.1:$port" --name bench --root "$work/hostroot" \
-    --no-tui --state-dir "$work/s2-$layout" >"$work/host-$layout.log" 2>&1 &
+    --no-tui --state-dir "$work/s2-$layout" ${TUNING:+--latency-tuning="$TUNING"} >"$work/host-$layout.log" 2>&1 &
   local host_pid=$!
   pids+=($host_pid)
   for _ in $(seq 100); do curl -s "http://127.0.0.1:$port/v2/hosts" | grep -q '"bench"' && break; sleep 0.1; done
@@ -145,11 +147,17 @@ measure() {
   stop $hub_pid $host_pid
 
   local floor_addr="127.0.0.1:$((port + 1))" fs fe noop_us relay_us relay4k_us
-  "${hubpin[@]}" "$work/relayfloor" serve "$floor_addr" &
+  # The floor runs with fsplane's scheduler tuning (see internal/procs):
+  # the monitor's GODEBUG setting on both sides, and one P for the
+  # server, as the governor gives fsplane serve with one request in
+  # flight. SPIN_WAIT does not apply to it (it never spins).
+  local tuned=(env GODEBUG=schedtrace=2147483647) tunedserve=(env GODEBUG=schedtrace=2147483647 GOMAXPROCS=1)
+  if [ "${TUNING:-true}" = false ]; then tuned=() tunedserve=(); fi
+  "${hubpin[@]}" "${tunedserve[@]}" "$work/relayfloor" serve "$floor_addr" &
   fs=$!
   pids+=($fs)
   for _ in $(seq 50); do curl -s -o /dev/null "http://$floor_addr/local" && break; sleep 0.1; done
-  "${hostpin[@]}" "$work/relayfloor" echo "$floor_addr" &
+  "${hostpin[@]}" "${tuned[@]}" "$work/relayfloor" echo "$floor_addr" &
   fe=$!
   pids+=($fe)
   for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done

@@ -193,6 +193,7 @@ var serveEnv = map[string][]string{
 	"connector-token": {"FSPLANE_CONNECTOR_TOKEN"},
 	"tls-cert":        {"FSPLANE_TLS_CERT"},
 	"tls-key":         {"FSPLANE_TLS_KEY"},
+	"latency-tuning":  {"FSPLANE_LATENCY_TUNING"},
 }
 
 // TestServeHelpListsItsEnvironment: the help and the README name the

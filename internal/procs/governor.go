@@ -1,18 +1,3 @@
-// Package procs tunes the Go scheduler for fsplane's servers, whose work
-// usually comes as one small request at a time (an agent reads a file,
-// then edits it) and whose latency is mostly the scheduler's and the
-// kernel's, not fsplane's code: a 4 KiB read spends a few microseconds in
-// fsplane and tens in thread wake-ups, each a context switch, which on a
-// small virtual machine costs 5–20 µs.
-//
-// Two mechanisms, each measured on bench/connector.sh's shared layout (hub,
-// host and load generator on 2 vCPUs), where together they take the 4 KiB
-// read through the hub from 342–406 µs p50 to 135–167 µs, and the local read
-// from 135–164 to 80–82 µs; neither alone does much there:
-//   - MonitorEnv keeps the runtime's monitor thread on a steady tick
-//     instead of waking it at every request (see MonitorSetting);
-//   - Governor runs the process on one P while at most one request is in
-//     flight, and on all of them otherwise (see Governor).
 package procs
 
 import (
