@@ -211,7 +211,7 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		}
 		return "--allow"
 	}
-	keepMonitorAwake(c.latencyTuning, stderr)
+	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	ws, err := openWorkspace(append([]string{c.root.value}, c.allow...), source, c.stateDir)
 	if err != nil {
 		return err

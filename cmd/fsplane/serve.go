@@ -222,7 +222,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 				"file", c.tlsCert, "not_before", leaf.NotBefore, "not_after", leaf.NotAfter)
 		}
 	}
-	keepMonitorAwake(c.latencyTuning, stderr)
+	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	gov := governor(c.latencyTuning)
 	defer gov.Close()
 	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -35,8 +36,9 @@ func latencyTuningFlag(f *pflag.FlagSet, on *bool, what string) {
 // Call it once the command line has been checked, before anything is
 // opened. A failed restart is said on stderr and the command runs on
 // without the tuning.
-func keepMonitorAwake(on bool, stderr io.Writer) {
-	if !on || !ownProcess || reexec == nil {
+func keepMonitorAwake(ctx context.Context, on bool, stderr io.Writer) {
+	// A stop asked for already (ctrl-c at once) is not lost in a restart.
+	if !on || !ownProcess || reexec == nil || ctx.Err() != nil {
 		return
 	}
 	env, changed := procs.MonitorEnv(os.Environ())

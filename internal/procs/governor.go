@@ -47,7 +47,12 @@ type Governor struct {
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
+	// The functions Request and Parallel return, made once: a request
+	// allocates nothing.
+	endRequest, endParallel func()
 }
+
+func noop() {}
 
 // New returns a Governor that has made the process narrow, or nil when it
 // has nothing to govern: the runtime's default is one P already, or the
@@ -79,6 +84,8 @@ func setProcs(wide bool) {
 // narrow; max is the workers parallel work may run.
 func newGovernor(max int, hold time.Duration, set func(wide bool)) *Governor {
 	g := &Governor{max: max, hold: hold, set: set, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	g.endRequest = func() { g.inflight.Add(-1) }
+	g.endParallel = func() { g.parallel.Add(-1) }
 	set(false)
 	go g.loop()
 	return g
@@ -89,12 +96,12 @@ func newGovernor(max int, hold time.Duration, set func(wide bool)) *Governor {
 // open for hours would keep the process wide.
 func (g *Governor) Request() (done func()) {
 	if g == nil {
-		return func() {}
+		return noop
 	}
 	if g.inflight.Add(1) >= 2 {
 		g.want()
 	}
-	return func() { g.inflight.Add(-1) }
+	return g.endRequest
 }
 
 // Parallel records work that runs on several goroutines at once (a search
@@ -103,11 +110,11 @@ func (g *Governor) Request() (done func()) {
 // at the moment. 0 means the caller's default (a nil Governor).
 func (g *Governor) Parallel() (workers int, done func()) {
 	if g == nil {
-		return 0, func() {}
+		return 0, noop
 	}
 	g.parallel.Add(1)
 	g.want()
-	return g.max, func() { g.parallel.Add(-1) }
+	return g.max, g.endParallel
 }
 
 // Close stops the Governor and makes the process wide.

@@ -207,3 +207,11 @@ func TestGovernorSetsTheRuntime(t *testing.T) {
 	g.Close()
 	procs(max)
 }
+
+func TestGovernorRequestAllocatesNothing(t *testing.T) {
+	g := newGovernor(4, time.Hour, func(bool) {})
+	defer g.Close()
+	if n := testing.AllocsPerRun(100, func() { g.Request()() }); n != 0 {
+		t.Errorf("a request allocates %v times, want 0", n)
+	}
+}
