@@ -42,7 +42,7 @@ type Governor struct {
 	inflight atomic.Int32
 	parallel atomic.Int32
 	wide     atomic.Bool
-	demand   atomic.Bool // parallel work seen since the last check
+	demand   atomic.Bool // set by each want (two requests at once, parallel work); cleared by each check while wide
 	kick     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
