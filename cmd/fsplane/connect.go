@@ -191,6 +191,8 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 	if err != nil {
 		return usage(err)
 	}
+	// Before --ca-file is read: the restart would read it again.
+	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	tlsConf, err := tlsConfig(c.caFile)
 	if err != nil {
 		return usage(err)
@@ -211,7 +213,6 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		}
 		return "--allow"
 	}
-	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	ws, err := openWorkspace(append([]string{c.root.value}, c.allow...), source, c.stateDir)
 	if err != nil {
 		return err

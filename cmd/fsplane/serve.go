@@ -204,6 +204,8 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 			return &exitError{code: 2, err: fmt.Errorf("--allow-host: %v", err)}
 		}
 	}
+	// Before any file is read: the restart would read it again.
+	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	if c.stateDir == "" {
 		var err error
 		if c.stateDir, err = workspace.DefaultStateDir(); err != nil {
@@ -222,7 +224,6 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 				"file", c.tlsCert, "not_before", leaf.NotBefore, "not_after", leaf.NotAfter)
 		}
 	}
-	keepMonitorAwake(ctx, c.latencyTuning, stderr)
 	gov := governor(c.latencyTuning)
 	defer gov.Close()
 	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)

@@ -33,8 +33,8 @@ func latencyTuningFlag(f *pflag.FlagSet, on *bool, what string) {
 // arguments and descriptors), with procs.MonitorSetting in GODEBUG, which
 // the Go runtime reads only at start; it returns at once when GODEBUG
 // sets schedtrace already (see procs.MonitorEnv), when off, or in tests.
-// Call it once the command line has been checked, before anything is
-// opened. A failed restart is said on stderr and the command runs on
+// Call it once the command line has been checked, before any file is
+// read. A failed restart is said on stderr and the command runs on
 // without the tuning.
 func keepMonitorAwake(ctx context.Context, on bool, stderr io.Writer) {
 	// A stop asked for already (ctrl-c at once) is not lost in a restart.

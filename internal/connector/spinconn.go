@@ -140,6 +140,9 @@ func (c *SpinConn) Settle() { c.waiting.Add(-1) }
 func (c *SpinConn) Awaiting() int { return int(c.waiting.Load()) }
 
 func (c *SpinConn) Read(p []byte) (int, error) {
+	if c.raw == nil {
+		return c.Conn.Read(p) // never spins, never kicked (see choose)
+	}
 	for {
 		if c.waiting.Load() > 0 && c.spinNow.Load() && c.spun < maxSpinRun {
 			if n, ok := c.spin(p); ok {

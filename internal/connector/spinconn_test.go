@@ -73,6 +73,16 @@ func receive(t *testing.T, got <-chan readResult, msg string) {
 	}
 }
 
+// answerAfter has a reader wait on s for d before the peer sends msg,
+// which the reader must get.
+func answerAfter(t *testing.T, s, peer net.Conn, d time.Duration, msg string) {
+	t.Helper()
+	got := readAsync(s)
+	time.Sleep(d)
+	send(t, peer, msg)
+	receive(t, got, msg)
+}
+
 // mustRead reads msg from c on this goroutine.
 func mustRead(t *testing.T, c net.Conn, msg string) {
 	t.Helper()
@@ -118,16 +128,10 @@ func TestSpinConnKicksABlockedReaderIntoItsSpin(t *testing.T) {
 
 func TestSpinConnDoesNotSpinWithNothingAwaited(t *testing.T) {
 	s, peer := tcpPair(t, time.Millisecond)
-	got := readAsync(s)
-	time.Sleep(5 * time.Millisecond)
-	send(t, peer, "ping")
-	receive(t, got, "ping")
+	answerAfter(t, s, peer, 5*time.Millisecond, "ping")
 	s.Expect()
 	s.Settle()
-	got = readAsync(s)
-	time.Sleep(5 * time.Millisecond)
-	send(t, peer, "pong")
-	receive(t, got, "pong")
+	answerAfter(t, s, peer, 5*time.Millisecond, "pong")
 	if n := s.stats.spins.Load(); n != 0 {
 		t.Errorf("spun %d times with no operation awaiting a result", n)
 	}
@@ -137,17 +141,14 @@ func TestSpinConnStopsSpinningForASlowHost(t *testing.T) {
 	s, peer := tcpPair(t, time.Millisecond)
 	// First answer after 20 ms: over the budget.
 	s.Expect()
-	got := readAsync(s)
-	time.Sleep(20 * time.Millisecond)
-	send(t, peer, "slow")
-	receive(t, got, "slow")
+	answerAfter(t, s, peer, 20*time.Millisecond, "slow")
 	s.Settle()
 	if last := time.Duration(s.last.Load()); last < 20*time.Millisecond {
 		t.Fatalf("recorded answer time %s; want >= 20ms", last)
 	}
 	spins, kicks := s.stats.spins.Load(), s.stats.kicks.Load()
 	// The next operation is not spun for, nor is the reader kicked.
-	got = readAsync(s)
+	got := readAsync(s)
 	time.Sleep(5 * time.Millisecond)
 	s.Expect()
 	time.Sleep(5 * time.Millisecond)

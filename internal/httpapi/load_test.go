@@ -66,7 +66,7 @@ func TestLoadCountsRequestsNotStreams(t *testing.T) {
 		_, err := e.c.PollWatch(bg, created.WatcherID, client.PollQuery{Timeout: f64(30)})
 		polled <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // the long poll waits in its handler
+	time.Sleep(100 * time.Millisecond) // the long poll is likely in its handler by now
 	if now, _, seen := l.counts(); now != 0 || seen != 2 {
 		t.Errorf("with an event stream and a long poll open: %d in flight, %d seen; want 0 and 2 (the read and the watch's creation)", now, seen)
 	}
@@ -86,5 +86,9 @@ func TestLoadCountsRequestsNotStreams(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the long poll did not end with the event")
+	}
+	// Whatever the timing above, a counted long poll shows here.
+	if now, _, seen := l.counts(); now != 0 || seen != 3 {
+		t.Errorf("after the long poll: %d in flight, %d seen; want 0 and 3 (two reads and the watch's creation)", now, seen)
 	}
 }

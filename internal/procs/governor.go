@@ -62,11 +62,11 @@ func New(getenv func(string) string) *Governor {
 	if getenv("GOMAXPROCS") != "" {
 		return nil
 	}
-	max := runtime.GOMAXPROCS(0)
-	if max <= 1 {
+	n := runtime.GOMAXPROCS(0)
+	if n <= 1 {
 		return nil
 	}
-	return newGovernor(max, DefaultHold, setProcs)
+	return newGovernor(n, DefaultHold, setProcs)
 }
 
 // setProcs makes the process wide or narrow.
