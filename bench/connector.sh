@@ -54,7 +54,12 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/fsplane" ./cmd/fsplane
 go build -o "$work/relayfloor" ./bench/relayfloor
 mkdir -p "$work/hubroot" "$work/hostroot"
-head -c 4096 /dev/urandom | base64 -w 64 | head -c 4096 > "$work/hubroot/small.txt"
+# 3072 random bytes are 4096 base64 characters; with -w 64 the line breaks
+# come on top, and the first 4096 bytes are kept. (Piping base64 into
+# head -c could kill base64 with SIGPIPE, which pipefail and set -e turned
+# into a silent exit.)
+head -c 3072 /dev/urandom | base64 -w 64 > "$work/b64"
+head -c 4096 "$work/b64" > "$work/hubroot/small.txt"
 cp "$work/hubroot/small.txt" "$work/hostroot/small.txt"
 head -c $((100 << 20)) /dev/urandom > "$work/hostroot/big.bin"
 
