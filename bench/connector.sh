@@ -166,12 +166,14 @@ measure() {
   fe=$!
   pids+=($fe)
   for _ in $(seq 50); do curl -sf -o /dev/null "http://$floor_addr/ready" && break; sleep 0.1; done
-  alternate "" "http://$floor_addr/local" "http://$floor_addr/relay" "http://$floor_addr/relay?reply=4096"
+  alternate "$fs $fe" "http://$floor_addr/local" "http://$floor_addr/relay" "http://$floor_addr/relay?reply=4096"
   noop_us=$(median "$work/p50.0"); relay_us=$(median "$work/p50.1"); relay4k_us=$(median "$work/p50.2")
+  local floor_cpu floor_echo_cpu
+  floor_cpu=$(cpu_per_req 2 $fs); floor_echo_cpu=$(cpu_per_req 2 $fe)
   stop $fs $fe
 
   awk -v lay="$layout" -v l="$local_us" -v h="$hub_us" -v m="$dl" -v n="$noop_us" -v r="$relay_us" -v r4="$relay4k_us" \
-    -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" -v ratio="$ratio" -v rounds="$ROUNDS" 'BEGIN {
+    -v lc="$local_cpu" -v hc="$hub_cpu" -v sc="$host_cpu" -v fc="$floor_cpu" -v ec="$floor_echo_cpu" -v ratio="$ratio" -v rounds="$ROUNDS" 'BEGIN {
     split(ratio, q, " ")
     printf "[%s] 4 KiB read p50: local %.0f µs, through the hub %.0f µs, ratio %.2fx (target <= 2x; %d rounds: %.2f-%.2fx)\n", lay, l, h, q[1], rounds, q[2], q[3]
     printf "  CPU per request: local route %d µs (server); through the hub %d µs (hub) + %d µs (host)\n", lc, hc, sc
@@ -179,6 +181,7 @@ measure() {
     printf "  relay floor: no-op handler %.0f µs, relayed no-op %.0f µs (+%.0f µs),\n", n, r, r-n
     printf "    relayed with 4 KiB back %.0f µs (+%.0f µs): a hub adding only that to the local read\n", r4, r4-n
     printf "    would be at %.2fx (%.2fx with 200 bytes back); fsplane adds %.0f µs, %.0f over that floor\n", (l+r4-n)/l, (l+r-n)/l, h-l, h-l-(r4-n)
+    printf "    CPU per relayed 4 KiB: %d µs (floor server) + %d µs (floor echo)\n", fc, ec
   }'
 }
 

@@ -65,6 +65,17 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		// net/http sends the part of a response still in its buffer (it
+		// holds 4 KiB) only after the handler returns, that is after this
+		// line is written: a 4 KiB read's last bytes waited for the log
+		// write, or for a stderr pipe that is slow to drain. A response
+		// with a Content-Length is flushed first; one without it is left
+		// alone, since a flush would make net/http send it chunked
+		// instead of working out its length. A failed flush ends the
+		// request's context, so the line says aborted=true.
+		if rec.status != 0 && rec.Header().Get("Content-Length") != "" {
+			_ = http.NewResponseController(w).Flush()
+		}
 		route := r.Pattern
 		if route == "" {
 			route = r.URL.Path

@@ -87,3 +87,70 @@ func TestLogRequestsAborted(t *testing.T) {
 		})
 	}
 }
+
+// blockedWriter holds every Write until release is closed: a log
+// destination that is slow to drain.
+type blockedWriter struct{ release chan struct{} }
+
+func (b blockedWriter) Write(p []byte) (int, error) {
+	<-b.release
+	return len(p), nil
+}
+
+// TestLogRequestsAfterResponse: a response with a Content-Length reaches
+// the client whole before its access log line is written, so a slow log
+// destination does not hold back the response's last bytes (net/http
+// keeps up to 4 KiB of it until the handler returns); one without a
+// Content-Length still gets the length net/http works out, not chunked
+// encoding.
+func TestLogRequestsAfterResponse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		size          int
+		contentLength bool
+	}{
+		{"larger than net/http's buffer", 10 << 10, true},
+		{"smaller than it", 100, true},
+		{"no Content-Length", 100, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			logs := blockedWriter{release: make(chan struct{})}
+			log := slog.New(slog.NewTextHandler(logs, nil))
+			if !tt.contentLength {
+				// Without a Content-Length the response ends when the
+				// handler returns, after its line: that write goes through.
+				close(logs.release)
+			}
+			body := bytes.Repeat([]byte("y"), tt.size)
+			srv := httptest.NewServer(logRequests(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.contentLength {
+					w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				}
+				w.Write(body)
+			})))
+			defer srv.Close()
+			if tt.contentLength {
+				defer close(logs.release) // before srv.Close, which waits for the handler
+			}
+			client := &http.Client{Timeout: 5 * time.Second}
+			resp, err := client.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("reading the response while its log line is held: %v", err)
+			}
+			if !bytes.Equal(got, body) {
+				t.Errorf("got %d bytes, want %d", len(got), len(body))
+			}
+			if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+				t.Errorf("Content-Length %d, Transfer-Encoding %q; want %d, none", resp.ContentLength, resp.TransferEncoding, len(body))
+			}
+		})
+	}
+}
