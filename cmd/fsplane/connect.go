@@ -101,7 +101,7 @@ command-line arguments.`,
 	f.StringVar(&c.mode, "mode", "read-only", "read-only or read-write at start (F3 toggles)")
 	f.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's, for wss://")
 	stateDirFlag(f, &c.stateDir)
-	latencyTuningFlag(f, &c.latencyTuning, "its monitor thread on a steady tick")
+	latencyTuningFlag(f, &c.latencyTuning, "its monitor thread on a steady tick, and one CPU while at most one operation runs")
 	f.BoolVar(&c.noTUI, "no-tui", false, "print the log as lines instead of the terminal interface")
 	bindEnv(f, "token", "FSPLANE_CONNECTOR_TOKEN")
 	return cmd
@@ -218,10 +218,14 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		return err
 	}
 	defer ws.Close()
-	eng := ops.New(ws, ops.Options{})
+	gov := governor(c.latencyTuning)
+	defer gov.Close()
+	var eopts ops.Options
+	load := governed(gov, &eopts)
+	eng := ops.New(ws, eopts)
 	defer eng.Close()
 
-	opts := host.Options{URL: hubURL, Token: token, Name: name, Mode: mode, Engine: eng, TLS: tlsConf, Version: buildVersion()}
+	opts := host.Options{URL: hubURL, Token: token, Name: name, Mode: mode, Engine: eng, TLS: tlsConf, Version: buildVersion(), Load: load}
 	warning := plaintextWarning(hubURL)
 	if c.noTUI || !isTerminal(stdin) || !isTerminal(stdout) {
 		if warning != "" {

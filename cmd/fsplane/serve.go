@@ -238,10 +238,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		}
 	}
 	eopts := ops.Options{Logger: log, DefaultUser: c.defaultUser}
-	var load interface{ Request() func() }
-	if gov != nil {
-		eopts.Parallel, load = gov.Parallel, gov
-	}
+	load := governed(gov, &eopts)
 	eng := ops.New(ws, eopts)
 	token := c.connectorToken
 	if token == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/procs"
 )
 
@@ -50,11 +51,23 @@ func keepMonitorAwake(ctx context.Context, on bool, stderr io.Writer) {
 	}
 }
 
-// governor returns serve's procs.Governor, or nil when off (or in tests,
-// see ownProcess).
+// governor returns the procs.Governor of serve or connect, or nil when
+// off (or in tests, see ownProcess).
 func governor(on bool) *procs.Governor {
 	if !on || !ownProcess {
 		return nil
 	}
 	return procs.New(os.Getenv)
+}
+
+// governed has gov told of o's tree walks and returns it as the load to
+// tell of requests or operations: nil when gov is nil, so that the
+// receiver sees no load at all rather than a nil *Governor inside the
+// interface, which it would call on every request for nothing.
+func governed(gov *procs.Governor, o *ops.Options) interface{ Request() func() } {
+	if gov == nil {
+		return nil
+	}
+	o.Parallel = gov.Parallel
+	return gov
 }

@@ -128,6 +128,12 @@ type Options struct {
 	// Logger receives diagnostics (never file contents or the token).
 	// Nil discards.
 	Logger *slog.Logger
+	// Load, when set, is told of every operation the host runs, from
+	// when it is taken (queued ones included) until it is answered:
+	// Request is called at the start and the function it returns at the
+	// end (procs.Governor sizes GOMAXPROCS by it). It must be cheap and
+	// safe for concurrent use.
+	Load interface{ Request() func() }
 
 	// backoff overrides BaseBackoff and MaxBackoff in tests.
 	backoffBase, backoffMax time.Duration

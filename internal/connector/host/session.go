@@ -369,6 +369,9 @@ type runningOp struct {
 // slot is already held for it.
 func (s *session) run(o *runningOp, haveSlot bool) {
 	h, op, ctx, start := s.h, o.op, o.ctx, o.start
+	if h.opts.Load != nil {
+		defer h.opts.Load.Request()()
+	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.inflight, op.OpID)
