@@ -224,8 +224,6 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 				"file", c.tlsCert, "not_before", leaf.NotBefore, "not_after", leaf.NotAfter)
 		}
 	}
-	gov := governor(c.latencyTuning)
-	defer gov.Close()
 	ws, err := openWorkspace(c.roots, sameSource(c.source("root")), c.stateDir)
 	if err != nil {
 		return err
@@ -237,6 +235,8 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 			return &exitError{code: 2, err: fmt.Errorf("%s: %v", c.source("default-user"), describe(err))}
 		}
 	}
+	gov := governor(c.latencyTuning)
+	defer gov.Close()
 	eopts := ops.Options{Logger: log, DefaultUser: c.defaultUser}
 	load := governed(gov, &eopts)
 	eng := ops.New(ws, eopts)

@@ -27,8 +27,8 @@ type Options struct {
 	// Parallel, when set, is called as a search starts to walk a
 	// directory tree, a worker per CPU: it returns how many workers the
 	// walk runs (0: GOMAXPROCS) and a function to call when it ends.
-	// fsplane serve passes its procs.Governor's, which gives the process
-	// its CPUs meanwhile.
+	// fsplane serve and connect pass their procs.Governor's, which gives
+	// the process its CPUs meanwhile.
 	Parallel func() (workers int, done func())
 }
 

@@ -9,7 +9,7 @@
 // VM, all sharing the CPUs (hub, host, load generator), interleaved runs:
 // the 4 KiB read through the hub at 141–238 µs p50 with both against
 // 342–457 µs without, the local read at 80–100 against 126–204 µs; either
-// alone left it at 203–357 µs:
+// alone left it at 223–357 µs:
 //   - MonitorEnv keeps the runtime's monitor thread on a steady tick
 //     instead of waking it at every request (see MonitorSetting);
 //   - Governor runs the process on one P while at most one request is in

@@ -81,9 +81,9 @@ func setProcs(wide bool) {
 }
 
 // newGovernor starts a Governor over set, which makes the process wide or
-// narrow; max is the workers parallel work may run.
-func newGovernor(max int, hold time.Duration, set func(wide bool)) *Governor {
-	g := &Governor{max: max, hold: hold, set: set, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+// narrow; workers is how many parallel work may run.
+func newGovernor(workers int, hold time.Duration, set func(wide bool)) *Governor {
+	g := &Governor{max: workers, hold: hold, set: set, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	g.endRequest = func() { g.inflight.Add(-1) }
 	g.endParallel = func() { g.parallel.Add(-1) }
 	set(false)

@@ -181,9 +181,9 @@ func TestNewLeavesAFixedGOMAXPROCSAlone(t *testing.T) {
 // changes the whole test process's.
 func TestGovernorSetsTheRuntime(t *testing.T) {
 	runtime.SetDefaultGOMAXPROCS()
-	max := runtime.GOMAXPROCS(0)
-	if max < 2 {
-		t.Skipf("GOMAXPROCS defaults to %d here: nothing to govern", max)
+	all := runtime.GOMAXPROCS(0)
+	if all < 2 {
+		t.Skipf("GOMAXPROCS defaults to %d here: nothing to govern", all)
 	}
 	procs := func(want int) {
 		t.Helper()
@@ -195,17 +195,17 @@ func TestGovernorSetsTheRuntime(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	g := newGovernor(max, testHold, setProcs)
+	g := newGovernor(all, testHold, setProcs)
 	procs(1)
 	workers, done := g.Parallel()
-	if workers != max {
-		t.Errorf("Parallel gave %d workers, want %d", workers, max)
+	if workers != all {
+		t.Errorf("Parallel gave %d workers, want %d", workers, all)
 	}
-	procs(max)
+	procs(all)
 	done()
 	procs(1)
 	g.Close()
-	procs(max)
+	procs(all)
 }
 
 func TestGovernorRequestAllocatesNothing(t *testing.T) {

@@ -17,10 +17,11 @@ import (
 // (nanosleep, then a check), for at least 1 ms. A server that answers one
 // request at a time is idle between requests, so every request pays a
 // futex wake on its path and then the monitor's wake-ups: on a 2-vCPU
-// virtual machine, each is a context switch on a CPU the request needs,
-// ~50 µs per small request in all (local 4 KiB read p50 128 → 78 µs with
-// the setting, bench/connector.sh's split layout). Kept out of deep sleep,
-// the monitor settles at its slowest tick, 10 ms, and stays there: 100
+// virtual machine, each is a context switch on a CPU the request needs.
+// This setting alone took a 4 KiB read through the hub from 342–457 to
+// 262–357 µs p50; with the Governor besides, to 141–238 µs (interleaved
+// runs, every process sharing the CPUs). Kept out of deep sleep, the
+// monitor settles at its slowest tick, 10 ms, and stays there: 100
 // wake-ups a second while the process idles, a few microseconds each.
 const MonitorSetting = "schedtrace=2147483647"
 
