@@ -76,7 +76,10 @@ func TestCloseDoesNotWaitForASilentPeer(t *testing.T) {
 	case <-time.After(5 * closeGrace):
 		t.Fatal("Run did not return after Close")
 	}
-	if d := time.Since(start); d > closeGrace+time.Second {
-		t.Errorf("Close and Run took %s with a silent peer; the bound is %s", d, closeGrace)
+	// Without the grace, the library would wait its own 5 s for the
+	// peer's frame. The bound sits between the two with room for a
+	// loaded race run, which has stalled a second here.
+	if d := time.Since(start); d > closeGrace+3*time.Second {
+		t.Errorf("Close and Run took %s with a silent peer; the bound is %s (the library's own wait is 5 s)", d, closeGrace)
 	}
 }
