@@ -861,6 +861,12 @@ func TestTrailingSlashNamesADirectory(t *testing.T) {
 			_, err := e.Upload(ctx, UploadRequest{Path: "up/", Body: strings.NewReader("z")})
 			return err
 		}},
+		// A last component "." names a directory too.
+		{"read /.", func() error { _, err := e.Read(ctx, ReadRequest{Path: "f.txt/."}); return err }},
+		{"write over /.", func() error { _, err := e.Write(ctx, WriteRequest{Path: "f.txt/.", Content: []byte("z")}); return err }},
+		{"write new /.", func() error { _, err := e.Write(ctx, WriteRequest{Path: "new/.", Content: []byte("z")}); return err }},
+		{"write new /./", func() error { _, err := e.Write(ctx, WriteRequest{Path: "new/./", Content: []byte("z")}); return err }},
+		{"write new /..", func() error { _, err := e.Write(ctx, WriteRequest{Path: "d/new/..", Content: []byte("z")}); return err }},
 	}
 	for _, tt := range refused {
 		if err := tt.run(); err == nil {
@@ -883,6 +889,12 @@ func TestTrailingSlashNamesADirectory(t *testing.T) {
 	}
 	if _, err := e.Mkdir(ctx, MkdirRequest{Path: "made/"}); err != nil {
 		t.Errorf("mkdir made/: %v", err)
+	}
+	if _, err := e.List(ctx, ListRequest{Path: "d/."}); err != nil {
+		t.Errorf("list d/.: %v", err)
+	}
+	if _, err := e.Mkdir(ctx, MkdirRequest{Path: "made2/."}); err != nil {
+		t.Errorf("mkdir made2/.: %v", err)
 	}
 	if _, err := e.Move(ctx, MoveRequest{Source: "d/", Destination: "d2/"}); err != nil {
 		t.Errorf("move d/ d2/: %v", err)

@@ -256,11 +256,13 @@ func syncDir(r *os.Root, dir string) error {
 }
 
 // gone reports whether err says that name is not (or no longer) there
-// for us: missing, under a non-directory, or behind a link that leaves the
-// root. Cleanup and rollback treat all three alike, because nothing this
-// package made can be behind such a path.
+// for us: missing, under a non-directory, behind a link that leaves the
+// root, or longer than the file system takes (a name it cannot hold, which
+// fails a transaction's apply after its manifest named it). Cleanup and
+// rollback treat all four alike, because nothing this package made can be
+// behind such a path.
 func gone(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || isNotDir(err) || isEscape(err)
+	return errors.Is(err, fs.ErrNotExist) || isNotDir(err) || isEscape(err) || errors.Is(err, syscall.ENAMETOOLONG)
 }
 
 // removeIfExists removes name and treats a missing file as done.

@@ -114,6 +114,10 @@ type planned struct {
 	backup      string
 	prevLink    string // the entry is a symbolic link to this target (req.entry())
 	newLink     string // the change puts a symbolic link to this target in place (req.link)
+	// src, when set, holds a kindInPlace file's new content (srcSize
+	// bytes: a staged upload) instead of req.Content.
+	src     io.ReaderAt
+	srcSize int64
 }
 
 type plan []*planned
@@ -139,7 +143,7 @@ func (pl plan) close() {
 //     versions, and the directories it will create; it is written with
 //     write, fsync, rename and a directory fsync before anything else.
 //  2. New content goes to a temp file beside each target (fsync). Each
-//     existing target gets a backup ".<name>.fsplane-<id>.bak" beside it: a
+//     existing target gets a backup ".<name>.fsplane-<tag>.bak" beside it: a
 //     hard link when the file will be replaced by rename or deleted, a
 //     verified copy when it will be rewritten in place.
 //  3. The changes are applied (renames, unlinks, in-place rewrites) and
@@ -548,6 +552,9 @@ func applyOne(root *os.Root, p *planned) error {
 	case kindDelete:
 		return root.Remove(p.res.Rel)
 	case kindInPlace:
+		if p.src != nil {
+			return rewriteInPlace(root, p.res.Rel, p.src, p.srcSize)
+		}
 		c := p.req.Content
 		return rewriteInPlace(root, p.res.Rel, bytes.NewReader(c), int64(len(c)))
 	case kindCreate:

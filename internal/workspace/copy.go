@@ -53,8 +53,9 @@ type CopyResult struct {
 // are skipped and counted; hard links become separate files; the state
 // directory is never copied. With overwrite and an existing directory dst,
 // the tree is merged into it instead: files are replaced one by one
-// (each atomically, the content of each replaced regular file recorded in
-// undo), other entries kept; a failure then leaves what was copied so far.
+// (each atomically, keeping its permission bits, owner and extended
+// attributes as above, the content of each replaced regular file recorded
+// in undo), other entries kept; a failure then leaves what was copied so far.
 // A merge that would write into fsplane's state directory (when it lies
 // below dst) is outside_root before anything is written.
 //
@@ -186,6 +187,10 @@ type staged struct {
 	temp    string
 	version string
 	size    int64
+	// keepLinks rewrites a file with several hard links in place (from
+	// temp, which is then removed), as Commit does, instead of renaming
+	// temp over the one name.
+	keepLinks bool
 }
 
 // stageCopy copies the regular file srcRel into a new temp file beside
@@ -248,7 +253,10 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	}
 	p := &planned{res: d, kind: kindCreate, newVersion: st.version}
 	if dfi != nil && dfi.Mode().IsRegular() {
-		prev, err := w.readPrev(root, d.Rel, expected != "")
+		var nlink uint64
+		p.uid, p.gid, nlink = fileOwner(dfi)
+		inPlace := st.keepLinks && nlink > 1
+		prev, err := w.readPrev(root, d.Rel, expected != "" || inPlace)
 		if err != nil {
 			return false, osErr(op, d.Given, err)
 		}
@@ -256,7 +264,9 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 			return false, staleVersion(op, d.Given, expected, prev.version)
 		}
 		p.kind, p.existed, p.kept, p.prev, p.prevMode, p.prevVersion = kindReplace, true, prev.kept, prev.content, prev.mode, prev.version
-		p.uid, p.gid, _ = fileOwner(dfi)
+		if inPlace {
+			return w.installInPlace(op, d, st, p)
+		}
 	}
 	rename := root.Rename
 	if dfi == nil {
@@ -278,6 +288,34 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 		return false, osErr(op, d.Given, err)
 	}
 	return recorded, nil
+}
+
+// installInPlace is installFile for a file with several hard links
+// (st.keepLinks): its content is rewritten in place from the staged temp,
+// as a transaction (a verified backup first, restored on failure or by
+// recovery after a crash), so every link keeps naming the file. The temp
+// is removed whatever happens. p holds the file's previous state.
+func (w *Workspace) installInPlace(op string, d *resolved, st staged, p *planned) (recorded bool, err error) {
+	root := d.r.root
+	defer func() { _ = removeIfExists(root, st.temp) }()
+	orig, _, err := openRegular(root, d.Rel, op, d.Given)
+	if err != nil {
+		return false, osErr(op, d.Given, err)
+	}
+	defer orig.Close()
+	src, err := root.Open(st.temp)
+	if err != nil {
+		return false, osErr(op, d.Given, err)
+	}
+	defer src.Close()
+	p.kind, p.orig, p.src, p.srcSize = kindInPlace, orig, src, st.size
+	p.req = &request{Change: Change{Path: d.Given}}
+	txID := randomTag()
+	rec, err := w.executeRecorded(op, txID, plan{p}, func() error { return w.executeTx(op, txID, plan{p}) })
+	if err != nil {
+		return false, osErr(op, d.Given, err)
+	}
+	return rec[0], nil
 }
 
 // prevState is a regular file's state before a change, for undo.
@@ -608,10 +646,22 @@ func (tc *treeCopy) mergeFile(srcRel, dstRel string) error {
 	if tc.owner != nil {
 		uid, gid = tc.owner.UID, tc.owner.GID
 	}
+	// A replaced file keeps its mode, owner and extended attributes, as
+	// Copy of a single file does: a private file stays private.
+	var kept *os.File
+	var keptMode fs.FileMode
 	if dfi, err := dr.Lstat(dstRel); err == nil && dfi.Mode().IsRegular() {
 		uid, gid, _ = fileOwner(dfi)
+		if kept, err = dr.OpenFile(dstRel, os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+			return tc.fail(dstRel, err)
+		}
+		defer kept.Close()
+		keptMode = dfi.Mode() & permBits
 	}
 	st, err := stageCopy(tc.src.root, srcRel, dr, dstRel, func(_ *os.File, fi fs.FileInfo) fileMeta {
+		if kept != nil {
+			return fileMeta{mode: keptMode, uid: uid, gid: gid, xattrSrc: kept}
+		}
 		return fileMeta{mode: fi.Mode() & permBits, uid: uid, gid: gid}
 	})
 	if err != nil {

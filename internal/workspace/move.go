@@ -50,9 +50,10 @@ const opMove = "move"
 //
 // An existing dst is already_exists unless overwrite. With overwrite, a
 // directory replaces only an empty directory, a non-directory only a
-// non-directory (else already_exists or invalid_target). expectedVersion
-// guards a regular file source (stale_version); on anything else it is
-// bad_request.
+// non-directory (else already_exists or invalid_target); a dst that is
+// another hard link to the source is bad_request, as mv refuses it.
+// expectedVersion guards a regular file source (stale_version); on
+// anything else it is bad_request.
 //
 // Moving a regular file onto a regular file or a new path is recorded in
 // undo as one change of both paths: Undo of either brings the source back
@@ -136,6 +137,12 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 	if dfi != nil {
 		if err := checkMoveDest(op, d, sfi, dfi, overwrite); err != nil {
 			return err
+		}
+		if os.SameFile(sfi, dfi) {
+			// Hard links to one file: rename(2) leaves both names and
+			// succeeds, so the source would stay while reported moved.
+			return fserr.New(fserr.BadRequest, op, src, "%s and %s are the same file (hard links to it)", src, dst).
+				WithHint("delete %s to keep the file only as %s", src, dst)
 		}
 		if dfi.Mode().IsRegular() {
 			if err := checkWritable(op, dst, d.r.root, d.Rel, dfi); err != nil {
@@ -314,7 +321,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 	}
 
 	// A file, link or special file: stage the copy beside d.
-	var tmp, version string
+	var tmp, version, link string
 	switch {
 	case sfi.Mode().IsRegular():
 		st, err := stageCopy(sroot, s.Rel, droot, d.Rel, func(f *os.File, fi fs.FileInfo) fileMeta {
@@ -334,6 +341,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		if err != nil {
 			return err
 		}
+		link = target
 		tmp = siblingName(d.Rel, randomTag(), "tmp")
 		noteTemp(droot, tmp)
 		if err := droot.Symlink(target, tmp); err != nil {
@@ -358,7 +366,7 @@ func (w *Workspace) moveAcross(op string, s, d *resolved, sfi, dfi fs.FileInfo) 
 		backup = siblingName(d.Rel, randomTag(), "bak")
 		rec = &moveRecord{ID: randomTag(), SrcRoot: s.r.path, SrcRel: s.Rel, DstRoot: d.r.path, DstRel: d.Rel, Backup: backup}
 		rec.SrcDev, rec.SrcIno = fileKey(sfi)
-		rec.SrcVersion = version
+		rec.SrcVersion, rec.SrcLink = version, link
 		if err := w.writeMoveRecord(rec); err != nil {
 			_ = droot.Remove(tmp)
 			return stateErr(op, w.stateDir, err)

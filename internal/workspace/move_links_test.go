@@ -72,3 +72,34 @@ func TestMoveRefusesEscapingLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveRefusesHardLinkTwin: rename(2) of a name onto another hard link
+// to the same file does nothing and succeeds, so a move that trusted it
+// would report the source moved while it stays. Such a move is refused,
+// as mv refuses it, and both names are left as they were.
+func TestMoveRefusesHardLinkTwin(t *testing.T) {
+	t.Parallel()
+	for _, overwrite := range []bool{true, false} {
+		t.Run(map[bool]string{true: "overwrite", false: "no overwrite"}[overwrite], func(t *testing.T) {
+			t.Parallel()
+			w, root := newTestWorkspace(t)
+			writeFile(t, filepath.Join(root, "a"), "A", 0o644)
+			if err := os.Link(filepath.Join(root, "a"), filepath.Join(root, "b")); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, root)
+			_, err := w.Move("a", "b", overwrite, "")
+			want := fserr.BadRequest
+			if !overwrite {
+				want = fserr.AlreadyExists
+			}
+			wantCode(t, err, want)
+			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+				t.Errorf("the refused move changed the root (-before +after):\n%s", diff)
+			}
+			if inode(t, filepath.Join(root, "a")) != inode(t, filepath.Join(root, "b")) {
+				t.Error("the two names are no longer one file")
+			}
+		})
+	}
+}

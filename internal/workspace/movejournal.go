@@ -33,6 +33,10 @@ type moveRecord struct {
 	// SrcVersion is a regular file source's content: a freed inode number
 	// may be handed to a new file at the same path.
 	SrcVersion string `json:"src_version,omitempty"`
+	// SrcLink is a symbolic link source's target: its copy at the
+	// destination is known by it, as a file's is by its version (a
+	// dangling link or one to a directory has none).
+	SrcLink string `json:"src_link,omitempty"`
 }
 
 // sameKey reports whether fi is the file with device dev and inode ino.
@@ -132,13 +136,13 @@ func settleMove(src, dst *os.Root, r *moveRecord) error {
 		// renaming the old destination aside and installing the copy —
 		// the backup is its only name and goes back; holding something
 		// else, the backup stays for a person to look at.
-		dv, err := fileVersion(dst, r.DstRel)
+		copied, present, err := holdsCopy(dst, r)
 		switch {
 		case err != nil:
 			return err
-		case dv != "" && (r.SrcVersion == "" || dv == r.SrcVersion):
+		case copied:
 			return removeIfExists(dst, r.Backup)
-		case dv != "":
+		case present:
 			return nil
 		}
 	}
@@ -153,6 +157,31 @@ func settleMove(src, dst *os.Root, r *moveRecord) error {
 		return err
 	}
 	return syncDir(dst, path.Dir(r.DstRel))
+}
+
+// holdsCopy reports whether r's destination holds the moved source's
+// copy, and whether it holds anything. A link source's copy is a link
+// with its target, never followed: a dangling one has no content to
+// compare, and one to a directory cannot be read as a file.
+func holdsCopy(dst *os.Root, r *moveRecord) (copied, present bool, err error) {
+	if r.SrcLink != "" {
+		fi, err := dst.Lstat(r.DstRel)
+		switch {
+		case gone(err):
+			return false, false, nil
+		case err != nil:
+			return false, false, err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			return false, true, nil
+		}
+		target, err := dst.Readlink(r.DstRel)
+		return err == nil && target == r.SrcLink, true, err
+	}
+	dv, err := fileVersion(dst, r.DstRel)
+	if err != nil || dv == "" {
+		return false, false, err
+	}
+	return r.SrcVersion == "" || dv == r.SrcVersion, true, nil
 }
 
 // blockMove blocks the paths of move record r that lie in w's roots.

@@ -94,19 +94,22 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 }
 
 // checkSlash applies what a trailing slash means, as in POSIX: the path
-// names a directory, so "a.txt/" is not a.txt. An existing target that is
-// not a directory (after links) is invalid_target; a missing one is marked
+// names a directory, so "a.txt/" is not a.txt. So does a last component
+// "." or ".." (lexical cleaning would drop it: "new/." would make a file
+// "new", "a.txt/." would name a.txt). An existing target that is not a
+// directory (after links) is invalid_target; a missing one is marked
 // dirOnly, and operations that would create a file there refuse
 // (refuseDirOnly) while those that create a directory go ahead.
 func checkSlash(op string, r *resolved) error {
-	if len(r.Given) < 2 || !strings.HasSuffix(r.Given, "/") {
+	end := dirEnding(r.Given)
+	if end == "" {
 		return nil
 	}
 	fi, err := r.r.root.Stat(r.Rel)
 	switch {
 	case err == nil && !fi.IsDir():
-		return fserr.New(fserr.InvalidTarget, op, r.Given, "%s is not a directory, yet the path ends with /", r.Given).WithErrno(syscall.ENOTDIR).
-			WithHint("drop the trailing / to name the file")
+		return fserr.New(fserr.InvalidTarget, op, r.Given, "%s is not a directory, yet the path ends with %s", r.Given, end).WithErrno(syscall.ENOTDIR).
+			WithHint("drop the trailing %s to name the file", end)
 	case errors.Is(err, fs.ErrNotExist):
 		r.dirOnly = true
 	}
@@ -119,8 +122,27 @@ func refuseDirOnly(op string, r *resolved) error {
 	if !r.dirOnly {
 		return nil
 	}
-	return fserr.New(fserr.InvalidTarget, op, r.Given, "%s ends with /, which names a directory, not a file", r.Given).WithErrno(syscall.EISDIR).
-		WithHint("drop the trailing / to make a file there")
+	end := dirEnding(r.Given)
+	return fserr.New(fserr.InvalidTarget, op, r.Given, "%s ends with %s, which names a directory, not a file", r.Given, end).WithErrno(syscall.EISDIR).
+		WithHint("drop the trailing %s to make a file there", end)
+}
+
+// dirEnding is the ending of p that makes it name a directory: "/", "/."
+// or "/.." (with any slashes after), or "" when it has none. The root's
+// own spellings ("/", ".", "..") have none.
+func dirEnding(p string) string {
+	trimmed := strings.TrimRight(p, "/")
+	switch {
+	case trimmed == "" || trimmed == "." || trimmed == "..":
+		return ""
+	case strings.HasSuffix(trimmed, "/."):
+		return p[len(trimmed)-2:]
+	case strings.HasSuffix(trimmed, "/.."):
+		return p[len(trimmed)-3:]
+	case len(trimmed) < len(p):
+		return p[len(trimmed):]
+	}
+	return ""
 }
 
 func (w *Workspace) inStateErr(op, p string) *fserr.Error {

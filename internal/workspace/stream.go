@@ -67,7 +67,10 @@ func (e errSource) Unwrap() error { return e.err }
 // p through a pooled buffer, fsynced, given the replaced file's mode,
 // owner and extended attributes (a new file gets 0644 and opts.Owner),
 // and renamed onto p; then the directory is fsynced. The replaced
-// content is recorded in undo when it fits an undo entry.
+// content is recorded in undo when it fits an undo entry. A p with
+// several hard links is rewritten in place from the part instead, as
+// Commit rewrites such a file (a verified backup first), so the links
+// stay one file; the part is removed then.
 //
 // p's directory must exist (not_found otherwise: uploads do not create
 // directories). When src fails, ctx ends or the disk fills up (no_space_left),
@@ -164,7 +167,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 			return osErr(op, p, err)
 		}
 		res.Created = cur == nil
-		res.UndoRecorded, err = w.installFile(op, d, staged{temp: part, version: version, size: size}, true, true, opts.ExpectedVersion)
+		res.UndoRecorded, err = w.installFile(op, d, staged{temp: part, version: version, size: size, keepLinks: true}, true, true, opts.ExpectedVersion)
 		return err
 	})
 	if err != nil {

@@ -142,7 +142,11 @@ const (
 // TotalBytes in all, evicting older records as any change does. Not
 // recorded: links it puts in place (Undo resolves a path through its
 // link), replaced special files (no content to keep), and the directories
-// it creates (undoing every file leaves them empty).
+// it creates (undoing every file leaves them empty). A replaced file is
+// replaced by rename, as tar extracts over it: other hard links to it
+// keep the old content (Commit and WriteStream rewrite such a file in
+// place; a merge stages its files whole before the transaction, and
+// hard-link members of the archive make their own links).
 type TreeWriter struct {
 	w     *Workspace
 	op    string

@@ -65,7 +65,11 @@ func (w *Workspace) executeTxWith(op, id string, pl plan, prepare func(*planned)
 		}
 		switch p.kind {
 		case kindReplace, kindDelete, kindInPlace:
-			p.backup = siblingName(rel, m.ID, "bak")
+			// A tag of its own, not the transaction's: siblingName keeps
+			// only the first maxBaseInName bytes of a name, so two long
+			// names in one directory would share a backup, and a rollback
+			// would restore one file from the other's (or not at all).
+			p.backup = siblingName(rel, randomTag(), "bak")
 		}
 		m.Files = append(m.Files, txFile{
 			Root: p.res.r.path, Rel: rel, Kind: p.kind, Temp: p.temp, Backup: p.backup,
