@@ -394,8 +394,13 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 		}
 		if len(ch.Old) == 0 {
 			at := doc.Len()
-			if anchor >= 0 && !ch.EOF {
+			switch {
+			case anchor >= 0 && !ch.EOF:
 				at = anchor + 1
+			case at > 0 && doc.Text(at-1) == "":
+				// Codex appends before a blank last line, which stays
+				// last.
+				at--
 			}
 			edits = append(edits, doc.Insert(at, ch.New))
 			hunks = append(hunks, HunkResult{Path: op.Path, Line: at + 1, Tier: "insert", Patch: ch.Line})
@@ -417,6 +422,28 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			// ("@@ x" / "-x" / "+y").
 			tier, blocks = doc.FindFirstBlock(ch.Old, anchor, ch.EOF)
 		}
+		old, repl := ch.Old, ch.New
+		if len(blocks) == 0 && pl.dialect == Codex && old[len(old)-1] == "" {
+			// Codex retries without a last empty context line (it may
+			// stand for the file's final newline, or be the blank line
+			// that separates chunks). The trimmed tier has already
+			// tried that for old lines that are not all blank; for
+			// those that are, it can leave none: an empty pattern
+			// matches at the cursor, so the '+' lines go there.
+			// (Agent Zero splits the file differently; its chunks
+			// are left as they are.)
+			old = old[:len(old)-1]
+			if len(repl) > 0 && repl[len(repl)-1] == "" {
+				repl = repl[:len(repl)-1]
+			}
+			if len(old) == 0 {
+				edits = append(edits, doc.Insert(from, repl))
+				hunks = append(hunks, HunkResult{Path: op.Path, Line: from + 1, Tier: "insert", Patch: ch.Line})
+				cursor = from
+				continue
+			}
+			tier, blocks = find(old, from, ch.EOF)
+		}
 		if len(blocks) == 0 {
 			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor, prev)
 		}
@@ -424,7 +451,7 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
 		}
 		b := blocks[0]
-		edits = append(edits, doc.Splice(b, ch.Old, ch.New))
+		edits = append(edits, doc.Splice(b, old, repl))
 		hunks = append(hunks, HunkResult{Path: op.Path, Line: b.Line + 1, Tier: tier.String(), Patch: ch.Line})
 		cursor, prev = b.Line+b.Count, b.Line
 	}

@@ -182,6 +182,77 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// buildTree parses text, plans it against files and returns the tree after.
+func buildTree(t *testing.T, files memSource, text string) map[string]string {
+	t.Helper()
+	p, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(p, files)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return applyPlan(files, plan)
+}
+
+// updateCase is a Codex update of one file f: its content before and
+// after the chunks of patch (between the Update header and End Patch).
+type updateCase struct{ name, file, patch, want string }
+
+// runUpdates runs each case's patch against its file.
+func runUpdates(t *testing.T, tests []updateCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			text := "*** Begin Patch\n*** Update File: f\n" + tt.patch + "\n*** End Patch"
+			if diff := cmp.Diff(map[string]string{"f": tt.want}, buildTree(t, memSource{"f": tt.file}, text)); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildEmptyLastContext: a chunk's last line may be empty context (the
+// blank line a model leaves between chunks or before the next section).
+// When the chunk does not match with it, Codex retries without it; when
+// that leaves no old lines, the '+' lines go in at the cursor. These
+// chunks used to fail with "Failed to find expected lines" and no lines.
+func TestBuildEmptyLastContext(t *testing.T) {
+	t.Parallel()
+	tests := []updateCase{
+		{"pure addition then blank line, after the anchor",
+			"import os\nimport re\ndef main():\n    pass\n",
+			"@@ import os\n+import sys\n\n@@ def main():\n-    pass\n+    run()",
+			"import os\nimport sys\nimport re\ndef main():\n    run()\n"},
+		{"at the cursor after the previous chunk", "a\nb\nc\n", "@@\n-a\n+A\n@@\n+ins\n", "A\nins\nb\nc\n"},
+		{"at the start for a first chunk", "a\nb\n", "@@\n+top\n", "top\na\nb\n"},
+		{"a blank line that is there is matched", "import os\nimport re\n\nx\n", "@@ import os\n+import sys\n", "import os\nimport re\nimport sys\n\nx\n"},
+		{"only one empty line is dropped", "a\n\nb\n", "@@ a\n+x\n\n", "a\nx\n\nb\n"},
+		{"removing an empty line of an empty file", "", "@@\n-\n+x", "x\n"},
+		{"end of file", "a\nb\n", "@@ a\n+x\n\n*** End of File", "a\nx\nb\n"},
+	}
+	runUpdates(t, tests)
+}
+
+// TestBuildAppendBeforeBlankLastLine: Codex appends a pure addition (no
+// anchor, or "*** End of File") before the file's last line when that
+// line is empty, so the file keeps ending with a blank line. It used to go
+// after the blank line.
+func TestBuildAppendBeforeBlankLastLine(t *testing.T) {
+	t.Parallel()
+	tests := []updateCase{
+		{"no anchor", "a\nb\n\n", "@@\n+c", "a\nb\nc\n\n"},
+		{"CRLF", "a\r\nb\r\n\r\n", "@@\n+c", "a\r\nb\r\nc\r\n\r\n"},
+		{"end of file behind an anchor", "a\nb\n\n", "@@ a\n+c\n*** End of File", "a\nb\nc\n\n"},
+		{"only blank lines", "\n\n", "@@\n+c", "\nc\n\n"},
+		{"white space is not blank", "a\n  \n", "@@\n+c", "a\n  \nc\n"},
+		{"anchor inserts after it", "a\nb\n\n", "@@ a\n+c", "a\nc\nb\n\n"},
+	}
+	runUpdates(t, tests)
+}
+
 func TestBuildErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
