@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,13 +27,20 @@ type grepFlags struct {
 	regexps    []string
 	ignoreCase bool
 	fixed      bool
-	after      int
-	before     int
-	context    int
-	globs      []string
-	types      []string
-	hidden     bool
-	noIgnore   bool
+
+	// after and before are the lines of context -A, -B and -C ask for:
+	// each flag sets its sides, and for each side the last flag given
+	// wins (as in GNU grep and rg 14: -C1 -A3 is one line before and
+	// three after, -A3 -C1 one and one, -C2 -A0 two before and none
+	// after; see contextValue). afterFlag and beforeFlag name the flag
+	// that set each side, for errors.
+	after, before         int
+	afterFlag, beforeFlag string
+
+	globs    []string
+	types    []string
+	hidden   bool
+	noIgnore bool
 	// noIgnoreGlobal: git's global excludes file is not honoured (rg
 	// --no-ignore-global; --no-ignore implies it).
 	noIgnoreGlobal bool
@@ -99,9 +107,9 @@ Other ripgrep flags are refused, not ignored.`,
 	fl.BoolVarP(&f.word, "word-regexp", "w", false, "only whole words: a match needs a line's start or a non-word character before it, and a line's end or a non-word character after")
 	fl.BoolVarP(&f.filesOnly, "files-with-matches", "l", false, "print only the paths of the files with a match")
 	fl.BoolVarP(&f.count, "count", "c", false, "print only path:count for each file with a match, the number of lines that match")
-	fl.IntVarP(&f.after, "after-context", "A", 0, "show NUM lines after each match")
-	fl.IntVarP(&f.before, "before-context", "B", 0, "show NUM lines before each match")
-	fl.IntVarP(&f.context, "context", "C", 0, "show NUM lines before and after each match")
+	fl.VarP(&contextValue{f: &f, after: true}, "after-context", "A", "show NUM lines after each match")
+	fl.VarP(&contextValue{f: &f, before: true}, "before-context", "B", "show NUM lines before each match")
+	fl.VarP(&contextValue{f: &f, before: true, after: true}, "context", "C", "show NUM lines before and after each match (-A and -B given after it change their side)")
 	fl.StringVar(&f.maxFilesize, "max-filesize", "", "skip files larger than NUM (K, M or G suffix)")
 	fl.BoolVarP(&f.multiline, "multiline", "U", false, "let matches span lines; '.' matches newlines too (rg -U --multiline-dotall)")
 	fl.BoolVar(&f.multilineAll, "multiline-dotall", false, "accepted for ripgrep compatibility: -U always implies it")
@@ -126,6 +134,46 @@ func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
 	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
 }
 
+// contextValue is the value of -A (after), -B (before) or -C (both): it
+// sets the lines of context of its sides when it is parsed, so that the
+// flag given last decides each side, whatever its number (an explicit 0
+// too). rg 13 let -A or -B drop a -C given before entirely (-C1 -A3 gave
+// no line before), which ripgrep 14 fixed (ripgrep#2288); this is rg 14's
+// way, and GNU grep's.
+type contextValue struct {
+	f             *grepFlags
+	before, after bool
+	n             int // the last value given, for String
+}
+
+func (v *contextValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok {
+			err = ne.Err
+		}
+		return err
+	}
+	v.n = int(n)
+	name := "context"
+	switch {
+	case !v.before:
+		name = "after-context"
+	case !v.after:
+		name = "before-context"
+	}
+	if v.before {
+		v.f.before, v.f.beforeFlag = v.n, name
+	}
+	if v.after {
+		v.f.after, v.f.afterFlag = v.n, name
+	}
+	return nil
+}
+
+func (v *contextValue) Type() string   { return "int" }
+func (v *contextValue) String() string { return strconv.Itoa(v.n) }
+
 // searchOptions builds the engine options from the flags.
 func (f *grepFlags) searchOptions() (search.Options, error) {
 	o := search.Options{
@@ -146,14 +194,6 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		// when binary, as rg searches it (see grepRenderer).
 		SearchBinaryStart: true,
 		RipgrepBinary:     true,
-	}
-	if f.context > 0 {
-		if f.before == 0 {
-			o.ContextBefore = f.context
-		}
-		if f.after == 0 {
-			o.ContextAfter = f.context
-		}
 	}
 	if f.count || f.filesOnly {
 		// Only paths and counts are printed, but rg looks at the context
@@ -206,8 +246,9 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
-	return searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
-		return search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global), func(fm *search.FileMatches) grepOutput {
+	searched := 0 // files opened to be searched, as rg counts them
+	err = searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
+		st, err := search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global).WithGlobPrefix(sr.globPrefix), func(fm *search.FileMatches) grepOutput {
 			return r.render(fm, joinDisplay(sr.prefix, fm.Path))
 		}, func(_ string, out grepOutput) error {
 			if len(out.text) == 0 {
@@ -221,7 +262,17 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 			_, err := w.Write(out.text)
 			return err
 		})
+		searched += st.FilesSearched + st.FilesSkippedBinary + st.ErrorCount
+		return st, err
 	})
+	var ee *exitError
+	if len(args) == 0 && searched == 0 && errors.As(err, &ee) && ee.code == 1 {
+		// As rg, which says so when the current directory (no PATH
+		// given) had no file to search, and exits 2 (even with
+		// --no-messages, which only drops the words).
+		return &exitError{code: 2, silent: f.noMessages, err: errors.New("no files were searched: there are none here, or the filters skipped them all (ignore files, dot-prefixed names, -g, -t, --max-depth, --max-filesize)\nHint: name the files or directories to search, or pass --hidden, --no-ignore or other -g or -t")}
+	}
+	return err
 }
 
 // rgMaps says whether rg would map the files named by paths into memory
@@ -269,12 +320,12 @@ func (f *grepFlags) flagName(opt string) (string, bool) {
 	case "multiline":
 		return "-U (--multiline)", true
 	case "context_before":
-		if f.before == 0 && f.context != 0 {
+		if f.beforeFlag == "context" {
 			return "-C (--context)", true
 		}
 		return "-B (--before-context)", true
 	case "context_after":
-		if f.after == 0 && f.context != 0 {
+		if f.afterFlag == "context" {
 			return "-C (--context)", true
 		}
 		return "-A (--after-context)", true
@@ -319,6 +370,12 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 	if len(paths) == 0 {
 		paths = []string{""}
 	}
+	cwd := ""
+	if len(f.globs) > 0 {
+		// rg's -g globs are anchored at the current directory (see
+		// rgGlobPrefix); without it, an absolute PATH is matched whole.
+		cwd, _ = syscall.Getwd()
+	}
 	for _, p := range paths {
 		shown := p
 		if shown == "" {
@@ -328,6 +385,9 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 		if err != nil {
 			report(shown, err)
 			continue
+		}
+		if len(f.globs) > 0 {
+			sr.globPrefix = rgGlobPrefix(p, cwd)
 		}
 		if global != nil && sr.start == "." {
 			g := *global
@@ -366,6 +426,26 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 	return nil
 }
 
+// rgGlobPrefix is what ripgrep's -g globs see before the path of an
+// entry below the PATH p ("" when none was given): search.WalkPrefix,
+// and from an absolute path inside the current directory cwd, cwd and
+// the "/" after it dropped. So a glob with a '/' is anchored at the
+// current directory: `-g 'src/*.go' x src` selects src/a.go,
+// `-g 'a/*.go' x src` does not select src/a/b.go. (rg drops cwd as a
+// byte prefix, even from /tmp/ab when cwd is /tmp/a; this drops it as
+// directories only.)
+func rgGlobPrefix(p, cwd string) string {
+	s := search.WalkPrefix(p)
+	switch {
+	case cwd == "" || !strings.HasPrefix(s, "/"):
+	case cwd == "/":
+		s = s[1:]
+	case strings.HasPrefix(s, cwd+"/"):
+		s = s[len(cwd)+1:]
+	}
+	return s
+}
+
 // errText is an error's text without Go's operation prefixes.
 func errText(err error) string {
 	var pe *fs.PathError
@@ -385,6 +465,9 @@ type searchRoot struct {
 	// global is git's global excludes file, with its Base set for this
 	// PATH (nil when it is not honoured, or PATH is a file).
 	global *search.GlobalIgnore
+	// globPrefix is what -g globs see before a path below PATH (see
+	// rgGlobPrefix).
+	globPrefix string
 }
 
 // openSearchRoot opens the root that confines a search of p: p itself

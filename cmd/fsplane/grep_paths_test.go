@@ -120,8 +120,12 @@ func TestGrepOptionErrorsNameFlags(t *testing.T) {
 		{"before", []string{"grep", "-B", "5000", "x"}, []string{"fsplane grep: -B (--before-context): at most 1000 lines of context (got 5000)", "Hint: pass at most 1000 to -B (--before-context)"}},
 		{"after, negative", []string{"grep", "-A", "-1", "x"}, []string{"fsplane grep: -A (--after-context): context lines must not be negative"}},
 		{"context", []string{"grep", "-C", "5000", "x"}, []string{"fsplane grep: -C (--context): at most 1000"}},
+		{"context, negative", []string{"grep", "-C=-1", "x"}, []string{"fsplane grep: -C (--context): context lines must not be negative"}},
+		{"context, then before", []string{"grep", "-C", "5000", "-B", "1", "x"}, []string{"fsplane grep: -C (--context): at most 1000 lines of context (got 5000)", "Hint: pass at most 1000 to -C (--context)"}},
+		{"before, then context", []string{"grep", "-B", "1", "-C", "5000", "x"}, []string{"fsplane grep: -C (--context): at most 1000"}},
 		{"line break without -U", []string{"grep", `a\nb`}, []string{"unless you turn on -U (--multiline)"}},
 		{"unclosed brace", []string{"grep", "-g", "*.{txt", "x"}, []string{`fsplane grep: -g (--glob): invalid glob "*.{txt": unclosed "{"`, "Hint: close every"}},
+		{"unclosed class", []string{"grep", "-g", "[a", "x"}, []string{`fsplane grep: -g (--glob): invalid glob "[a": unclosed or malformed character class at byte 0`, `Hint: close every "["`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,4 +289,109 @@ func sortedLines(s string) string {
 	lines := strings.SplitAfter(s, "\n")
 	slices.Sort(lines)
 	return strings.Join(lines, "")
+}
+
+// TestGrepGlobsAnchoredLikeRipgrep: as rg matches its -g globs, one with
+// a '/' matches the path walked (PATH as given joined with the entry's,
+// relative to the current directory), not the path below PATH: with PATH
+// src, `src/*.go` selects src/a.go and `a/*.go` nothing. Each case is
+// checked against the list written here and, where rg is installed,
+// against rg's; "ABS" in an argument stands for the scratch directory.
+func TestGrepGlobsAnchoredLikeRipgrep(t *testing.T) {
+	t.Parallel()
+	rg, _ := exec.LookPath("rg")
+	top := t.TempDir()
+	testenv.WriteTree(t, top, map[string]string{
+		"src/a.go":     "x\n",
+		"src/a/b.go":   "x\n",
+		"src/a/c.txt":  "x\n",
+		"src/doc.txt":  "x\n",
+		"other/a/d.go": "x\n",
+	})
+	tests := []struct {
+		name string
+		dir  string // where to run, below the scratch directory
+		args []string
+		want []string
+	}{
+		{"a glob of PATH's files", ".", []string{"-g", "src/*.go", "src"}, []string{"src/a.go"}},
+		{"a glob below PATH is not anchored there", ".", []string{"-g", "a/*.go", "src"}, nil},
+		{"PATH/**", ".", []string{"-g", "src/**", "src"}, []string{"src/a.go", "src/a/b.go", "src/a/c.txt", "src/doc.txt"}},
+		{"excluding PATH/**", ".", []string{"-g", "!src/**", "src", "other"}, []string{"other/a/d.go"}},
+		{"excluding a directory", ".", []string{"-g", "!src/a", "src"}, []string{"src/a.go", "src/doc.txt"}},
+		{"excluding a directory not anchored at PATH", ".", []string{"-g", "!a/", "src"}, []string{"src/a.go", "src/doc.txt"}},
+		{"anchored glob", ".", []string{"-g", "/src/a/*", "src/"}, []string{"src/a/b.go", "src/a/c.txt"}},
+		{"./PATH", ".", []string{"-g", "src/a/*.go", "./src"}, []string{"./src/a/b.go"}},
+		{"PATH .", "src", []string{"-g", "a/*.go", "."}, []string{"./a/b.go"}},
+		{"no PATH", "src", []string{"-g", "a/*.go"}, []string{"a/b.go"}},
+		{"../PATH", "src", []string{"-g", "../other/**", "../other"}, []string{"../other/a/d.go"}},
+		{"absolute PATH inside the current directory", ".", []string{"-g", "src/a/*", "ABS/src"}, []string{"ABS/src/a/b.go", "ABS/src/a/c.txt"}},
+		{"absolute PATH outside the current directory", "other", []string{"-g", "a/*", "ABS/src"}, nil},
+		{"absolute PATH, ** glob", "other", []string{"-g", "**/src/a/*.go", "ABS/src"}, []string{"ABS/src/a/b.go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(top, tt.dir)
+			args := slices.Clone(tt.args)
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, "ABS", top)
+			}
+			var want, wantLines []string
+			for _, f := range tt.want {
+				f = strings.ReplaceAll(f, "ABS", top)
+				want = append(want, f)
+				wantLines = append(wantLines, f+":1:x")
+			}
+			exit := 0
+			if len(want) == 0 {
+				exit = 1
+			}
+			files := runBinary(t, dir, "", append([]string{"files"}, args...)...)
+			if diff := cmp.Diff(want, sortedOutput(files.Stdout)); diff != "" || files.Exit != exit {
+				t.Errorf("fsplane files: exit %d (-want +got):\n%s\nstderr: %s", files.Exit, diff, files.Stderr)
+			}
+			grep := runBinary(t, dir, "", append([]string{"grep", "x"}, args...)...)
+			if diff := cmp.Diff(wantLines, sortedOutput(grep.Stdout)); diff != "" || grep.Exit != exit {
+				t.Errorf("fsplane grep: exit %d (-want +got):\n%s\nstderr: %s", grep.Exit, diff, grep.Stderr)
+			}
+			if rg == "" {
+				return
+			}
+			if diff := cmp.Diff(want, runRipgrep(t, rg, dir, nil, append([]string{"--files"}, args...)...)); diff != "" {
+				t.Errorf("rg --files (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantLines, runRipgrep(t, rg, dir, nil, append([]string{"-n", "-H", "--no-heading", "x"}, args...)...)); diff != "" {
+				t.Errorf("rg (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRgGlobPrefix(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		path, cwd, want string
+	}{
+		{"", "/w", ""},
+		{".", "/w", ""},
+		{"./", "/w", ""},
+		{"src", "/w", "src/"},
+		{"src/", "/w", "src/"},
+		{"./src", "/w", "src/"},
+		{"././src", "/w", "src/"}, // rg drops "./" twice
+		{"../src", "/w", "../src/"},
+		{"/w/src", "/w", "src/"},
+		{"/w", "/w", ""},
+		{"/w/", "/w", ""},
+		{"/wx/src", "/w", "/wx/src/"},
+		{"/other/src", "/w", "/other/src/"},
+		{"/other/src", "/", "other/src/"},
+		{"/other/src", "", "/other/src/"},
+	}
+	for _, tt := range tests {
+		if got := rgGlobPrefix(tt.path, tt.cwd); got != tt.want {
+			t.Errorf("rgGlobPrefix(%q, %q) = %q, want %q", tt.path, tt.cwd, got, tt.want)
+		}
+	}
 }

@@ -67,6 +67,12 @@ func TestGrepCommand(t *testing.T) {
 		{"regexp flags", []string{"grep", "-e", "TODO", "-e", "^def", "a.go", "b.py"}, "a.go:4:// TODO: more\nb.py:1:def handler():\n", 0},
 		{"context", []string{"grep", "-C", "1", "needle", "notes.txt"}, "notes.txt-2-2\nnotes.txt:3:needle three\nnotes.txt-4-4\n--\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
 		{"after merges", []string{"grep", "-A", "5", "needle", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt-4-4\nnotes.txt-5-5\nnotes.txt-6-6\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
+		// For each side the last of -A, -B and -C wins, an explicit 0
+		// too (as in GNU grep and rg 14; rg 13 let -A or -B drop -C).
+		{"context, then no after", []string{"grep", "-C", "1", "-A", "0", "needle", "notes.txt"}, "notes.txt-2-2\nnotes.txt:3:needle three\n--\nnotes.txt-7-7\nnotes.txt:8:needle eight\n", 0},
+		{"context, then no before", []string{"grep", "-C1", "-B0", "needle", "notes.txt"}, "notes.txt:3:needle three\nnotes.txt-4-4\n--\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
+		{"after, then context", []string{"grep", "-A", "3", "-C", "1", "needle", "notes.txt"}, "notes.txt-2-2\nnotes.txt:3:needle three\nnotes.txt-4-4\n--\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
+		{"context, then after", []string{"grep", "--context=1", "--after-context=2", "needle", "notes.txt"}, "notes.txt-2-2\nnotes.txt:3:needle three\nnotes.txt-4-4\nnotes.txt-5-5\n--\nnotes.txt-7-7\nnotes.txt:8:needle eight\nnotes.txt-9-9\n", 0},
 		{"multiline", []string{"grep", "-U", `begin\nmid`}, "multi.txt:1:begin\nmulti.txt:2:middle\n", 0},
 		{"byte order mark", []string{"grep", "-e", "^top", "-e", "top$", "bom.txt"}, "bom.txt:1:top\n", 0},
 		{"byte order mark multiline", []string{"grep", "-U", `^top\nworld`, "bom.txt"}, "bom.txt:1:top\nbom.txt:2:world\n", 0},
@@ -93,6 +99,12 @@ func TestGrepCommand(t *testing.T) {
 		{"only matching refused", []string{"grep", "-o", "needle", "notes.txt"}, "", 2},
 		{"with filename off refused", []string{"grep", "--with-filename=false", "needle", "notes.txt"}, "", 2},
 		{"no match", []string{"grep", "zzzzqqq"}, "", 1},
+		// As rg: no PATH, and no file of the current directory to
+		// search, is an error (rg: "No files were searched"; exit 2
+		// with --no-messages too); with a PATH it is no match.
+		{"nothing searched", []string{"grep", "-t", "rust", "x"}, "", 2},
+		{"nothing searched, PATH given", []string{"grep", "-t", "rust", "x", "."}, "", 1},
+		{"nothing searched, files", []string{"files", "-t", "rust"}, "", 1},
 		{"bad regex", []string{"grep", "(x"}, "", 2},
 		{"missing path", []string{"grep", "x", "nope"}, "", 2},
 		{"files", []string{"files", "-g", "*.go"}, "a.go\nsub/c.go\n", 0},

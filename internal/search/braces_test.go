@@ -88,6 +88,33 @@ func TestGlobAlternatives(t *testing.T) {
 	}
 }
 
+// TestGlobMalformedClass: a -g glob (or include/exclude) with a class
+// that never closes is refused, as rg refuses it, instead of selecting
+// nothing; an escaped bracket and well-formed classes are fine.
+func TestGlobMalformedClass(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		opts  Options
+		field string // "" when valid
+	}{
+		{Options{Pattern: "x", Include: []string{"[a"}}, "include"},
+		{Options{Pattern: "x", Exclude: []string{"src/[ab"}}, "exclude"},
+		{Options{Pattern: "x", Globs: []string{"!*.[ch"}}, "glob"},
+		{Options{Pattern: "x", Globs: []string{"[[:nope:]]"}}, "glob"},
+		{Options{Pattern: "x", Globs: []string{`\[a`}}, ""},
+		{Options{Pattern: "x", Globs: []string{"*.[ch]", "[!a]*", "[]]"}}, ""},
+	} {
+		_, err := Compile(tt.opts)
+		var ie *InvalidError
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("Compile(%+v) = %v, want no error", tt.opts, err)
+		case tt.field != "" && (!errors.As(err, &ie) || ie.Field != tt.field || !strings.Contains(ie.Message, "character class") || ie.Hint == ""):
+			t.Errorf("Compile(%+v) = %v, want an InvalidError for %s naming the class, with a hint", tt.opts, err, tt.field)
+		}
+	}
+}
+
 // TestAncestorIgnores: the ignore files above the root that
 // ReadAncestorIgnores reads apply as ripgrep applies its parents' files.
 func TestAncestorIgnores(t *testing.T) {

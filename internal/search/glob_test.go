@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,5 +251,57 @@ func TestGlobFindSymlinks(t *testing.T) {
 	want := []string{"dangling", "ld", "lf", "ls", "real", "real/f.txt", "real/sub", "real/sub/g.txt", "real/up"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("find (-want +got):\n%s", diff)
+	}
+}
+
+// TestTypesHaveRipgrepGlobs: a type selects what rg's type of that name
+// selects (fsplane's may select more, from newer ripgrep tables): each
+// name here, and where rg is installed a name made from each glob of
+// rg --type-list for the types fsplane knows.
+func TestTypesHaveRipgrepGlobs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ   string
+		names []string
+	}{
+		{"sh", []string{"x.sh", ".bashrc", "bashrc", "x.bashrc", ".profile", "profile", ".login", ".logout", ".tcshrc", "zshrc", "x.cshrc", "x.kshrc", "bash_profile"}},
+		{"ruby", []string{"x.rb", "x.rbw", "config.ru", "Gemfile", "Rakefile", ".irbrc", "x.gemspec"}},
+	}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		out, err := exec.Command(rg, "--no-config", "--type-list").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(out), "\n") {
+			typ, globs, ok := strings.Cut(line, ": ")
+			if _, known := fileTypes[typ]; !ok || !known {
+				continue
+			}
+			var names []string
+			for _, g := range strings.Split(globs, ", ") {
+				if !strings.Contains(g, "[") {
+					names = append(names, strings.ReplaceAll(g, "*", "x"))
+				}
+			}
+			tests = append(tests, struct {
+				typ   string
+				names []string
+			}{typ, names})
+		}
+	}
+	for _, tt := range tests {
+		f, err := newTypeFilter([]string{tt.typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var missed []string
+		for _, n := range tt.names {
+			if !f.match(n) {
+				missed = append(missed, n)
+			}
+		}
+		if diff := cmp.Diff([]string(nil), missed); diff != "" {
+			t.Errorf("type %s does not match (-want +got):\n%s", tt.typ, diff)
+		}
 	}
 }

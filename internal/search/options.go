@@ -35,12 +35,21 @@ type Options struct {
 
 	// Include and Exclude are globs (gitignore syntax, like rg -g): a glob
 	// without '/' matches a name at any depth, one with '/' the path
-	// relative to the start. When Include is not empty, files must match
+	// relative to the start (after GlobPrefix). When Include is not empty, files must match
 	// one of them; a file or directory matching an Exclude glob is
 	// skipped. Globs are ripgrep -g globs; a leading '!' in Globs excludes.
 	Include []string
 	Exclude []string
 	Globs   []string
+	// GlobPrefix is put before the path relative to the start when the
+	// globs are matched, so that one with a '/' matches GlobPrefix+rel:
+	// ripgrep matches its -g globs against the path it walks, PATH as
+	// given joined with the entry's, relative to the current directory
+	// (`rg -g 'src/*.go' x src` selects src/a.go, `rg -g 'a/*.go' x src`
+	// not src/a/b.go), and the command line sets it so. "" (the
+	// workspace fronts) matches them against the path relative to the
+	// start.
+	GlobPrefix string
 	// Types are ripgrep type names (go, py, js, rust...): files must match
 	// one of them.
 	Types []string
@@ -164,6 +173,15 @@ func (q *Query) WithAncestors(a []AncestorIgnores) *Query {
 	return &c
 }
 
+// WithGlobPrefix returns a copy of q whose globs match prefix+rel (see
+// Options.GlobPrefix), for a search of another start; q itself is
+// unchanged.
+func (q *Query) WithGlobPrefix(prefix string) *Query {
+	c := *q
+	c.opts.GlobPrefix = prefix
+	return &c
+}
+
 // WithGlobalIgnore returns a copy of q that honours g (see
 // Options.GlobalIgnore), for a search of another root, whose Base
 // differs; q itself is unchanged.
@@ -192,9 +210,18 @@ type GlobalIgnore struct {
 }
 
 // globalPrefix is what is put before a path relative to the start for
-// the global patterns to match it (see GlobalIgnore.Base).
+// the global patterns to match it (see GlobalIgnore.Base): WalkPrefix,
+// and then, as ripgrep's global matcher, one leading "/" dropped.
 func globalPrefix(base string) string {
-	const mark = "\x00" // stands for the path below the start
+	return strings.TrimPrefix(WalkPrefix(base), "/")
+}
+
+// WalkPrefix is what ripgrep puts before the path of an entry below the
+// PATH base when it matches the entry against globs: base joined with
+// the entry's path, and a leading "./" dropped twice (once when the walk
+// joins, once by the matcher). "" for no PATH (rg walks "./").
+func WalkPrefix(base string) string {
+	const mark = "\x00" // stands for the path below base
 	s := mark
 	switch {
 	case base == "":
@@ -203,11 +230,8 @@ func globalPrefix(base string) string {
 	default:
 		s = base + "/" + mark
 	}
-	// As ripgrep: a "./" is dropped when the walk's path is matched and
-	// again by the global matcher, which then drops one "/".
 	s = strings.TrimPrefix(s, "./")
 	s = strings.TrimPrefix(s, "./")
-	s = strings.TrimPrefix(s, "/")
 	return strings.TrimSuffix(s, mark)
 }
 
@@ -274,7 +298,7 @@ func (q *Query) walkOptions() *walkOptions {
 		o.global = parseIgnore(g.Path, g.Content)
 		o.globalPrefix = globalPrefix(g.Base)
 	}
-	o.globs, o.types = q.globs, q.types
+	o.globs, o.types, o.globPrefix = q.globs, q.types, q.opts.GlobPrefix
 	o.unhide = q.globs != nil && q.globs.whitelist || q.types != nil || o.global.negates()
 	return o
 }
@@ -333,6 +357,10 @@ func newGlobFilter(globs []fieldGlob) (*globFilter, error) {
 				line = "!" + alt
 				f.whitelist = true
 			}
+			if err := checkClasses(alt); err != nil {
+				return nil, &InvalidError{Field: fg.field, Message: "invalid glob " + strconv.Quote(g) + ": " + err.Error(),
+					Hint: `close every "[" with "]" (a class: "[abc]", "[a-z]"), or escape a literal bracket as "\["`}
+			}
 			p, ok := parsePattern(line)
 			if !ok {
 				return nil, &InvalidError{Field: fg.field, Message: "invalid glob " + strconv.Quote(g)}
@@ -342,6 +370,27 @@ func newGlobFilter(globs []fieldGlob) (*globFilter, error) {
 		}
 	}
 	return f, nil
+}
+
+// checkClasses refuses a glob with a malformed character class (a '['
+// never closed, or an unknown [:name:]). In an ignore file such a
+// pattern matches nothing, as in git; a -g glob is rg's, which refuses
+// it ("unclosed character class"), since a selection that silently
+// selects nothing reads as "no matches".
+func checkClasses(glob string) error {
+	for i := 0; i < len(glob); i++ {
+		switch glob[i] {
+		case '\\':
+			i++
+		case '[':
+			_, end, valid := matchClass(glob, i, 0, true)
+			if !valid {
+				return fmt.Errorf("unclosed or malformed character class at byte %d", i)
+			}
+			i = end
+		}
+	}
+	return nil
 }
 
 // decide: ignored means excluded, included means selected.

@@ -50,6 +50,9 @@ type walkOptions struct {
 	// while a directory is listed (see walker.admit); nil selects all.
 	globs *globFilter
 	types *typeFilter
+	// globPrefix is put before rel when the globs are matched (see
+	// Options.GlobPrefix).
+	globPrefix string
 	// unhide: something may whitelist a hidden entry (an including glob,
 	// a file type, a "!" line of the global excludes file).
 	unhide bool
@@ -704,7 +707,7 @@ func isVanished(err error) bool {
 // "!.x.log" line of a .gitignore.
 func (w *walker[T]) admit(frame *ignoreFrame, rel, name string, isDir, hidden bool) bool {
 	if g := w.o.globs; g != nil {
-		switch g.decide(rel, name, isDir) {
+		switch g.decide(w.o.globPrefix+rel, name, isDir) {
 		case included:
 			return true
 		case ignored:

@@ -52,6 +52,16 @@ func TestFilesFiltering(t *testing.T) {
 		{"include and exclude", Options{Include: []string{"*.go"}, Exclude: []string{"secret.go"}},
 			[]string{".dot.go", "a/b.go", "a-b.go", "a.go", "build/out.go", "sub/public.go"}},
 		{"type", Options{Types: []string{"txt"}}, []string{"a/z.txt"}},
+		// With GlobPrefix (rg's PATH, relative to the current directory)
+		// a glob with a '/' matches GlobPrefix+rel, as rg -g does.
+		{"glob prefix", Options{Globs: []string{"src/a/*", "src/*.go"}, GlobPrefix: "src/"},
+			[]string{".dot.go", "a/b.go", "a/z.txt", "a-b.go", "a.go"}},
+		{"glob prefix, not anchored at the start", Options{Globs: []string{"a/*"}, GlobPrefix: "src/"}, []string{}},
+		{"glob prefix, excluded", Options{Globs: []string{"!src/a", "!src/sub/**"}, GlobPrefix: "src/"},
+			[]string{"a-b.go", "a.go", "build/out.go", "keep.log", "x.log"}},
+		{"glob prefix, names", Options{Globs: []string{"*.txt"}, GlobPrefix: "../x/"}, []string{"a/z.txt"}},
+		{"glob prefix, ignore files unchanged", Options{RespectIgnore: true, Globs: []string{"!src/sub/deep"}, GlobPrefix: "src/"},
+			[]string{"a/b.go", "a/z.txt", "a-b.go", "a.go", "keep.log", "sub/public.go"}},
 		{"depth", Options{MaxDepth: 1}, []string{"a-b.go", "a.go", "keep.log", "x.log"}},
 	}
 	for _, tt := range tests {
