@@ -54,7 +54,8 @@
 // removed (relative path ".") and stops. Each watcher debounces per path: an event waits
 // Debounce in its watcher's queue, and later events of the same type for
 // the same path, with no other event for that path in between (a rename
-// is an event for both its names), fold into
+// is an event for both its names, and a remove or rename of a directory
+// is one for every path below it), fold into
 // it; events leave the queue in the order they arrived. Then each gets
 // the next sequence number of its watcher (monotonic, never reused) and
 // the file's current size, mtime and inode, and goes into the watcher's

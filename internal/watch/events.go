@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -146,6 +147,9 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 		return
 	}
 	full := path.Join(dw.path, ev.name)
+	if ev.mask&(inDelete|inMovedFrom) != 0 {
+		delete(dw.unreached, ev.name) // gone before it could be watched
+	}
 	switch {
 	case ev.mask&inCreate != 0:
 		r.deliverLocked(dw, ev, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
@@ -242,6 +246,16 @@ func (r *Registry) addBelowLocked(dw *dirWatch, name string, ws []*Watcher) {
 	defer c.close()
 	d, err := r.openInLocked(&c, dw, name)
 	if err != nil {
+		if err == errGone && r.byPath[dw.path] == dw && r.dirs[dw.wd] == dw {
+			// dw's directory is not at its path any more: moved (or
+			// replaced), and the event that says so is still to come.
+			// What it holds is reached once its watch follows it.
+			if dw.unreached == nil {
+				dw.unreached = map[string][]*Watcher{}
+			}
+			dw.unreached[name] = ws
+			return
+		}
 		overflowOnFDLimit(err, ws)
 		return
 	}
@@ -605,14 +619,26 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 		ws[w] = struct{}{}
 	}
 	for w := range ws {
-		if m.dir.joinedAfter(w, m.ev) || to.joinedAfter(w, m.ev) {
-			// Renamed before w started (before its MOVED_FROM was
-			// queued): not w's.
-			continue
-		}
+		// A watcher that joined one of the two watches after the
+		// rename (its MOVED_FROM was queued first) sees only the other
+		// half: it never knew the old name (joined the source later),
+		// or found the new one by listing the destination when it
+		// joined it. For it the rename is what that half says: a
+		// create of the new name, or a remove of the old one.
+		fromLate, toLate := m.dir.joinedAfter(w, m.ev), to.joinedAfter(w, m.ev)
 		_, oldIn := w.covers(oldPath)
 		rel, newIn := w.covers(newPath)
 		switch {
+		case fromLate && toLate:
+			// Renamed before w started: not w's.
+		case toLate:
+			if oldIn {
+				w.offer(rawEvent{typ: Remove, path: oldPath, isDir: isDir, at: now})
+			}
+		case fromLate:
+			if newIn {
+				w.enqueue(rawEvent{typ: Create, path: newPath, isDir: isDir, at: now}, rel)
+			}
 		case newIn && w.inTree(oldPath) && !w.staging(oldPath):
 			// A rename onto a reported name is a rename even when the
 			// old name is filtered out (*.tmp excluded).
@@ -646,6 +672,27 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	}
 	if len(fresh) > 0 {
 		r.addBelowLocked(to, path.Base(newPath), fresh)
+	}
+}
+
+// reachLocked watches and scans the directories that appeared in dw
+// while it could not be reached (see dirWatch.unreached), now that its
+// watch has followed it, for those of their watchers that still watch
+// dw. Any that still cannot be reached wait for the next move.
+func (r *Registry) reachLocked(dw *dirWatch) {
+	if len(dw.unreached) == 0 || r.dirs[dw.wd] != dw || r.byPath[dw.path] != dw {
+		return
+	}
+	todo := dw.unreached
+	dw.unreached = nil
+	for _, name := range slices.Sorted(maps.Keys(todo)) {
+		ws := slices.DeleteFunc(todo[name], func(w *Watcher) bool {
+			_, ok := dw.subs[w]
+			return !ok
+		})
+		if len(ws) > 0 {
+			r.addBelowLocked(dw, name, ws)
+		}
 	}
 }
 
@@ -694,6 +741,9 @@ func (r *Registry) relocateLocked(oldPath, newPath string, now time.Time) map[*W
 	}
 	for _, w := range gone {
 		r.rootGoneLocked(w, true, now)
+	}
+	for _, m := range ms {
+		r.reachLocked(m.dw)
 	}
 	had := map[*Watcher]bool{}
 	if dw := r.byPath[newPath]; dw != nil {

@@ -157,6 +157,13 @@ type dirWatch struct {
 	subs    map[*Watcher]uint64
 	scan    *scanWindow // nil unless just listed (see scanWindow)
 	retired bool        // see retireLocked
+	// unreached holds the directories that appeared in this one (made
+	// or moved in) while it could not be reached at its path, because
+	// it was moved (or replaced) and the reader has yet to see that:
+	// name → the watchers that saw the directory appear. They are
+	// watched and scanned once the watch is moved to where its
+	// directory now is (see relocateLocked), or forgotten when they go.
+	unreached map[string][]*Watcher
 }
 
 // sees reports whether w gets ev, an event of dw's watch: w watches dw

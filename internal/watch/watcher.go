@@ -64,6 +64,7 @@ type rawEvent struct {
 type pending struct {
 	rawEvent
 	rel string
+	n   int64 // its place in the watcher's queue: 1 for the first ever queued
 }
 
 // Watcher is one watcher. Its methods are safe for concurrent use.
@@ -100,10 +101,16 @@ type Watcher struct {
 	emitted  int64
 	queue    []*pending          // debounce queue, oldest first
 	lastPath map[string]*pending // latest queued event per path
-	timer    *time.Timer
-	notify   chan struct{} // closed and replaced when entries arrive
-	stopped  bool
-	gone     bool // stopped because its directory was removed or moved away
+	queued   int64               // events ever queued (pending.n)
+	// cuts holds, for each path a queued remove or rename took away,
+	// the n of the latest such event: it ends every name below that
+	// path too, so no later event below it folds into an earlier one
+	// (see foldsLocked).
+	cuts    map[string]int64
+	timer   *time.Timer
+	notify  chan struct{} // closed and replaced when entries arrive
+	stopped bool
+	gone    bool // stopped because its directory was removed or moved away
 	// stoppedAt is when it stopped, by the registry's clock: a stopped
 	// watcher stays readable for Options.StoppedGrace from then.
 	stoppedAt time.Time
@@ -221,17 +228,22 @@ func (w *Watcher) enqueue(ev rawEvent, rel string) {
 	if w.stopped {
 		return
 	}
-	if last := w.lastPath[ev.path]; last != nil && last.typ == ev.typ && ev.typ != Rename {
+	if last := w.lastPath[ev.path]; last != nil && w.foldsLocked(last, ev) {
 		last.isDir = ev.isDir
 		return // folded into the queued event
 	}
-	p := &pending{rawEvent: ev, rel: rel}
+	w.queued++
+	p := &pending{rawEvent: ev, rel: rel, n: w.queued}
 	w.queue = append(w.queue, p)
 	w.lastPath[ev.path] = p
 	if ev.typ == Rename && ev.oldPath != ev.path {
 		// The rename is an event for the old name too: what comes next
 		// there (a new file) does not fold into what came before.
 		delete(w.lastPath, ev.oldPath)
+		w.cutLocked(ev.oldPath, p.n)
+	}
+	if ev.typ == Remove || ev.typ == Rename {
+		w.cutLocked(ev.path, p.n)
 	}
 	if len(w.queue) > w.ringMax {
 		// A burst larger than the ring: emit the oldest now rather than
@@ -239,6 +251,62 @@ func (w *Watcher) enqueue(ev rawEvent, rel string) {
 		w.flushLocked(time.Now(), true)
 	}
 	w.armLocked()
+}
+
+// foldsLocked reports whether ev, an event for last's path, folds into
+// last, the latest event queued for that path: it is of the same type
+// (never a rename), and no event queued since took away a directory
+// above the path. A directory removed or moved away (or renamed over)
+// ends the names below it, without an event of their own when it moved
+// out of the tree: a create, write or remove of a name below it that
+// came after is another file's, and folding it into an event queued
+// before would report it before the directory went (mkdir d; touch
+// d/f; mv d e; mkdir d; touch d/f would leave the client without the
+// new d/f).
+func (w *Watcher) foldsLocked(last *pending, ev rawEvent) bool {
+	if last.typ != ev.typ || ev.typ == Rename {
+		return false
+	}
+	if len(w.cuts) == 0 {
+		return true
+	}
+	for d := path.Dir(ev.path); ; d = path.Dir(d) {
+		if n, ok := w.cuts[d]; ok && n > last.n {
+			return false
+		}
+		if d == "/" || d == "." || d == w.root {
+			return true
+		}
+	}
+}
+
+// cutLocked records that the event n took p away (see cuts).
+func (w *Watcher) cutLocked(p string, n int64) {
+	if w.cuts == nil {
+		w.cuts = map[string]int64{}
+	}
+	w.cuts[p] = n
+}
+
+// pruneCutsLocked forgets the cuts no queued event predates: only an
+// event still queued can be folded into. Each cut came with an event
+// queued, so they are swept only once they outnumber the queue twice
+// (a burst of removes leaving the queue one by one costs no sweep
+// each).
+func (w *Watcher) pruneCutsLocked() {
+	if len(w.queue) == 0 {
+		clear(w.cuts)
+		return
+	}
+	if len(w.cuts) <= 2*len(w.queue)+16 {
+		return
+	}
+	oldest := w.queue[0].n
+	for p, n := range w.cuts {
+		if n <= oldest {
+			delete(w.cuts, p)
+		}
+	}
 }
 
 // armLocked makes sure the timer fires when the oldest queued event is due.
@@ -282,6 +350,7 @@ func (w *Watcher) flushLocked(now time.Time, force bool) {
 	if n > 0 {
 		clear(w.queue[:n])
 		w.queue = w.queue[n:]
+		w.pruneCutsLocked()
 		w.broadcastLocked()
 	}
 }
@@ -361,6 +430,7 @@ func (w *Watcher) flushAllLocked() {
 	clear(w.queue)
 	w.queue = w.queue[:0]
 	clear(w.lastPath)
+	clear(w.cuts)
 }
 
 // stop ends the watcher: queued events are emitted, waiters wake up.
