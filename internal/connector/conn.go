@@ -878,15 +878,25 @@ func (r *reader) expire(ctx context.Context) {
 	}
 }
 
-// close fails the data streams still arriving when Run returns. Those
-// whose bytes all arrived go on draining to their sinks.
+// close fails the data streams still arriving when Run returns, and the
+// sinks still waiting for a stream to start (an op answered just before
+// the connection ended: its bytes can no longer come). Those whose bytes
+// all arrived go on draining to their sinks.
 func (r *reader) close() {
 	r.mu.Lock()
-	defer r.unlock()
 	for _, d := range r.streams {
 		if !d.ended {
 			r.endStream(d, errors.New("connection closed during the data transfer"))
 		}
+	}
+	r.unlock()
+	c := r.c
+	c.sinkMu.Lock()
+	waiting := c.sinks
+	c.sinks = nil
+	c.sinkMu.Unlock()
+	for _, sink := range waiting {
+		sink.Finish(errors.New("connection closed before the data transfer started"))
 	}
 }
 

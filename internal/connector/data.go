@@ -59,6 +59,27 @@ func (c *Conn) ForgetData(opID string) {
 	c.forgotten = append(c.forgotten, opID)
 }
 
+// AwaitData bounds the wait for the data transfer of opID once its op
+// has been answered: when no transfer_start for it (nor a transfer_abort)
+// has arrived within d (DataStartTimeout, but for tests), the sink is
+// finished with an error. A peer that answered and then sent nothing
+// would otherwise leave whoever waits for the bytes (an HTTP response)
+// waiting for ever, while its connection stays up. Call it once the
+// result is in.
+func (c *Conn) AwaitData(opID string, d time.Duration) {
+	c.After(d, func() {
+		if s, ok := c.takeSink(opID); ok {
+			s.Finish(fmt.Errorf("no data came within %s of the answer: the peer never started the transfer", d))
+		}
+	})
+}
+
+// DataStartTimeout is how long a data transfer may take to start after
+// its op's result: a sender that did not reserve a slot waits up to
+// dataSlotWait for one at transfer_start, and then aborts; twice that
+// leaves it the time to say so.
+const DataStartTimeout = 2 * dataSlotWait
+
 func (c *Conn) takeSink(opID string) (DataSink, bool) {
 	c.sinkMu.Lock()
 	defer c.sinkMu.Unlock()

@@ -506,3 +506,43 @@ func TestDataStreamChecksAfterTheQueue(t *testing.T) {
 		sink.mu.Unlock()
 	}
 }
+
+// TestAwaitDataFailsATransferThatNeverStarts: a sink whose op was
+// answered and whose transfer never began is finished with an error once
+// AwaitData's wait has passed, the connection still up; a transfer that
+// did begin in time is not disturbed by the wait ending later.
+func TestAwaitDataFailsATransferThatNeverStarts(t *testing.T) {
+	t.Parallel()
+	host, hub := pairWith(t, false)
+	go host.Run(context.Background(), func(any) {})
+	go hub.Run(context.Background(), func(any) {})
+	const wait = 100 * time.Millisecond
+
+	silent := newFinishSink()
+	hub.ExpectData("silent", silent)
+	hub.AwaitData("silent", wait)
+	if err := silent.finished(t, "no transfer_start"); err == nil || !strings.Contains(err.Error(), "never started") {
+		t.Errorf("the silent transfer's sink finished with %v, want the never-started error", err)
+	}
+
+	sent := newFinishSink()
+	hub.ExpectData("sent", sent)
+	hub.AwaitData("sent", wait)
+	if err := host.SendData(context.Background(), "sent", bytes.NewReader(make([]byte, 1000)), 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := sent.finished(t, "a transfer in time"); err != nil {
+		t.Errorf("the transfer in time failed: %v", err)
+	}
+	time.Sleep(2 * wait) // the wait ends: the sink must not be finished again
+	select {
+	case err := <-sent.done:
+		t.Errorf("the sink was finished a second time (%v) after its transfer", err)
+	default:
+	}
+	select {
+	case <-hub.Done():
+		t.Error("the connection ended")
+	default:
+	}
+}

@@ -454,7 +454,8 @@ func (x *Host) Call(ctx context.Context, op, path, caller string, args, out any)
 
 // CallData is Call for an operation whose result is followed by a data
 // transfer (a download): sink receives the bytes after CallData returns
-// the result. When CallData fails, sink is never used.
+// the result. When CallData fails, sink is sent no bytes (it may be
+// finished with an error: the connection ended while the op ran).
 func (x *Host) CallData(ctx context.Context, op, path, caller string, args, out any, sink connector.DataSink) error {
 	return x.call(ctx, op, path, caller, args, out, sink)
 }
@@ -502,8 +503,11 @@ func (x *Host) call(ctx context.Context, op, path, caller string, args, out any,
 	select {
 	case res := <-ch:
 		err := decodeResult(op, path, res, out)
-		if err != nil && sink != nil {
+		switch {
+		case err != nil && sink != nil:
 			x.conn.ForgetData(id)
+		case sink != nil:
+			x.conn.AwaitData(id, connector.DataStartTimeout)
 		}
 		return err
 	case <-tctx.Done():

@@ -488,6 +488,8 @@ func TestHostNamesStayAddressable(t *testing.T) {
 		name, reason string
 	}{
 		{"-", `host name "-" is reserved: it addresses the only connected host: choose another --name`},
+		{"..", `host name ".." is a step of a URL path: /v2/hosts/../… leads to another route: choose another --name`},
+		{".", `host name "." is a step of a URL path: /v2/hosts/./… leads to another route: choose another --name`},
 		{a.hostID, `host name "` + a.hostID + `" is the id of another connected host: choose another --name`},
 	} {
 		ce := refusedHello(t, srv, tt.name)

@@ -150,8 +150,13 @@ const OnlyHost = "-"
 // refuses a name equal to the id of another connected host (ids route
 // first, so that host could not be reached by name).
 func CheckName(name string) error {
-	if name == OnlyHost {
+	switch name {
+	case OnlyHost:
 		return fmt.Errorf("host name %q is reserved: it addresses the only connected host", OnlyHost)
+	case ".", "..":
+		// A step of a URL path: clients and the hub's router resolve
+		// /v2/hosts/../fs/write to /v2/fs/write, the hub's own files.
+		return fmt.Errorf("host name %q is a step of a URL path: /v2/hosts/%s/… leads to another route", name, name)
 	}
 	return nil
 }

@@ -168,6 +168,12 @@ func TestTransferFailures(t *testing.T) {
 		t.Errorf("expired %d, open %d", len(exp), a.Open())
 	}
 
+	// An end for a transfer never started names it, so that the abort
+	// answering it does (not transfer 0).
+	if ts, _, err := a.End(7); !errors.Is(err, ErrUnknownTransfer) || ts.TransferID != 7 {
+		t.Errorf("End of an unknown transfer = %+v, %v; want its id and ErrUnknownTransfer", ts, err)
+	}
+
 	a = NewAssembler(Limits{MaxTransferBytes: 10})
 	if err := a.Start(*start, now); !errors.Is(err, ErrTransferTooLarge) {
 		t.Errorf("too large: %v", err)

@@ -125,11 +125,13 @@ func (a *Assembler) Chunk(id, index uint32, payload []byte, now time.Time) error
 }
 
 // End completes a transfer, checking its size and SHA-256, and returns the
-// start message and the reassembled bytes.
+// start message and the reassembled bytes. On failure the start message
+// is the transfer's (only its id, when it was never started).
 func (a *Assembler) End(id uint32) (TransferStart, []byte, error) {
 	t, ok := a.open[id]
 	if !ok {
-		return TransferStart{}, nil, fmt.Errorf("%w %d", ErrUnknownTransfer, id)
+		// The id alone, for the transfer_abort that answers it.
+		return TransferStart{TransferID: id}, nil, fmt.Errorf("%w %d", ErrUnknownTransfer, id)
 	}
 	delete(a.open, id)
 	if int64(len(t.data)) != t.start.TotalBytes {
