@@ -195,6 +195,13 @@ type HTTPOptions struct {
 	// that open sessions and walk away cost a bounded amount, and never
 	// lock out the next client.
 	MaxSessions int
+	// HostChecked says the server that mounts the handler checks Host
+	// headers against DNS rebinding itself, with its own rules (fsplane
+	// serve's browser guard: off with an API key, --allow-host names): the
+	// handler's loopback-only check is then off, so that a name the
+	// server allows (a TLS proxy on the same machine that keeps Host)
+	// reaches /mcp as it reaches every other route.
+	HostChecked bool
 }
 
 // defaultMaxSessions is HTTPOptions.MaxSessions' default: each session
@@ -205,7 +212,9 @@ const defaultMaxSessions = 1024
 // session has an Mcp-Session-Id, which is its freshness caller). Mount it
 // at /mcp behind the same authentication as the rest of the API; the
 // handler itself checks none. It rejects requests that reach a loopback
-// address with a non-loopback Host header (DNS rebinding).
+// address with a non-loopback Host header (DNS rebinding; unless
+// HTTPOptions.HostChecked), and calls whose
+// id the SDK would answer as another (see screenIDs).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	timeout := opts.SessionTimeout
 	switch {
@@ -215,13 +224,16 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		timeout = 0
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.sdkLog})
+		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.sdkLog, DisableLocalhostProtection: opts.HostChecked})
 	max := opts.MaxSessions
 	if max <= 0 {
 		max = defaultMaxSessions
 	}
 	lim := &sessionLimit{srv: s, max: max, seen: map[string]*sessionUse{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !screenIDs(w, r) {
+			return
+		}
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			rec := &statusRecorder{ResponseWriter: w}
 			end, closing := lim.begin(id, r.Method != http.MethodGet)

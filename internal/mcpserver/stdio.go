@@ -40,8 +40,9 @@ const stdioDrainTimeout = time.Minute
 //     nesting deeper than the SDK's 1000 levels): -32600 (invalid
 //     request), with the request's id when it can be read;
 //   - an id MCP forbids and the SDK would mishandle: null (dropped as a
-//     notification, unanswered) or a number with a fraction (answered as
-//     another id): -32600, id null;
+//     notification, unanswered), a number with a fraction, or an integer
+//     a float64 does not hold exactly (past 2^53, or outside int64; each
+//     answered as another id): -32600, id null;
 //   - a call whose id is that of a call still in flight (or repeated
 //     within its batch): -32600, id null, so that the error is not taken
 //     for the answer to the first call;
@@ -75,9 +76,14 @@ const stdioDrainTimeout = time.Minute
 //
 // JSON-RPC batches (protocol versions before 2025-06-18) must be answered
 // with one array, which only the SDK's transport assembles: once a batch
-// has been read, every message is left to it. Unlike the SDK's transport
-// on its own, this one does not refuse batches on 2025-06-18 and later
-// (the SDK tells the negotiated version only to its own connections).
+// has been read, every message is left to it. It is handed a batch of
+// the calls alone: the other members (notifications, responses) go on
+// lines of their own (see splitBatch), since the SDK's transport waits
+// for an answer to each member of a batch, notifications included. A
+// batch of notifications alone is answered by nothing, as JSON-RPC says.
+// Unlike the SDK's transport on its own, this one does not refuse batches
+// on 2025-06-18 and later (the SDK tells the negotiated version only to
+// its own connections).
 //
 // r and w are not closed. Each Connect reads r and writes w; use a
 // transport for one session. A read of r that is under way when the
@@ -282,9 +288,13 @@ func (c *stdioConn) feed(in *lineReader, pw *io.PipeWriter, drain time.Duration)
 		case line.size > in.maxLine:
 			reply = tooLong(line.id, line.size, in.maxLine)
 		case len(line.text) > 0:
-			reply = c.admit(line.text)
-			if reply == nil {
-				if _, werr := pw.Write(append(line.text, '\n')); werr != nil {
+			var lines [][]byte
+			reply, lines = c.admit(line.text)
+			if reply == nil && lines == nil {
+				lines = [][]byte{line.text}
+			}
+			for _, l := range lines {
+				if _, werr := pw.Write(append(l, '\n')); werr != nil {
 					return // the connection is closed
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -133,15 +134,11 @@ func headID(head []byte) jsonrpc.ID {
 		if key == "id" {
 			// A number the head cuts off decodes as a shorter one:
 			// take the id only when something follows it in head.
-			var v any
+			var v json.RawMessage
 			if dec.Decode(&v) != nil || dec.InputOffset() >= int64(len(head)) {
 				break
 			}
-			id, err := jsonrpc.MakeID(v)
-			if err != nil {
-				break
-			}
-			return id
+			return idFrom(v)
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
@@ -184,33 +181,27 @@ func tailID(tail []byte) jsonrpc.ID {
 	if rest = bytes.TrimRight(rest, jsonSpace); !ok || !(bytes.HasSuffix(rest, []byte(",")) || bytes.HasSuffix(rest, []byte("{"))) {
 		return jsonrpc.ID{}
 	}
-	var v any
-	if json.Unmarshal(value, &v) != nil {
-		return jsonrpc.ID{}
-	}
-	id, err := jsonrpc.MakeID(v)
-	if err != nil {
-		return jsonrpc.ID{}
-	}
-	return id
+	return idFrom(value)
 }
 
 // admit checks one input line (trimmed, not empty). It returns the line
-// that answers it with a JSON-RPC error, or nil when the line may go to
-// the SDK; the ids of the calls it holds are then registered as in
-// flight. See StdioTransport for what is refused.
-func (c *stdioConn) admit(line []byte) []byte {
+// that answers it with a JSON-RPC error; or, when it may go to the SDK,
+// no reply and the lines to hand it (nil: the line as it is), after
+// registering the ids of the calls it holds as in flight. See
+// StdioTransport for what is refused, and splitBatch for the lines a
+// batch becomes.
+func (c *stdioConn) admit(line []byte) (reply []byte, lines [][]byte) {
 	if end, ok := jsonx.ScanValue(line, 0); !ok || end != len(line) {
 		return errorLine(jsonrpc.ID{}, jsonrpc.CodeParseError,
-			"Parse error: "+syntaxError(line)+"; send each JSON-RPC message as one JSON object on one line")
+			"Parse error: "+syntaxError(line)+"; send each JSON-RPC message as one JSON object on one line"), nil
 	}
-	msgs, batch, err := decodeLine(line)
+	msgs, raws, batch, err := decodeLine(line)
 	if err != nil {
 		var id jsonrpc.ID
 		if !batch {
 			id = peekID(line)
 		}
-		return errorLine(id, jsonrpc.CodeInvalidRequest, "Invalid request: "+err.Error())
+		return errorLine(id, jsonrpc.CodeInvalidRequest, "Invalid request: "+err.Error()), nil
 	}
 	var calls []jsonrpc.ID
 	for _, m := range msgs {
@@ -222,45 +213,77 @@ func (c *stdioConn) admit(line []byte) []byte {
 		msg := fmt.Sprintf("%s at byte offset %d of the message: JSON text must be valid UTF-8 "+
 			"(decoding would replace it with U+FFFD), so the request was not run; send the text as UTF-8", what, off)
 		if !batch && len(calls) == 1 {
-			return errorLine(calls[0], jsonrpc.CodeInvalidParams, "Invalid params: "+msg)
+			return errorLine(calls[0], jsonrpc.CodeInvalidParams, "Invalid params: "+msg), nil
 		}
-		return errorLine(jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: "+msg)
+		return errorLine(jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: "+msg), nil
 	}
 	if !c.register(calls) {
 		return errorLine(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-			"Invalid request: the id is that of a call still in flight (or repeated in the batch); give each call its own id")
+			"Invalid request: the id is that of a call still in flight (or repeated in the batch); give each call its own id"), nil
 	}
-	if batch {
+	if !batch {
+		return nil, nil
+	}
+	if len(calls) > 0 {
 		c.batched.Store(true)
 	}
-	return nil
+	return nil, splitBatch(msgs, raws)
+}
+
+// splitBatch cuts a batch into the lines the SDK's transport can take:
+// one batch of its calls alone, and each of its other members
+// (notifications, responses to the server's requests) on a line of its
+// own: those before the first call before the batch, the others after
+// it (JSON-RPC lets a batch's members be processed in any order). The
+// SDK's transport waits for an answer to every request of a batch,
+// notifications included, before it writes the batch's answers: a batch
+// holding a notification was never answered, and a second batch with a
+// notification (whose missing id it takes for one already seen) ended the
+// session.
+func splitBatch(msgs []jsonrpc.Message, raws []json.RawMessage) [][]byte {
+	var before, calls, after [][]byte
+	for i, m := range msgs {
+		switch req, ok := m.(*jsonrpc.Request); {
+		case ok && req.IsCall():
+			calls = append(calls, raws[i])
+		case len(calls) == 0:
+			before = append(before, raws[i])
+		default:
+			after = append(after, raws[i])
+		}
+	}
+	if len(calls) == 0 {
+		return before
+	}
+	batch := append([]byte{'['}, bytes.Join(calls, []byte{','})...)
+	batch = append(batch, ']')
+	return append(append(before, batch), after...)
 }
 
 // decodeLine decodes a line that is one JSON value as a JSON-RPC message
-// or batch, as the SDK's transport will.
-func decodeLine(line []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+// or batch, as the SDK's transport will; raws are a batch's members.
+func decodeLine(line []byte) (msgs []jsonrpc.Message, raws []json.RawMessage, batch bool, err error) {
 	if line[0] != '[' {
 		m, err := decodeMessage(line)
-		return []jsonrpc.Message{m}, false, err
+		return []jsonrpc.Message{m}, nil, false, err
 	}
 	if tooDeep(line, sdkMaxDepth) {
-		return nil, true, fmt.Errorf("the batch nests deeper than %d levels", sdkMaxDepth)
+		return nil, nil, true, fmt.Errorf("the batch nests deeper than %d levels", sdkMaxDepth)
 	}
-	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	if len(raws) == 0 {
-		return nil, true, errors.New("empty batch")
+		return nil, nil, true, errors.New("empty batch")
 	}
 	for i, raw := range raws {
 		m, err := decodeMessage(raw)
 		if err != nil {
-			return nil, true, fmt.Errorf("batch member %d: %w", i, err)
+			return nil, nil, true, fmt.Errorf("batch member %d: %w", i, err)
 		}
 		msgs = append(msgs, m)
 	}
-	return msgs, true, nil
+	return msgs, raws, true, nil
 }
 
 // sdkMaxDepth is the deepest nesting of objects and arrays the SDK's JSON
@@ -305,8 +328,8 @@ func decodeMessage(raw []byte) (jsonrpc.Message, error) {
 
 // checkID refuses two ids that JSON-RPC 2.0 permits and MCP does not,
 // which the SDK would mishandle: null (the SDK takes the call for a
-// notification, so it is neither run nor answered) and a number with a
-// fraction (the SDK answers 1.5 as 1, the id of another call, if any).
+// notification, so it is neither run nor answered) and a number it would
+// answer as another (see numberIDError).
 func checkID(msg []byte) error {
 	var err error
 	jsonx.Members(msg, func(key, value []byte) bool {
@@ -317,32 +340,77 @@ func checkID(msg []byte) error {
 		case string(value) == "null":
 			err = errors.New(`the id is null, which MCP does not allow: give a call a string or integer id (a notification has no "id" member)`)
 		case value[0] == '-' || '0' <= value[0] && value[0] <= '9':
-			if f, perr := strconv.ParseFloat(string(value), 64); perr == nil && f != math.Trunc(f) {
-				err = fmt.Errorf("the id %s is not an integer: give a call a string or integer id", value)
-			}
+			err = numberIDError(value)
 		}
 		return false
 	})
 	return err
 }
 
-// peekID reads the id of a message that is not a valid request, so that
-// the error can be matched to it.
-func peekID(line []byte) jsonrpc.ID {
-	var m struct {
-		ID any `json:"id"`
+// numberIDError refuses a numeric id (the JSON number lit) the SDK would
+// answer as another: it reads ids as float64 and answers with that
+// number's int64, so a fraction (1.5 → 1), an integer past 2^53 that a
+// float64 does not hold exactly (2^53+1 → 2^53) and one outside int64
+// (→ -2^63) would each come back as the id of another call, if any.
+func numberIDError(lit []byte) error {
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return nil // not a number JSON can hold: the SDK refuses it
 	}
-	if json.Unmarshal(line, &m) != nil {
+	if f != math.Trunc(f) {
+		return fmt.Errorf("the id %s is not an integer: give a call a string or integer id", lit)
+	}
+	exact, ok := new(big.Rat).SetString(string(lit))
+	if !ok || f < -(1<<63) || f >= 1<<63 || !exact.IsInt() || !exact.Num().IsInt64() || exact.Num().Int64() != int64(f) {
+		return fmt.Errorf("the id %s is too large to be answered exactly (numeric ids are read as 64-bit floats): give a call a string id or an integer of at most 2^53", lit)
+	}
+	return nil
+}
+
+// idFrom is the id a request's raw "id" member names, when the SDK
+// would answer with that very id: a string, or an integer number
+// numberIDError accepts. Otherwise (null, another type, a number the SDK
+// would change) it is not valid, and an error goes out with id null
+// rather than with the id of another call.
+func idFrom(raw []byte) jsonrpc.ID {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
 		return jsonrpc.ID{}
 	}
-	if f, ok := m.ID.(float64); ok && f != math.Trunc(f) {
-		return jsonrpc.ID{} // MakeID would make it another call's (1.5 → 1)
+	var v any
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}
+		}
+		v = s
+	case c == '-' || '0' <= c && c <= '9':
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || numberIDError(raw) != nil {
+			return jsonrpc.ID{}
+		}
+		v = f
+	default:
+		return jsonrpc.ID{}
 	}
-	id, err := jsonrpc.MakeID(m.ID)
+	id, err := jsonrpc.MakeID(v)
 	if err != nil {
 		return jsonrpc.ID{}
 	}
 	return id
+}
+
+// peekID reads the id of a message that is not a valid request, so that
+// the error can be matched to it.
+func peekID(line []byte) jsonrpc.ID {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return jsonrpc.ID{}
+	}
+	return idFrom(m.ID)
 }
 
 // syntaxError says why line is not one JSON value.
