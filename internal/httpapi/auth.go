@@ -71,20 +71,30 @@ func requireKey(key string, next http.Handler) http.Handler {
 // keySent reports whether r carries a key in any of the places
 // keyMatches looks.
 func keySent(r *http.Request) bool {
-	return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || r.Header.Get("X-Api-Key") != "" || r.URL.Query().Has("api_key")
+	_, bearer := bearerToken(r)
+	return bearer || r.Header.Get("X-Api-Key") != "" || queryValues(r).Has("api_key")
+}
+
+// bearerToken is the token of r's "Authorization: Bearer <token>". The
+// scheme's name is case-insensitive (RFC 9110 §11.1): some clients send
+// "bearer".
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 func keyMatches(r *http.Request, want []byte) bool {
 	var candidates []string
-	if a := r.Header.Get("Authorization"); a != "" {
-		if k, ok := strings.CutPrefix(a, "Bearer "); ok {
-			candidates = append(candidates, strings.TrimSpace(k))
-		}
+	if k, ok := bearerToken(r); ok {
+		candidates = append(candidates, k)
 	}
 	if k := r.Header.Get("X-Api-Key"); k != "" {
 		candidates = append(candidates, k)
 	}
-	if k := r.URL.Query().Get("api_key"); k != "" {
+	if k := queryValues(r).Get("api_key"); k != "" {
 		candidates = append(candidates, k)
 	}
 	match := 0

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -137,8 +138,12 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // readBody reads r's body up to maxBody, in one allocation when the
 // length is declared (io.ReadAll would copy a 32 MiB body five times as
-// it grows).
+// it grows). A body declared longer than maxBody is refused unread: read
+// to the limit first, it cost about three times the limit in memory.
 func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBody {
+		return nil, &http.MaxBytesError{Limit: maxBody}
+	}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= maxBody {
 		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare to see EOF
@@ -346,14 +351,69 @@ func sortErrors(errs []client.ValidationError) {
 
 // query reads typed query parameters, collecting validation errors.
 type query struct {
-	r    *http.Request
+	vals url.Values
 	errs []client.ValidationError
 }
 
-func newQuery(r *http.Request) *query { return &query{r: r} }
+func newQuery(r *http.Request) *query { return &query{vals: queryValues(r)} }
+
+// queryValues decodes r's query string as AIO's servers do (Python's
+// parse_qsl, Rust's form_urlencoded), where url.ParseQuery departs from
+// them by dropping whole parameters: only '&' separates parameters (a ';'
+// is part of a value: path=notes;v2.txt names that file), '+' is a space,
+// and a '%' not followed by two hex digits stands for itself
+// (path=100%.txt). Dropped, such a path read as missing, or a
+// follow_symlinks=false;… as the default true.
+func queryValues(r *http.Request) url.Values {
+	vals := url.Values{}
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, v = unescapeLenient(k), unescapeLenient(v)
+		vals[k] = append(vals[k], v)
+	}
+	return vals
+}
+
+// unescapeLenient decodes a query component: '+' is a space, %XX a byte,
+// and any other '%' itself.
+func unescapeLenient(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			b = append(b, ' ')
+		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
 
 func (q *query) str(name string, required bool) string {
-	v, ok := q.r.URL.Query()[name]
+	v, ok := q.vals[name]
 	if !ok || len(v) == 0 {
 		if required {
 			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name}, Message: "missing query parameter `" + name + "`", Type: "value_error.missing"})

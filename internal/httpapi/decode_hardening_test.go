@@ -263,3 +263,44 @@ func TestOversizedBodyIs413(t *testing.T) {
 		t.Fatalf("an oversized write left big.txt (%v)", err)
 	}
 }
+
+// TestQueryDecodedAsAIO: query strings are decoded as AIO's servers decode
+// them (Python's parse_qsl, Rust's form_urlencoded): ';' is part of a
+// value and a '%' without two hex digits after it stands for itself.
+// url.ParseQuery drops such a parameter whole, so a file named with either
+// read as "missing query parameter path", and follow_symlinks=false;…
+// as the default true.
+func TestQueryDecodedAsAIO(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"notes;v2.txt": "semi\n", "100%.txt": "pct\n", "a b.txt": "space\n", "t.txt": "t\n"}, httpapi.Options{})
+	if err := os.Symlink("t.txt", filepath.Join(e.root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		url    string
+		status int
+		want   string // data.content, or data.is_symlink for a stat
+	}{
+		{"/v2/fs/read?path=notes;v2.txt", 200, "semi\n"},
+		{"/v2/fs/read?path=notes%3Bv2.txt", 200, "semi\n"},
+		{"/v2/fs/read?path=100%.txt", 200, "pct\n"},
+		{"/v2/fs/read?path=100%25.txt", 200, "pct\n"},
+		{"/v2/fs/read?path=a+b.txt", 200, "space\n"},
+		{"/v2/fs/read?path=a%20b.txt&start_line=0;", 422, ""},
+		{"/v2/fs/stat?path=link&follow_symlinks=false;x=1", 422, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			t.Parallel()
+			status, body := e.raw("GET", tt.url, "")
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %v", status, tt.status, body)
+			}
+			if tt.want != "" {
+				if got := body["data"].(map[string]any)["content"]; got != tt.want {
+					t.Errorf("content %q, want %q", got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -203,5 +204,44 @@ func TestCopySaysWhatItLeftOut(t *testing.T) {
 		if status != 200 || strOr(body["hint"]) != tt.hint || !cmp.Equal(got, tt.data) {
 			t.Errorf("copy %s: %d hint %q data %v; want hint %q data %v", tt.source, status, strOr(body["hint"]), got, tt.hint, tt.data)
 		}
+	}
+}
+
+// sort_by modified orders by the times themselves: modified_time's text
+// (RFC 3339 with the fraction's trailing zeros dropped) sorts a whole
+// second after every fraction of it ("…05Z" > "…05.5Z"). sort_by size
+// orders by size also when include_size leaves the sizes out.
+func TestListSortsByTimeAndSize(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"d/whole": "1", "d/half": "22", "d/quarter": "333", "d/earlier": "4444"}, httpapi.Options{})
+	base := time.Date(2024, 1, 1, 0, 0, 5, 0, time.UTC)
+	for name, mod := range map[string]time.Time{
+		"whole": base, "half": base.Add(500 * time.Millisecond), "quarter": base.Add(250 * time.Millisecond), "earlier": base.Add(-100 * time.Millisecond),
+	} {
+		if err := os.Chtimes(filepath.Join(e.root, "d", name), mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	no := false
+	tests := []struct {
+		name string
+		req  client.V1ListRequest
+		want []string
+	}{
+		{"modified", client.V1ListRequest{Path: "d", SortBy: "modified"}, []string{"earlier", "whole", "quarter", "half"}},
+		{"modified desc", client.V1ListRequest{Path: "d", SortBy: "modified", SortDesc: true}, []string{"half", "quarter", "whole", "earlier"}},
+		{"size without sizes", client.V1ListRequest{Path: "d", SortBy: "size", IncludeSize: &no}, []string{"whole", "half", "quarter", "earlier"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := e.c.V1List(bg, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, names(l)); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

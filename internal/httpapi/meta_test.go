@@ -48,13 +48,20 @@ func TestAuth(t *testing.T) {
 			t.Errorf("%s %s: the answer names a key: %s", tt.method, tt.path, raw)
 		}
 	}
-	for _, h := range [][]string{{"Authorization", "Bearer " + key}, {"X-Api-Key", key}} {
+	// The scheme's name is case-insensitive (RFC 9110 §11.1).
+	for _, h := range [][]string{{"Authorization", "Bearer " + key}, {"Authorization", "bearer " + key}, {"Authorization", "BEARER  " + key}, {"X-Api-Key", key}} {
 		if status, _ := e.raw("GET", "/v2/fs/read?path=a.txt", "", h...); status != 200 {
-			t.Errorf("%s: %d", h[0], status)
+			t.Errorf("%s: %d", h, status)
 		}
 	}
 	if status, _ := e.raw("GET", "/v2/fs/read?path=a.txt&api_key="+key, ""); status != 200 {
 		t.Errorf("?api_key: %d", status)
+	}
+	// ?api_key= is decoded as every other query parameter (queryValues'
+	// rules): a ';' in the key, sent as it is, is part of it.
+	semi := newEnv(t, map[string]string{"a.txt": "x\n"}, httpapi.Options{APIKey: "k;ey"})
+	if status, _ := semi.raw("GET", "/v2/fs/read?path=a.txt&api_key=k;ey", ""); status != 200 {
+		t.Errorf("?api_key=k;ey: %d", status)
 	}
 	if status, _ := e.raw("GET", "/v2/fs/read?path=a.txt", "", "Authorization", "Bearer wrong"); status != 401 {
 		t.Errorf("wrong key: %d", status)

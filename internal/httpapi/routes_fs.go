@@ -109,11 +109,16 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p plane, lp client
 	out := client.ListResult{Path: res.Path, Files: make([]client.FileInfo, 0, len(res.Entries)), Truncated: res.Truncated,
 		DirectoryCount: res.Dirs, FileCount: res.Files}
 	withSize := lp.IncludeSize == nil || *lp.IncludeSize
+	items := make([]listItem, 0, len(res.Entries))
 	for _, e := range res.Entries {
 		fi := client.FileInfo{Name: e.Name, Path: e.Path, IsDirectory: e.IsDir, ModifiedTime: isoTime(e.ModTime), IsHidden: e.Hidden, IsSymlink: e.IsSymlink}
-		if withSize && !e.IsDir {
-			size := e.Size
-			fi.Size = &size
+		it := listItem{mod: e.ModTime}
+		if !e.IsDir {
+			it.size = e.Size
+			if withSize {
+				size := e.Size
+				fi.Size = &size
+			}
 		}
 		if e.Extension != "" {
 			ext := e.Extension
@@ -123,37 +128,51 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p plane, lp client
 			perm := fmt.Sprintf("%o", e.Mode.Perm())
 			fi.Permissions = &perm
 		}
-		out.Files = append(out.Files, fi)
+		it.info = fi
+		items = append(items, it)
+	}
+	sortListing(items, lp.SortBy, lp.SortDesc)
+	for _, it := range items {
+		out.Files = append(out.Files, it.info)
 	}
 	out.TotalCount = len(out.Files)
-	sortListing(out.Files, lp.SortBy, lp.SortDesc)
 	ok(w, "Operation successful", out)
 }
 
+// listItem is one listed entry with the keys it sorts by: the time and
+// size themselves, not their wire forms (modified_time's RFC 3339 text
+// drops trailing zeros of the fraction, so it does not sort as the times
+// do; size is null without include_size, and for directories).
+type listItem struct {
+	info client.FileInfo
+	mod  time.Time
+	size int64 // 0 for a directory
+}
+
 // sortListing orders entries by name (default), size, modified or type.
-func sortListing(files []client.FileInfo, by string, desc bool) {
-	less := func(a, b client.FileInfo) bool { return a.Path < b.Path }
+func sortListing(items []listItem, by string, desc bool) {
+	less := func(a, b listItem) bool { return a.info.Path < b.info.Path }
 	switch by {
 	case "size":
-		less = func(a, b client.FileInfo) bool { return deref(a.Size) < deref(b.Size) }
+		less = func(a, b listItem) bool { return a.size < b.size }
 	case "modified":
-		less = func(a, b client.FileInfo) bool { return deref(a.ModifiedTime) < deref(b.ModifiedTime) }
+		less = func(a, b listItem) bool { return a.mod.Before(b.mod) }
 	case "type":
-		less = func(a, b client.FileInfo) bool {
-			if a.IsDirectory != b.IsDirectory {
-				return a.IsDirectory
+		less = func(a, b listItem) bool {
+			if a.info.IsDirectory != b.info.IsDirectory {
+				return a.info.IsDirectory
 			}
-			if ea, eb := deref(a.Extension), deref(b.Extension); ea != eb {
+			if ea, eb := deref(a.info.Extension), deref(b.info.Extension); ea != eb {
 				return ea < eb
 			}
-			return a.Path < b.Path
+			return a.info.Path < b.info.Path
 		}
 	}
-	sort.SliceStable(files, func(i, j int) bool {
+	sort.SliceStable(items, func(i, j int) bool {
 		if desc {
-			return less(files[j], files[i])
+			return less(items[j], items[i])
 		}
-		return less(files[i], files[j])
+		return less(items[i], items[j])
 	})
 }
 
@@ -284,5 +303,5 @@ func (s *Server) remove(p plane) http.HandlerFunc {
 // user is the ownership identity of a request: ?user= (v2), else none
 // (the engine applies the default user).
 func (s *Server) user(r *http.Request) string {
-	return strings.TrimSpace(r.URL.Query().Get("user"))
+	return strings.TrimSpace(queryValues(r).Get("user"))
 }

@@ -56,7 +56,7 @@ var hostDownloadStatuses = []int{400, 403, 404, 409, 413, 416, 503, 504}
 // route.
 func (s *Server) hostCall(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if t := r.URL.Query().Get("timeout"); t != "" {
+		if t := queryValues(r).Get("timeout"); t != "" {
 			sec, err := strconv.ParseFloat(t, 64)
 			// Written so that NaN (which ParseFloat accepts, and which
 			// compares false both ways) fails too.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"syscall"
 
 	"github.com/fsplane/fsplane/client"
@@ -81,7 +82,9 @@ func (s *Server) v1Editor(w http.ResponseWriter, r *http.Request) {
 	var b client.V1EditorRequest
 	errs := decode(r, &b, bodyRules{})
 	errs = append(errs, editorErrors(b.ReplaceMode, b.Match)...)
-	if b.Command != "" && !editorCommands[b.Command] {
+	// command is an enum in AIO's schema: "" fails it as "bogus" does (a
+	// missing command is reported as missing already).
+	if !editorCommands[b.Command] && !slices.ContainsFunc(errs, func(e client.ValidationError) bool { return slices.Equal(e.Location, []string{"body", "command"}) }) {
 		errs = append(errs, client.ValidationError{Location: []string{"body", "command"}, Message: "command must be one of view, create, str_replace, insert, undo_edit", Type: "value_error.enum"})
 	}
 	if len(errs) > 0 {

@@ -161,7 +161,7 @@ func pollParams(w http.ResponseWriter, p client.PollQuery) (cursor int64, limit 
 func pollQuery(r *http.Request) (client.PollQuery, []client.ValidationError) {
 	var p client.PollQuery
 	var errs []client.ValidationError
-	vals := r.URL.Query()
+	vals := queryValues(r)
 	if v := vals.Get("cursor"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -268,7 +268,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 			// replays this watcher's buffer from the start.
 			cursor = n
 		}
-	} else if v := r.URL.Query().Get("cursor"); v != "" {
+	} else if v := queryValues(r).Get("cursor"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			badParam(w, "cursor must be an integer >= 0")

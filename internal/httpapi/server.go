@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/fsplane/fsplane/internal/connector/hub"
@@ -72,6 +73,9 @@ type Server struct {
 	routes  []route
 	started time.Time
 	handler http.Handler
+	// streams is cancelled by EndStreams; MCP event streams end with it.
+	streams    context.Context
+	endStreams context.CancelFunc
 	docCache
 }
 
@@ -134,6 +138,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{eng: eng, hub: opts.Hub, opts: opts, log: log.With("component", "http"), mux: http.NewServeMux(), started: time.Now()}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.metaRoutes()
 	s.v2Routes()
 	s.fsRoutes()
@@ -148,8 +153,11 @@ func New(eng *ops.Engine, opts Options) *Server {
 		// one); GET is the session's event stream.
 		for _, mr := range [][2]string{{"POST", "application/json"}, {"GET", "text/event-stream"}, {"DELETE", "application/json"}} {
 			m, raw := mr[0], mr[1]
-			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: raw, Stream: m == "GET"},
-				mcpText(opts.MCP.ServeHTTP))
+			h := mcpText(opts.MCP.ServeHTTP)
+			if m == "GET" {
+				h = s.endWithStreams(h)
+			}
+			s.handle(route{Method: m, Path: "/mcp", Summary: "Model Context Protocol, streamable HTTP (JSON-RPC; GET opens the event stream, DELETE ends a session)", Tag: "mcp", Raw: raw, Stream: m == "GET"}, h)
 		}
 	}
 	if opts.Surface != "v2" {
@@ -163,6 +171,23 @@ func New(eng *ops.Engine, opts Options) *Server {
 	}
 	s.handler = logRequests(s.log, guardBrowsers(opts, s.log, requireKey(opts.APIKey, cutIdleBodies(idle, http.HandlerFunc(s.dispatch)))))
 	return s
+}
+
+// EndStreams ends the MCP event streams (GET /mcp) open now, and any
+// opened later, leaving the sessions and the calls in flight on them
+// alone. Register it with http.Server.RegisterOnShutdown: an open stream
+// would hold Shutdown until its grace ran out, and closing the MCP
+// sessions instead cut the calls still running, which a stop lets finish.
+func (s *Server) EndStreams() { s.endStreams() }
+
+// endWithStreams runs h with a request context that EndStreams also ends.
+func (s *Server) endWithStreams(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.streams, cancel)()
+		h(w, r.WithContext(ctx))
+	}
 }
 
 // ServeHTTP serves the API.

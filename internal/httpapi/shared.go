@@ -200,9 +200,15 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 			}, e.Hint, nil
 		}
 		numbered, _ := edit.View([]byte(cur.Content), 1, -1)
+		// new_content is the whole file, as str_replace and insert give
+		// it: with its byte order mark (the read leaves it out).
+		content := cur.Content
+		if cur.BOM {
+			content = edit.BOM + content
+		}
 		return &client.EditorResult{
 			Output: fmt.Sprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", p.Path, p.Path, numbered),
-			Path:   res.Path, PrevExist: true, NewContent: strp(cur.Content), Version: cur.Version,
+			Path:   res.Path, PrevExist: true, NewContent: strp(content), Version: cur.Version,
 		}, "", nil
 	}
 	return nil, "", fserr.New(fserr.BadRequest, p.Command, p.Path, "Unrecognized command %s. The allowed commands for the str_replace_editor tool are: view, create, str_replace, insert, undo_edit", p.Command)

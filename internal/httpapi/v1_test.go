@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/httpapi"
 )
@@ -91,5 +93,36 @@ func TestV1Editor(t *testing.T) {
 	// Document-format fields of AIO 1.x are accepted and ignored.
 	if _, err := e.c.V1Editor(bg, client.V1EditorRequest{Command: "view", Path: "e.txt", PageRange: []int{1, 2}}); err != nil {
 		t.Errorf("page_range: %v", err)
+	}
+}
+
+// str_replace_editor's command is an enum in AIO's schema: an empty one is
+// a validation failure (422), as an unknown one is, not a failed command
+// answered 200; a missing or null one is reported once, as missing.
+func TestV1EditorCommandValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"e.txt": "a\n"}, httpapi.Options{})
+	tests := []struct {
+		body string
+		want []string // the errors' types
+	}{
+		{`{"command":"","path":"e.txt"}`, []string{"value_error.enum"}},
+		{`{"command":"explode","path":"e.txt"}`, []string{"value_error.enum"}},
+		{`{"path":"e.txt"}`, []string{"value_error.missing"}},
+		{`{"command":null,"path":"e.txt"}`, []string{"value_error.missing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			t.Parallel()
+			status, body := e.raw("POST", "/v1/file/str_replace_editor", tt.body)
+			var got []string
+			errs, _ := body["errors"].([]any)
+			for _, x := range errs {
+				got = append(got, x.(map[string]any)["type"].(string))
+			}
+			if status != 422 || !cmp.Equal(got, tt.want) {
+				t.Errorf("status %d, error types %v; want 422 %v (%v)", status, got, tt.want, body)
+			}
+		})
 	}
 }

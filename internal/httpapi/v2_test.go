@@ -424,3 +424,39 @@ func TestEditNoMatchHints(t *testing.T) {
 		})
 	}
 }
+
+// undo_edit's new_content is the whole file, byte order mark included, as
+// str_replace's old_content and new_content are: an agent writing it back
+// keeps the mark.
+func TestUndoEditNewContentKeepsBOM(t *testing.T) {
+	t.Parallel()
+	const before = "\uFEFFa\nb\n"
+	tests := []struct {
+		name string
+		undo func(e *env) (*client.EditorResult, error)
+	}{
+		{"v2", func(e *env) (*client.EditorResult, error) {
+			return e.c.Edit(bg, client.EditRequest{Command: "undo_edit", Path: "bom.txt"})
+		}},
+		{"v1", func(e *env) (*client.EditorResult, error) {
+			return e.c.V1Editor(bg, client.V1EditorRequest{Command: "undo_edit", Path: "bom.txt"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, map[string]string{"bom.txt": before}, httpapi.Options{})
+			ed, err := e.c.Edit(bg, client.EditRequest{Command: "str_replace", Path: "bom.txt", OldStr: client.String("b"), NewStr: client.String("c")})
+			if err != nil || deref(ed.OldContent) != before {
+				t.Fatalf("str_replace: %+v %v", ed, err)
+			}
+			u, err := tt.undo(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before, deref(u.NewContent)); diff != "" || e.file("bom.txt") != before {
+				t.Errorf("undo_edit new_content (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
