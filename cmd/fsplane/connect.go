@@ -145,8 +145,9 @@ func plaintextWarning(hubURL string) string {
 	if err != nil || u.Scheme != "ws" {
 		return ""
 	}
-	h := u.Hostname()
-	if h == "localhost" {
+	// Host names are case-insensitive, and "localhost." is the same name.
+	h := strings.TrimSuffix(u.Hostname(), ".")
+	if strings.EqualFold(h, "localhost") {
 		return ""
 	}
 	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
@@ -197,7 +198,10 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 	if err != nil {
 		return usage(err)
 	}
-	token := c.token
+	token, err := headerSecret("--token (or FSPLANE_CONNECTOR_TOKEN)", c.token)
+	if err != nil {
+		return usage(err)
+	}
 	name := strings.TrimSpace(c.name)
 	if name == "" {
 		if name, err = os.Hostname(); err != nil || name == "" {
@@ -205,7 +209,7 @@ func connect(ctx context.Context, rawURL string, c connectConfig, stdin io.Reade
 		}
 	}
 	if err := proto.CheckName(name); err != nil {
-		return usage(fmt.Errorf("--name %q: %w in /v2/hosts/%s/…; choose another name", name, err, proto.OnlyHost))
+		return usage(fmt.Errorf("--name %q: %w; choose another name", name, err))
 	}
 	source := func(i int) string {
 		if i == 0 {

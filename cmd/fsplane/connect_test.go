@@ -215,7 +215,7 @@ func TestConnectErrors(t *testing.T) {
 		{"--root twice", []string{hub.URL, "--root", "/tmp", "--root", "/", "--no-tui"}, 2,
 			[]string{`--root given 2 times ("/tmp", "/"): there is one root; give each further directory with --allow, e.g. --root "/tmp" --allow "/"; give it once`, "Usage: fsplane connect URL"}, nil},
 		{"--name -", []string{hub.URL, "--name", "-", "--no-tui"}, 2,
-			[]string{`--name "-": host name "-" is reserved: it addresses the only connected host in /v2/hosts/-/…; choose another name`}, []string{"Connecting", "Reconnecting"}},
+			[]string{`--name "-": host name "-" is reserved: it addresses the only connected host; choose another name`}, []string{"Connecting", "Reconnecting"}},
 		{"bad mode", []string{hub.URL, "--mode", "admin", "--no-tui"}, 2, []string{`--mode "admin": use read-only or read-write`}, nil},
 		{"missing CA file", []string{hub.URL, "--ca-file", "/nonexistent.pem", "--no-tui"}, 2, []string{"--ca-file", "no such file"}, nil},
 		{"missing root", []string{hub.URL, "--root", "/nonexistent/dir", "--no-tui"}, 1, []string{"/nonexistent/dir"}, nil},

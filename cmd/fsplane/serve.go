@@ -151,7 +151,7 @@ func checkListen(source, addr, key string, insecure bool) error {
 	if key != "" || insecure {
 		return nil
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") { // names are case-insensitive
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
@@ -184,6 +184,19 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	if c.spinWait < 0 || c.spinWait > maxSpinWait {
 		return &exitError{code: 2, err: fmt.Errorf("--spin-wait %s: use 0 (off) to %s", c.spinWait, maxSpinWait)}
 	}
+	if c.opTimeout <= 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--op-timeout %s: must be positive", c.opTimeout)}
+	}
+	for _, s := range []struct {
+		flag  string
+		value *string
+	}{{"api-key", &c.apiKey}, {"connector-token", &c.connectorToken}} {
+		v, err := headerSecret(c.source(s.flag), *s.value)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		*s.value = v
+	}
 	if err := checkListen(c.source("listen"), c.listen, c.apiKey, c.insecureNoAuth); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -198,6 +211,16 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		if _, err := httpapi.NormalizeOrigin(o); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--allow-origin: %v", err)}
 		}
+	}
+	// The hub compares a WebSocket's Origin header as browsers send it
+	// (lower case, no default port): a value written otherwise would
+	// silently never match.
+	for i, o := range c.allowOrigins {
+		n, err := httpapi.NormalizeOrigin(o)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--connector-allow-origin: %v", err)}
+		}
+		c.allowOrigins[i] = n
 	}
 	for _, h := range c.apiHosts {
 		if _, err := httpapi.NormalizeHostName(h); err != nil {
@@ -251,7 +274,7 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	// InsecureNoAuth also turns off the Host check: the operator exposed
 	// the server on a network where clients use names (sandbox:8080).
 	api := httpapi.New(eng, httpapi.Options{APIKey: c.apiKey, Surface: c.surface, Version: buildVersion(), Logger: log, Hub: h,
-		MCP:          mcpSrv.HTTPHandler(mcpserver.HTTPOptions{}),
+		MCP:          mcpSrv.HTTPHandler(mcpserver.HTTPOptions{HostChecked: true}), // by the browser guard
 		AllowOrigins: c.apiOrigins, AllowHosts: c.apiHosts, InsecureNoAuth: c.insecureNoAuth, Load: load})
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
@@ -280,7 +303,10 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 	// a hijacked WebSocket runs): without it every client that keeps
 	// connections open holds a descriptor forever, and past the process's
 	// limit accept fails for everyone.
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.idle, ConnState: conns.state}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.idle, ConnState: conns.state,
+		// net/http's own reports (a failed TLS handshake, an accept
+		// error) in the log's format, not the log package's on stderr.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	scheme := "http"
 	if tlsConf != nil {
 		// HTTP/1.1 only, as over plain HTTP (a non-nil TLSNextProto keeps
@@ -292,8 +318,11 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
 		scheme = "https"
 	}
-	// Open MCP event streams would hold Shutdown until its timeout.
-	srv.RegisterOnShutdown(func() { _ = mcpSrv.Close() })
+	// Open MCP event streams would hold Shutdown until its timeout; their
+	// sessions close once it returns, not before, so that the calls in
+	// flight on them finish within the grace as other requests do.
+	srv.RegisterOnShutdown(api.EndStreams)
+	defer mcpSrv.Close()
 	// Watchers end with the server: their long polls and event streams
 	// would otherwise keep Shutdown waiting.
 	defer eng.Close()
@@ -335,7 +364,8 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		return &exitError{code: 1, err: err}
 	case <-ctx.Done():
 	}
-	if err := shutdown(srv, conns, h, c.grace, forcedStop(ctx), log); err != nil {
+	cut := func() { h.Close(); _ = mcpSrv.Close() }
+	if err := shutdown(srv, conns, cut, c.grace, forcedStop(ctx), log); err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	log.Info("Stopped")
@@ -395,15 +425,15 @@ const handlerWait = 5 * time.Second
 // shutdown stops srv, which must be serving. It stops accepting at once
 // and lets the requests in flight run for up to grace: writes complete,
 // and commits are atomic, so nothing is torn. Then it closes the
-// connections still open (and the hub's hosts), which fails the reads and
-// writes of their requests: a stalled upload removes its part file, as
-// for any client that goes away. Last it waits for their handlers to
+// connections still open and calls cut (the hub's hosts, the MCP
+// sessions), which fails the reads and writes of their requests: a
+// stalled upload removes its part file, as for any client that goes away. Last it waits for their handlers to
 // return, so that the process does not exit under them. forced (the
 // user's second signal) ends the grace at once.
 //
 // Closing connections after the grace is part of an orderly stop, not a
 // failure: only handlers that do not return make it one.
-func shutdown(srv *http.Server, conns *connTracker, h *hub.Hub, grace time.Duration, forced <-chan struct{}, log *slog.Logger) error {
+func shutdown(srv *http.Server, conns *connTracker, cut func(), grace time.Duration, forced <-chan struct{}, log *slog.Logger) error {
 	log.Info("Shutting down; finishing in-flight requests", "grace", grace)
 	gctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -424,7 +454,7 @@ func shutdown(srv *http.Server, conns *connTracker, h *hub.Hub, grace time.Durat
 		log.Warn("Grace period over; closing the connections of requests still running", "connections", conns.open())
 	}
 	_ = srv.Close()
-	h.Close()
+	cut()
 	if !conns.wait(handlerWait) {
 		return fmt.Errorf("%d requests did not end within %s of their connections being closed; exiting anyway", conns.open(), handlerWait)
 	}

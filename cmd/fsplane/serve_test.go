@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -498,5 +499,260 @@ func TestLocalURL(t *testing.T) {
 		if url != tt.url || everywhere != tt.everywhere || loopback != tt.loopback {
 			t.Errorf("localURL(%v) = %q, %v, %v; want %q, %v, %v", tt.addr, url, everywhere, loopback, tt.url, tt.everywhere, tt.loopback)
 		}
+	}
+}
+
+// TestServeRefusesUnusableFlags: values no client could use stop the
+// server at start with exit status 2 and a clear error, instead of a
+// server that then refuses every client or silently does something else.
+// A key or token of white space only, or with a control character
+// inside, cannot be sent in a header; --op-timeout 0
+// used to become 30 s without a word; a --connector-allow-origin written
+// otherwise than browsers send it never matched. The error never prints
+// the secret.
+func TestServeRefusesUnusableFlags(t *testing.T) {
+	t.Parallel()
+	const secret = "Sekrit-Value-42"
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"key of white space only", []string{"AIO_API_KEY=   "}, []string{"--listen", "0.0.0.0:0"},
+			"fsplane serve: AIO_API_KEY (for --api-key): the value is only white space"},
+		{"key with a control character", nil, []string{"--api-key", secret + "\x01x"},
+			"fsplane serve: --api-key: the value contains a control character, which an HTTP header cannot carry"},
+		{"token with a line break inside", []string{"FSPLANE_CONNECTOR_TOKEN=" + secret + "\nx"}, nil,
+			"fsplane serve: FSPLANE_CONNECTOR_TOKEN (for --connector-token): the value contains a line break"},
+		{"op timeout zero", nil, []string{"--op-timeout", "0"}, "fsplane serve: --op-timeout 0s: must be positive"},
+		{"op timeout negative", nil, []string{"--op-timeout", "-5s"}, "fsplane serve: --op-timeout -5s: must be positive"},
+		{"connector origin with a path", nil, []string{"--connector-allow-origin", "https://app.example/page"},
+			`fsplane serve: --connector-allow-origin: origin "https://app.example/page"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// A root that does not exist: a server that let the value
+			// through fails at it (exit 1) rather than running on.
+			args := append([]string{"serve", "--listen", "127.0.0.1:0", "--root", "/nonexistent/root", "--state-dir", t.TempDir()}, tt.args...)
+			got := runBinaryEnv(t, t.TempDir(), tt.env, args...)
+			if got.Exit != 2 || !strings.Contains(got.Stderr, tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", got.Exit, got.Stderr, tt.want)
+			}
+			if strings.Contains(got.Stderr, secret) {
+				t.Errorf("stderr shows the secret:\n%s", got.Stderr)
+			}
+		})
+	}
+}
+
+// TestServeAcceptsUsableFlags: a key with white space inside (a tab) is
+// sendable and accepted, one with white space around it (a secret
+// file's final newline) is taken without it; "LOCALHOST" is loopback as "localhost" is (it
+// was refused as an address beyond loopback without a key); a
+// --connector-allow-origin in another case or with the default port is
+// the origin browsers send.
+func TestServeAcceptsUsableFlags(t *testing.T) {
+	t.Parallel()
+	for _, k := range []struct{ name, given, sent string }{
+		{"a tab inside", "in\tside", "in\tside"},
+		{"a secret file's final newline", "k3y\n", "k3y"},
+		{"a Windows line end and a leading space", " k3y\r\n", "k3y"},
+	} {
+		s := startServerEnv(t, t.TempDir(), []string{"FSPLANE_API_KEY=" + k.given})
+		req, _ := http.NewRequest("GET", s.url+"/v2/fs/list?path=.", nil)
+		req.Header.Set("x-api-key", k.sent)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("key with %s, sent as %q: %d, want 200", k.name, k.sent, resp.StatusCode)
+		}
+	}
+	var (
+		resp *http.Response
+		err  error
+	)
+
+	s := startServer(t, t.TempDir(), "--listen", "LOCALHOST:0")
+	resp, err = http.Get(s.url + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("--listen LOCALHOST:0: /health %d", resp.StatusCode)
+	}
+
+	s = startServer(t, t.TempDir(), "--connector-token", "tok", "--connector-allow-origin", "HTTPS://App.Example:443")
+	req, _ := http.NewRequest("GET", s.url+"/v2/connector", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Origin", "https://app.example")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// Past the origin check, the hub wants a WebSocket upgrade.
+	if strings.Contains(string(body), "not allowed") {
+		t.Errorf("an allowed connector origin was refused: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestServeShutdownLetsMCPCallsFinish: an MCP call in flight when the
+// stop comes completes within the grace, as any request does (closing
+// every MCP session at once, to end their event streams, cut it: its
+// answer was a 404 or an empty 200), and an open event stream does not
+// hold the stop for the grace (1 h here).
+func TestServeShutdownLetsMCPCallsFinish(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello-mcp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir, "--root", dir, "--shutdown-grace", "1h")
+	post := func(sid, body string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	// The session's event stream, open through the stop.
+	req, _ := http.NewRequest("GET", s.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("event stream: %v %v", stream, err)
+	}
+	streamEnded := make(chan struct{})
+	go func() { io.Copy(io.Discard, stream.Body); stream.Body.Close(); close(streamEnded) }()
+
+	// A call whose body is half sent when the stop comes.
+	host := strings.TrimPrefix(s.url, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", host, sid, len(body), body[:20])
+	// The stop must find the call begun: a connection still in the
+	// listen queue is reset when the listener closes, and one whose
+	// headers are unread counts as idle, as for any server. The server
+	// has read what was sent once its socket's receive queue is empty.
+	testenv.WaitFor(t, 20*time.Second, "the server to read the call's headers", func() bool { return unread(t, conn) == 0 })
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 20*time.Second, "the shutdown to start", func() bool { return strings.Contains(s.logs.String(), "Shutting down") })
+	if _, err := io.WriteString(conn, body[20:]); err != nil {
+		t.Fatalf("the server stopped reading the call: %v", err)
+	}
+	call, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the call in flight got no answer: %v\n%s", err, s.logs.String())
+	}
+	got, _ := io.ReadAll(call.Body)
+	call.Body.Close()
+	if call.StatusCode != 200 || !strings.Contains(string(got), "hello-mcp") {
+		t.Errorf("the call in flight: %d %q, want 200 with the file's content", call.StatusCode, got)
+	}
+	if code := s.waitExit(t); code != 0 {
+		t.Errorf("exit %d, want 0; log:\n%s", code, s.logs.String())
+	}
+	<-streamEnded
+}
+
+// unread is how many bytes sent on conn, a loopback TCP connection, the
+// server's end has not read yet (its receive queue, from /proc/net/tcp;
+// Linux); -1 until the kernel lists that end.
+func unread(t *testing.T, conn net.Conn) int64 {
+	t.Helper()
+	client, server := conn.LocalAddr().(*net.TCPAddr), conn.RemoteAddr().(*net.TCPAddr)
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(":%04X", server.Port)
+	peer := fmt.Sprintf(":%04X", client.Port)
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 5 || !strings.HasSuffix(f[1], want) || !strings.HasSuffix(f[2], peer) {
+			continue
+		}
+		_, rx, _ := strings.Cut(f[4], ":")
+		n, err := strconv.ParseInt(rx, 16, 64)
+		if err != nil {
+			t.Fatalf("/proc/net/tcp queue %q: %v", f[4], err)
+		}
+		return n
+	}
+	return -1
+}
+
+// TestServeMCPFollowsTheHostRules: /mcp takes the Host headers the rest
+// of the API takes (the browser guard's rules): a name --allow-host adds,
+// and any name with an API key (a TLS proxy on the machine that keeps
+// Host). A foreign name on an open server is still refused, by the guard.
+func TestServeMCPFollowsTheHostRules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	open := startServer(t, dir, "--root", dir, "--allow-host", "sandbox")
+	keyed := startServer(t, dir, "--root", dir, "--api-key", "k3y")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tt := range []struct {
+		name   string
+		s      *server
+		host   string
+		key    string
+		status int
+	}{
+		{"allowed name", open, "sandbox", "", 200},
+		{"any name with a key", keyed, "proxy.example.com", "k3y", 200},
+		{"foreign name, open server", open, "evil.example", "", 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, _ := http.NewRequest("POST", tt.s.url+"/mcp", strings.NewReader(initialize))
+			req.Host = tt.host + ":" + req.URL.Port()
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.key != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Errorf("POST /mcp with Host %s: %d %s, want %d", req.Host, resp.StatusCode, body, tt.status)
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/applytest"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 // testCert is a self-signed certificate for 127.0.0.1 and localhost,
@@ -249,4 +250,26 @@ func runServeExpectingFailure(t *testing.T, env []string, args ...string) applyt
 		t.Fatal(err)
 	}
 	return applytest.Outcome{Stdout: out.String(), Stderr: errb.String(), Exit: code}
+}
+
+// TestServeTLSHandshakeErrorsInTheLog: net/http's report of a failed
+// handshake is a line of the server's log, in its format (it was printed
+// by the log package, "2026/01/02 15:04:05 http: TLS handshake error …",
+// among the key=value lines).
+func TestServeTLSHandshakeErrorsInTheLog(t *testing.T) {
+	t.Parallel()
+	cert := newTestCert(t, t.TempDir(), "hub")
+	s := startServer(t, t.TempDir(), "--tls-cert", cert.certFile, "--tls-key", cert.keyFile)
+	resp, err := http.Get("http://" + strings.TrimPrefix(s.url, "https://") + "/health")
+	if err == nil {
+		resp.Body.Close()
+	}
+	testenv.WaitFor(t, 20*time.Second, "the handshake error in the log", func() bool {
+		return strings.Contains(s.logs.String(), "TLS handshake error")
+	})
+	for line := range strings.Lines(s.logs.String()) {
+		if strings.Contains(line, "TLS handshake error") && !strings.HasPrefix(line, "time=") {
+			t.Errorf("the handshake error is not a line of the server's log: %q", line)
+		}
+	}
 }

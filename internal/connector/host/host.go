@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,8 @@ type Options struct {
 	// reverse proxy under a prefix works too.
 	URL string
 	// Token is sent as "Authorization: Bearer <token>"; "" sends none.
+	// Surrounding white space is trimmed; New refuses a token with a
+	// control character (see CheckToken).
 	Token string
 	// Name is the host's name for the hub (required).
 	Name string
@@ -190,6 +193,10 @@ func New(opts Options) (*Host, error) {
 	case opts.TLS != nil && opts.TLS.InsecureSkipVerify:
 		return nil, errors.New("host: TLS verification cannot be turned off")
 	}
+	opts.Token = strings.TrimSpace(opts.Token)
+	if err := CheckToken(opts.Token); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	mode := opts.Mode
 	if mode == "" {
 		mode = proto.ReadOnly
@@ -233,6 +240,29 @@ func New(opts Options) (*Host, error) {
 	return h, nil
 }
 
+// CheckToken refuses a token (or any secret sent in a header) no header
+// can carry: one with a control character (a line break, a carriage return left by a token
+// file written on Windows). Sent, it failed every dial before the request
+// left ("invalid header field value"), and the host retried for ever
+// saying the hub was unreachable. The error never shows the token.
+// Surrounding white space is no part of a token (the hub trims it): trim
+// it before checking.
+func CheckToken(token string) error {
+	for _, r := range token {
+		if r == '\t' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f {
+			what := "a control character"
+			if r == '\n' || r == '\r' {
+				what = "a line break"
+			}
+			return fmt.Errorf("the value contains %s, which an HTTP header cannot carry", what)
+		}
+	}
+	return nil
+}
+
 // HubURL normalises a hub URL: it checks the scheme (http, https, ws,
 // wss) and appends /v2/connector unless the path already ends with it.
 // Its errors show the URL as RedactURL does.
@@ -263,15 +293,27 @@ func HubURL(raw string) (string, error) {
 	default:
 		return "", fmt.Errorf("hub URL %q: use http://, https://, ws:// or wss://", shown)
 	}
-	if u.Host == "" {
+	if u.Hostname() == "" {
 		return "", fmt.Errorf("hub URL %q has no host", shown)
+	}
+	if p := u.Port(); p != "" {
+		// url.Parse takes any digits; a dial of them fails at every
+		// attempt, retried for ever as "hub unreachable".
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("hub URL %q: port %s is not a port number (1 to 65535)", shown, p)
+		}
 	}
 	if u.User != nil {
 		return "", fmt.Errorf("hub URL %s: credentials in the URL are not supported; use the token", shown)
 	}
+	// A trailing slash is no part of the path asked for:
+	// "…/v2/connector/" is the endpoint itself.
+	u.Path, u.RawPath = strings.TrimRight(u.Path, "/"), strings.TrimRight(u.RawPath, "/")
 	if !strings.HasSuffix(u.Path, Path) {
-		u.Path = strings.TrimSuffix(u.Path, "/") + Path
-		u.RawPath = ""
+		u.Path += Path
+		if u.RawPath != "" { // an escaped prefix stays escaped
+			u.RawPath += Path
+		}
 	}
 	u.Fragment = ""
 	return u.String(), nil
@@ -400,10 +442,10 @@ func (h *Host) Run(ctx context.Context) error {
 		// few words (connect --no-tui prints warnings on standard error);
 		// once while it stays the same, not every few seconds.
 		level := slog.LevelWarn
-		if err.Error() == warned {
+		if warnKey(err) == warned {
 			level = slog.LevelDebug
 		}
-		warned = err.Error()
+		warned = warnKey(err)
 		h.log.Log(ctx, level, "Reconnecting", "reason", reason, "err", err, "retry_in", wait)
 		h.emit(Event{Kind: EventState, State: Reconnecting, Retry: wait, Reason: reason, Err: err.Error()})
 		t := time.NewTimer(wait)
@@ -414,6 +456,18 @@ func (h *Host) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// warnKey is what makes two failed attempts the same error for the
+// warning: the error's text without the local address of the connection
+// it names ("read tcp 127.0.0.1:48064->…"), a new port at every attempt.
+func warnKey(err error) string {
+	msg := err.Error()
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Source != nil {
+		msg = strings.ReplaceAll(msg, oe.Source.String()+"->", "")
+	}
+	return msg
 }
 
 func permanent(err error) bool {

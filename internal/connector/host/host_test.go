@@ -962,6 +962,11 @@ func TestHubURL(t *testing.T) {
 		{in: "wss://hub.example/fsplane", want: "wss://hub.example/fsplane/v2/connector"},
 		{in: "ws://h:1/v2/connector", want: "ws://h:1/v2/connector"},
 		{in: " http://h:1/v2/connector?x=1 ", want: "ws://h:1/v2/connector?x=1"},
+		// A trailing slash does not make the endpoint a prefix.
+		{in: "http://h:1/v2/connector/", want: "ws://h:1/v2/connector"},
+		{in: "http://h:1/p/v2/connector//?x=1", want: "ws://h:1/p/v2/connector?x=1"},
+		{in: "http://h:1//", want: "ws://h:1/v2/connector"},
+		{in: "http://h:1/a%2Fb/", want: "ws://h:1/a%2Fb/v2/connector"},
 		{in: "ftp://h", err: "use http://"},
 		{in: "h:1", err: "use http://"},
 		// Without a scheme, the error says which URL to use instead.
@@ -970,6 +975,11 @@ func TestHubURL(t *testing.T) {
 		{in: "hub.example/fsplane", err: "needs a scheme: use http://hub.example/fsplane (or https://)"},
 		{in: "http:h", err: "no host"},
 		{in: "http://", err: "no host"},
+		// A port alone, or one no dial can use, is refused at once.
+		{in: "http://:18091", err: `hub URL "http://:18091" has no host`},
+		{in: "http://127.0.0.1:99999", err: `hub URL "http://127.0.0.1:99999": port 99999 is not a port number (1 to 65535)`},
+		{in: "ws://[::1]:0/", err: "port 0 is not a port number"},
+		{in: "http://[::1]:65535/", want: "ws://[::1]:65535/v2/connector"},
 		{in: "https://user:pw@h", err: "credentials"},
 	} {
 		got, err := HubURL(tt.in)

@@ -43,6 +43,13 @@ func RedactURL(raw string) string {
 		}
 		return maskUserinfo(raw)
 	}
+	if u.User != nil {
+		// A user name alone ("https://TOKEN@hub") is how a token is
+		// usually put in a URL: only a password beside it makes it a name.
+		if pw, ok := u.User.Password(); !ok || pw == "" {
+			u.User = url.User(masked)
+		}
+	}
 	u.RawQuery = redactQuery(u.RawQuery)
 	if u.Fragment != "" || u.RawFragment != "" {
 		u.Fragment, u.RawFragment = masked, ""

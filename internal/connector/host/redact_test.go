@@ -14,6 +14,9 @@ func TestRedactURL(t *testing.T) {
 		{"http://hub/?baretoken&a=", "http://hub/?xxxxx&a=xxxxx"},
 		{"http://u:pass@hub/?token=t#frag", "http://u:xxxxx@hub/?token=xxxxx#xxxxx"},
 		{"http://hub:18091", "http://hub:18091"},
+		// A user name alone is a token put in the URL.
+		{"https://QTOKsecret55@hub/x", "https://xxxxx@hub/x"},
+		{"ws://QTOKsecret55:@hub/x", "ws://xxxxx@hub/x"},
 		{"http://127.0.0.1:bad/?token=QTOK", "http://127.0.0.1:bad/?xxxxx"},
 		{"http://u:pass@hub:bad/x", "http://xxxxx@hub:bad/x"},
 		{"http://hub/%zz?token=QTOK", "http://hub/%zz?xxxxx"},
@@ -35,6 +38,8 @@ func TestHubURLErrorsHideSecrets(t *testing.T) {
 	for _, raw := range []string{
 		"ftp://hub/?token=QTOKsecret55",
 		"http://u:QTOKsecret55@hub/",
+		"http://QTOKsecret55@hub/",
+		"https://QTOKsecret55:@hub/",
 		"http://127.0.0.1:bad/?token=QTOKsecret55",
 		"http:///?token=QTOKsecret55",
 		"http://hub/\x7f?token=QTOKsecret55",
