@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/fsplane/fsplane/internal/bearer"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/refuse"
 )
@@ -71,24 +72,13 @@ func requireKey(key string, next http.Handler) http.Handler {
 // keySent reports whether r carries a key in any of the places
 // keyMatches looks.
 func keySent(r *http.Request) bool {
-	_, bearer := bearerToken(r)
+	_, bearer := bearer.Token(r)
 	return bearer || r.Header.Get("X-Api-Key") != "" || queryValues(r).Has("api_key")
-}
-
-// bearerToken is the token of r's "Authorization: Bearer <token>". The
-// scheme's name is case-insensitive (RFC 9110 §11.1): some clients send
-// "bearer".
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
 }
 
 func keyMatches(r *http.Request, want []byte) bool {
 	var candidates []string
-	if k, ok := bearerToken(r); ok {
+	if k, ok := bearer.Token(r); ok {
 		candidates = append(candidates, k)
 	}
 	if k := r.Header.Get("X-Api-Key"); k != "" {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/bearer"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/refuse"
 )
@@ -211,8 +212,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, proto.NoHostsRefusal, http.StatusForbidden)
 		return
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(h.opts.Token)) != 1 {
+	got, ok := bearer.Token(r)
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
 		refuse.CloseAfter(w)
 		http.Error(w, "Unauthorized: the connector token is missing or wrong", http.StatusUnauthorized)
 		return

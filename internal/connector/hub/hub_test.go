@@ -134,11 +134,16 @@ func TestConnectAuth(t *testing.T) {
 	}{
 		{"no token", http.Header{}, 401},
 		{"wrong token", http.Header{"Authorization": {"Bearer nope"}}, 401},
+		{"another scheme", http.Header{"Authorization": {"Basic " + token}}, 401},
+		{"lowercase scheme", http.Header{"Authorization": {"bearer " + token}}, 101},
 		{"browser origin", http.Header{"Authorization": {"Bearer " + token}, "Origin": {"https://evil.example"}}, 403},
 	} {
-		_, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: tt.header, Subprotocols: []string{proto.Protocol}})
-		if err == nil || resp == nil || resp.StatusCode != tt.status {
+		ws, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: tt.header, Subprotocols: []string{proto.Protocol}})
+		if resp == nil || resp.StatusCode != tt.status || (err == nil) != (tt.status == 101) {
 			t.Errorf("%s: err %v, response %v", tt.name, err, resp)
+		}
+		if ws != nil {
+			ws.CloseNow()
 		}
 	}
 	h := New(Options{})
