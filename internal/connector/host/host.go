@@ -384,23 +384,25 @@ func (h *Host) sendHelloLocked(s *session) error {
 	return nil
 }
 
-// emit delivers an event to OnEvent.
+// emit delivers an event to OnEvent. A state event's mode is read under
+// evMu: SetMode swaps the mode before it emits EventMode, so a state event
+// that read the old mode is delivered before the EventMode, never after
+// it (a TUI would otherwise go on showing the old mode).
 func (h *Host) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
+	h.evMu.Lock()
+	defer h.evMu.Unlock()
 	if ev.Kind == EventState {
 		ev.Mode = h.Mode()
 		h.stMu.Lock()
 		h.status = Status{State: ev.State, HostID: ev.HostID, Mode: ev.Mode, Reason: ev.Reason, Err: ev.Err}
 		h.stMu.Unlock()
 	}
-	if h.opts.OnEvent == nil {
-		return
+	if h.opts.OnEvent != nil {
+		h.opts.OnEvent(ev)
 	}
-	h.evMu.Lock()
-	defer h.evMu.Unlock()
-	h.opts.OnEvent(ev)
 }
 
 // Run connects to the hub and serves it until ctx ends, reconnecting
