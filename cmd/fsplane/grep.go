@@ -50,7 +50,7 @@ type grepFlags struct {
 	follow         bool
 	noMessages     bool
 	threads        int
-	maxDepth       int
+	maxDepth       depthValue
 	multilineAll   bool
 	word           bool
 	filesOnly      bool // -l
@@ -131,7 +131,7 @@ func (f *grepFlags) addWalkFlags(fl *pflag.FlagSet, verb string) {
 	fl.BoolVar(&f.noIgnoreGlobal, "no-ignore-global", false, "do not honour git's global excludes file (core.excludesFile, default ~/.config/git/ignore)")
 	fl.BoolVarP(&f.follow, "follow", "L", false, "follow symbolic links to files and directories inside PATH (without it, as with rg, links met below PATH are skipped)")
 	fl.IntVarP(&f.threads, "threads", "j", 0, "number of goroutines that "+verb+" (default: the number of CPUs)")
-	fl.IntVar(&f.maxDepth, "max-depth", 0, "descend at most NUM directories below each PATH (0: no limit)")
+	fl.Var(&f.maxDepth, "max-depth", "descend at most NUM directories below each PATH (0: only the files named as PATH, as rg; default: no limit)")
 }
 
 // contextValue is the value of -A (after), -B (before) or -C (both): it
@@ -189,7 +189,7 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		RespectIgnore:   !f.noIgnore,
 		FollowLinks:     f.follow,
 		Workers:         f.threads,
-		MaxDepth:        f.maxDepth,
+		MaxDepth:        f.maxDepth.n, // 0 (no limit) for an explicit 0 too: searchPaths skips directory PATHs
 		// Binary files are rg's: a file named as PATH is searched even
 		// when binary, as rg searches it (see grepRenderer).
 		SearchBinaryStart: true,
@@ -208,10 +208,45 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		if err != nil {
 			return o, err
 		}
+		if n == 0 {
+			// rg would search only empty files, in which nothing
+			// matches; the engine's 0 means no limit.
+			return o, errors.New("--max-filesize 0 would skip every file that is not empty\nHint: give a size of at least 1 (such as 1K), or drop --max-filesize")
+		}
 		o.MaxFileSize = n
 	}
 	return o, nil
 }
+
+// depthValue is --max-depth: n directories below each PATH, and whether it
+// was given, since an explicit 0 means rg's "only the files named as PATH"
+// while the engine's MaxDepth 0 means no limit.
+type depthValue struct {
+	n   int
+	set bool
+}
+
+func (d *depthValue) String() string {
+	if !d.set {
+		return ""
+	}
+	return strconv.Itoa(d.n)
+}
+
+func (d *depthValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a number of directories (0 or more)", s)
+	}
+	d.n, d.set = n, true
+	return nil
+}
+
+func (d *depthValue) Type() string { return "int" }
+
+// filesOnly reports whether PATHs that are directories are not walked at
+// all (--max-depth 0).
+func (d *depthValue) filesOnly() bool { return d.set && d.n == 0 }
 
 func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -384,6 +419,12 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 		sr, err := openSearchRoot(p, !f.noIgnore)
 		if err != nil {
 			report(shown, err)
+			continue
+		}
+		if sr.start == "." && f.maxDepth.filesOnly() {
+			// As rg: a directory PATH is not entered, and counts as no
+			// file searched.
+			sr.root.Close()
 			continue
 		}
 		if len(f.globs) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -393,5 +394,59 @@ func TestRgGlobPrefix(t *testing.T) {
 		if got := rgGlobPrefix(tt.path, tt.cwd); got != tt.want {
 			t.Errorf("rgGlobPrefix(%q, %q) = %q, want %q", tt.path, tt.cwd, got, tt.want)
 		}
+	}
+}
+
+// TestMaxDepthZeroLikeRipgrep: --max-depth 0 searches only the files
+// named as PATH, a directory PATH counting as no file searched (exit 2
+// with no PATH, 1 with one, as rg). Each case is checked against the
+// output written here and, where rg is installed, against rg's.
+func TestMaxDepthZeroLikeRipgrep(t *testing.T) {
+	t.Parallel()
+	rg, _ := exec.LookPath("rg")
+	dir := t.TempDir()
+	testenv.WriteTree(t, dir, map[string]string{"a.txt": "x\n", "d/b.txt": "x\n"})
+	tests := []struct {
+		args []string
+		want string
+		exit int
+	}{
+		{[]string{"grep", "--max-depth", "0", "x"}, "", 2},
+		{[]string{"grep", "--max-depth", "0", "x", "."}, "", 1},
+		{[]string{"grep", "--max-depth", "0", "x", "a.txt", "d"}, "a.txt:1:x\n", 0},
+		{[]string{"grep", "--max-depth", "1", "x"}, "a.txt:1:x\n", 0},
+		{[]string{"grep", "--max-depth", "1", "x", "d"}, "d/b.txt:1:x\n", 0},
+		{[]string{"files", "--max-depth", "0"}, "", 1},
+		{[]string{"files", "--max-depth", "0", "a.txt", "d"}, "a.txt\n", 0},
+	}
+	for _, tt := range tests {
+		name := strings.Join(tt.args, " ")
+		got := runBinary(t, dir, "", tt.args...)
+		if got.Stdout != tt.want || got.Exit != tt.exit {
+			t.Errorf("fsplane %s: exit %d, stdout %q; want %d, %q (stderr %s)", name, got.Exit, got.Stdout, tt.exit, tt.want, got.Stderr)
+		}
+		if rg == "" {
+			continue
+		}
+		rgArgs := []string{"--no-config", "-n", "-H", "--no-heading"}
+		if tt.args[0] == "files" {
+			rgArgs = []string{"--no-config", "--files"}
+		}
+		cmd := exec.Command(rg, append(rgArgs, tt.args[1:]...)...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		exit := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			exit = ee.ExitCode()
+		}
+		if string(out) != tt.want || exit != tt.exit {
+			t.Errorf("rg %s: exit %d, stdout %q; want %d, %q", name, exit, out, tt.exit, tt.want)
+		}
+	}
+	// rg would search only empty files; fsplane refuses, saying what to do.
+	got := runBinary(t, dir, "", "grep", "--max-filesize", "0", "x")
+	if got.Exit != 2 || got.Stdout != "" || !strings.Contains(got.Stderr, "give a size of at least 1") {
+		t.Errorf("--max-filesize 0: exit %d, stdout %q, stderr %q", got.Exit, got.Stdout, got.Stderr)
 	}
 }
