@@ -307,11 +307,11 @@ func restoreByRename(root *os.Root, f txFile) error {
 	if err != nil || !ok {
 		return err
 	}
-	later, err := writtenSince(root, f)
+	st, err := relState(root, f)
 	if err != nil {
 		return err
 	}
-	if !later {
+	if st == relChanged {
 		if err := root.Rename(f.Backup, f.Rel); err != nil {
 			return err
 		}
@@ -319,50 +319,73 @@ func restoreByRename(root *os.Root, f txFile) error {
 	return removeIfExists(root, f.Backup)
 }
 
-// writtenSince reports whether f.Rel holds something neither the
+// What f.Rel holds when a transaction is rolled back (see relState).
+const (
+	relChanged  = iota // this transaction's content, or nothing: restore the backup
+	relOriginal        // the original content: nothing to restore
+	relLater           // a later write by someone else: keep it
+)
+
+// relState says what f.Rel holds. relLater is something neither the
 // original (the backup's inode, or its content) nor this transaction's
 // new content (its version, or the link it made): a write by another
 // process on the same root, or a person's editor, between the crash and
 // this recovery. Rolling back over it would silently lose that later,
-// acknowledged write. Nothing at f.Rel is not later: a delete's target is
-// meant to be gone, and a replaced file someone removed is brought back.
-func writtenSince(root *os.Root, f txFile) (bool, error) {
+// acknowledged write. relOriginal is a regular file with the original's
+// content and not this transaction's: the transaction failed before it
+// replaced it, and renaming the backup over it would gain nothing, lose
+// the file's other hard links when the backup is a copy (a file that
+// could not be linked), and fail for good on a file that cannot be
+// replaced (chattr +i), blocking its paths. Nothing at f.Rel is
+// relChanged: a delete's target is meant to be gone, and a replaced file
+// someone removed is brought back.
+func relState(root *os.Root, f txFile) (int, error) {
 	fi, err := root.Lstat(f.Rel)
 	if gone(err) {
-		return false, nil
+		return relChanged, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	bi, err := root.Lstat(f.Backup)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	if os.SameFile(fi, bi) {
-		return false, nil // the original itself
+		return relOriginal, nil
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := root.Readlink(f.Rel)
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if f.Link != "" && target == f.Link {
-			return false, nil // the link this transaction made
+			return relChanged, nil // the link this transaction made
 		}
 		if bi.Mode()&fs.ModeSymlink != 0 {
 			orig, err := root.Readlink(f.Backup)
-			return err != nil || target != orig, err
+			if err != nil {
+				return 0, err
+			}
+			if target == orig {
+				return relChanged, nil // restoring it is harmless
+			}
 		}
-		return true, nil
+		return relLater, nil
 	case !fi.Mode().IsRegular():
-		return true, nil
+		return relLater, nil
 	}
 	v, err := fileVersion(root, f.Rel)
-	if err != nil {
-		return false, err
+	switch {
+	case err != nil:
+		return 0, err
+	case v == f.NewVersion:
+		return relChanged, nil
+	case v == f.PrevVersion:
+		return relOriginal, nil
 	}
-	return v != f.NewVersion && v != f.PrevVersion, nil
+	return relLater, nil
 }
 
 func restoreInPlace(root *os.Root, f txFile) error {
