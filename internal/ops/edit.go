@@ -56,7 +56,8 @@ type EditResult struct {
 
 // Edit replaces text using the matching ladder (edit.Replace) and commits
 // the result atomically. It needs no prior read; when the caller has read
-// the file before and it changed since, Notice says so. Concurrent edits
+// the file before and it changed since, Notice says so (unless the caller
+// named the version it changed: ExpectedVersion). Concurrent edits
 // of one file apply one after another; one that finds the file changed at
 // its commit is planned again (see replan).
 func (e *Engine) Edit(ctx context.Context, req EditRequest) (*EditResult, error) {
@@ -88,7 +89,7 @@ func (e *Engine) edit(op string, req EditRequest) (*EditResult, error) {
 	res := &EditResult{
 		Path: tf.Path.Abs, Version: tf.Version, PrevVersion: tf.Version, Tier: r.Tier.String(), Count: r.Count,
 		StartLine: r.StartLine, EndLine: r.EndLine, Snippet: r.Snippet, Diff: r.Diff, Changed: r.Changed,
-		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, tf), Before: tf.Content, After: r.Content, Shifts: r.Shifts,
+		DryRun: req.DryRun, Notice: e.staleNotice(req.Caller, req.ExpectedVersion, tf), Before: tf.Content, After: r.Content, Shifts: r.Shifts,
 	}
 	if req.DryRun || !r.Changed {
 		return res, nil
@@ -98,7 +99,9 @@ func (e *Engine) edit(op string, req EditRequest) (*EditResult, error) {
 		return nil, err
 	}
 	res.Version, res.UndoRecorded = v, undo
-	e.fresh.Changed(req.Caller, tf.Path.Abs, tf.Version, v, false, req.LinesStaleAfterMove && r.Shifts != nil)
+	// A caller that named the version it changed knew it (as for inserts
+	// and line edits).
+	e.fresh.Changed(req.Caller, tf.Path.Abs, tf.Version, v, req.ExpectedVersion != "", req.LinesStaleAfterMove && r.Shifts != nil)
 	e.log.Info("Edit", "path", tf.Path.Abs, "tier", res.Tier, "count", res.Count)
 	return res, nil
 }
@@ -145,8 +148,12 @@ func checkVersion(op, path, expected, current string) error {
 		WithHint("re-read the file and retry with its current version")
 }
 
-// staleNotice says when the caller's last view of the file is outdated.
-func (e *Engine) staleNotice(caller string, tf *workspace.TextFile) string {
+// staleNotice says when the caller's last view of the file is outdated,
+// unless it named the version it changed (expected, checked already).
+func (e *Engine) staleNotice(caller, expected string, tf *workspace.TextFile) string {
+	if expected != "" {
+		return ""
+	}
 	seen, ok := e.fresh.Seen(caller, tf.Path.Abs)
 	if !ok || seen == tf.Version {
 		return ""

@@ -164,21 +164,14 @@ func (t *Tracker) forgetOldestLocked(s *seenFiles) {
 	t.total--
 }
 
-// Advance records that caller changed key from version from to version to
-// by an edit that did not show it the whole file (a replace, a patch).
-// Only a caller that had seen from, and so knows the rest of the file, has
-// now seen to: one whose view was stale stays stale (someone else's change
-// may have moved its line numbers), and one that never read stays unread.
-// It is Changed(caller, key, from, to, false, false).
-func (t *Tracker) Advance(caller, key, from, to string) {
-	t.Changed(caller, key, from, to, false, false)
-}
-
 // Changed records caller's own change of key from version from to version
 // to, one that did not show it the whole file (a replace, line edits, a
-// patch). As Advance, only a caller that had seen from now knows to,
-// unless knew says it proved otherwise that it knew from (a fresh read
-// checked under the file's lock, an expected version, a file it created).
+// patch). Only a caller that had seen from, and so knows the rest of the
+// file, has now seen to: one whose view was stale stays stale (someone
+// else's change may have moved its line numbers), and one that never read
+// stays unread; unless knew says it proved otherwise that it knew from (a
+// fresh read checked under the file's lock, an expected version, a file
+// it created).
 //
 // linesMoved says the change moved lines and the caller was not told
 // where (Agent Zero's text_editor answers only "patched successfully"):
@@ -211,7 +204,7 @@ func (t *Tracker) Reverted(caller, key, from, to string) {
 }
 
 // lookupLocked returns what caller saw of key, or nil (t.mu held). The
-// check and the update of Advance and Reverted happen under one lock, so
+// check and the update of Changed and Reverted happen under one lock, so
 // a concurrent Saw is not overwritten.
 func (t *Tracker) lookupLocked(caller, key string) *seenFile {
 	if s := t.stateLocked(caller, false); s != nil {

@@ -82,7 +82,7 @@ type InsertRequest struct {
 
 // Insert inserts text after line After, as Anthropic's and AIO's insert
 // command: it needs no prior read, so it does not vouch for the caller's
-// view of the rest of the file either (see Tracker.Advance). Without
+// view of the rest of the file either (see Tracker.Changed). Without
 // ExpectedVersion, an insert that finds the file changed at its commit is
 // planned again against the new content (see replan).
 func (e *Engine) Insert(ctx context.Context, req InsertRequest) (*LinesResult, error) {

@@ -536,6 +536,15 @@ func TestMalformedExpectedVersion(t *testing.T) {
 			_, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("x"), ExpectedVersion: "zz"})
 			return err
 		},
+		"patch_text": func() error {
+			_, err := e.Patch(ctx, PatchRequest{Path: "f.txt", Patch: "-a\n+A", ExpectedVersion: "zz"})
+			return err
+		},
+		"patch": func() error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n*** End Patch",
+				ExpectedVersions: map[string]string{"f.txt": "zz"}})
+			return err
+		},
 	} {
 		if fe := wantCode(t, run(), fserr.BadRequest); !strings.Contains(fe.Message, "is not a version") {
 			t.Errorf("%s: message %q", name, fe.Message)
@@ -660,5 +669,191 @@ func TestPatchRefusesTwoLinksOfOneFile(t *testing.T) {
 	}
 	if got := readFile(t, root, "f.txt"); got != "a\nB\n" {
 		t.Errorf("f.txt = %q, want %q", got, "a\nB\n")
+	}
+}
+
+// TestStaleExpectedVersionComesFirst: when the file changed since the
+// version the caller names, that is the error, whatever the change did to
+// the text the caller's edit looks for: no_match or ambiguous_match would
+// send it to rework an edit that was right for the version it read,
+// instead of to re-read the file.
+func TestStaleExpectedVersionComesFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const orig = "a\nb\nc\n"
+	tests := []struct {
+		name   string
+		now    string // what someone else made of the file
+		change func(e *Engine, v string) error
+	}{
+		{"patch_text, context gone", "a\nB\nc\n", func(e *Engine, v string) error {
+			_, err := e.Patch(ctx, PatchRequest{Path: "f.txt", Patch: "-b\n+x", ExpectedVersion: v})
+			return err
+		}},
+		{"patch_text, context twice", "a\nb\nc\nb\n", func(e *Engine, v string) error {
+			_, err := e.Patch(ctx, PatchRequest{Path: "f.txt", Patch: "-b\n+x", ExpectedVersion: v})
+			return err
+		}},
+		{"patch, context gone", "a\nB\nc\n", func(e *Engine, v string) error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-b\n+x\n*** End Patch",
+				ExpectedVersions: map[string]string{"f.txt": v}})
+			return err
+		}},
+		{"patch, dry run", "a\nB\nc\n", func(e *Engine, v string) error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-b\n+x\n*** End Patch",
+				ExpectedVersions: map[string]string{"f.txt": v}, DryRun: true})
+			return err
+		}},
+		{"replace, text gone", "a\nB\nc\n", func(e *Engine, v string) error {
+			_, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "b", New: "x", ExpectedVersion: v})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, root := newEngine(t, map[string]string{"f.txt": orig}, Options{})
+			if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(tt.now), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fe := wantCode(t, tt.change(e, workspace.Version([]byte(orig))), fserr.StaleVersion)
+			if !strings.Contains(fe.Hint, "re-read") {
+				t.Errorf("hint %q does not say to re-read the file", fe.Hint)
+			}
+			if got := readFile(t, root, "f.txt"); got != tt.now {
+				t.Errorf("f.txt = %q, want it unchanged", got)
+			}
+		})
+	}
+}
+
+// TestExpectedVersionVouchesForTheView: a caller whose read is outdated
+// but that names the file's current version (it got it elsewhere: a stat,
+// another front) proved it knew what it changed. Its change is not
+// reported as applied to content it had not seen, and its own change
+// leaves its view current: the next line edit needs no new read, as after
+// a line edit or an insert that named the version.
+func TestExpectedVersionVouchesForTheView(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const now = "a\nB\nc\n"
+	v := workspace.Version([]byte(now))
+	tests := []struct {
+		name   string
+		change func(e *Engine) (notice string, err error)
+	}{
+		{"replace", func(e *Engine) (string, error) {
+			r, err := e.Edit(ctx, EditRequest{Path: "f.txt", Old: "c\n", New: "C\n", ExpectedVersion: v, Caller: "s1"})
+			if err != nil {
+				return "", err
+			}
+			return r.Notice, nil
+		}},
+		{"patch_text", func(e *Engine) (string, error) {
+			r, err := e.Patch(ctx, PatchRequest{Path: "f.txt", Patch: "-c\n+C", ExpectedVersion: v, Caller: "s1"})
+			if err != nil {
+				return "", err
+			}
+			return strings.Join(r.Notices, "; "), nil
+		}},
+		{"patch", func(e *Engine) (string, error) {
+			r, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: ./f.txt\n@@\n-c\n+C\n*** End Patch",
+				ExpectedVersions: map[string]string{"./f.txt": v}, Caller: "s1"})
+			if err != nil {
+				return "", err
+			}
+			return strings.Join(r.Notices, "; "), nil
+		}},
+		{"write", func(e *Engine) (string, error) {
+			r, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("a\nB\nC\n"), ExpectedVersion: v, Caller: "s1"})
+			if err != nil {
+				return "", err
+			}
+			return r.Notice, nil
+		}},
+		{"append", func(e *Engine) (string, error) {
+			r, err := e.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("d\n"), Append: true, ExpectedVersion: v, Caller: "s1"})
+			if err != nil {
+				return "", err
+			}
+			return r.Notice, nil
+		}},
+		{"insert", func(e *Engine) (string, error) {
+			_, err := e.Insert(ctx, InsertRequest{Path: "f.txt", After: 3, Text: "d", ExpectedVersion: v, Caller: "s1"})
+			return "", err
+		}},
+		{"line edit", func(e *Engine) (string, error) {
+			_, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 3, To: ptr(3), Content: ptr("C")}},
+				ExpectedVersion: v, Caller: "s1"})
+			return "", err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, view := range []string{"stale", "unread"} {
+				e, root := newEngine(t, map[string]string{"f.txt": "a\nb\nc\n"}, Options{})
+				if view == "stale" {
+					if _, err := e.Read(ctx, ReadRequest{Path: "f.txt", Caller: "s1"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(now), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				notice, err := tt.change(e)
+				if err != nil {
+					t.Fatalf("%s view: %v", view, err)
+				}
+				if notice != "" {
+					t.Errorf("%s view: notice %q, though the caller named the version it changed", view, notice)
+				}
+				if _, err := e.EditLines(ctx, EditLinesRequest{Path: "f.txt", Edits: []edit.LineEdit{{From: 2, To: ptr(2), Content: ptr("X")}}, Caller: "s1"}); err != nil {
+					t.Errorf("%s view: line edit after the caller's own %s of the version it named: %v", view, tt.name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestArgumentErrorsSayWhatToDo: an argument the engine refuses is
+// bad_request with a hint naming what to pass instead.
+func TestArgumentErrorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := newEngine(t, map[string]string{"f.txt": "a\nb\n", "g.txt": "x\n"}, Options{})
+	tests := []struct {
+		name string
+		run  func() error
+	}{
+		{"negative line_from", func() error {
+			_, err := e.Read(ctx, ReadRequest{Path: "f.txt", LineFrom: -2})
+			return err
+		}},
+		{"line_to before line_from", func() error {
+			_, err := e.Read(ctx, ReadRequest{Path: "f.txt", LineFrom: 2, LineTo: 1})
+			return err
+		}},
+		{"expected version of a file the patch leaves alone", func() error {
+			_, err := e.Patch(ctx, PatchRequest{Patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n*** End Patch",
+				ExpectedVersions: map[string]string{"g.txt": workspace.Version([]byte("x\n"))}})
+			return err
+		}},
+		{"negative max_results", func() error {
+			_, err := e.Grep(ctx, GrepRequest{Path: ".", Pattern: "a", MaxResults: -1})
+			return err
+		}},
+		{"search without a regex", func() error {
+			_, err := e.Search(ctx, FileSearchRequest{File: "f.txt"})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if fe := wantCode(t, tt.run(), fserr.BadRequest); fe.Hint == "" {
+				t.Errorf("%q has no hint", fe.Message)
+			}
+		})
 	}
 }

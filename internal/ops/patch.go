@@ -162,6 +162,13 @@ func (e *Engine) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 			WithHint("pass expected_versions: {\"<file>\": \"<version>\"} for the files the patch changes")
 	}
 	req = req.Folded()
+	for _, p := range slices.Sorted(maps.Keys(req.ExpectedVersions)) {
+		// A mistyped version is the caller's mistake, not a change of
+		// the file (stale_version would send it to re-read).
+		if err := workspace.CheckVersionFormat(op, p, req.ExpectedVersions[p]); err != nil {
+			return nil, err
+		}
+	}
 	var names []string
 	for _, f := range p.Files {
 		names = append(names, f.Path)
@@ -207,8 +214,15 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, cancelled(op, display, err)
 		}
+		// A file that changed since the version the caller names is why
+		// its hunks no longer apply: say so, rather than that they do not
+		// match.
+		if serr := staleRead(op, src, req.ExpectedVersions); serr != nil {
+			return nil, serr
+		}
 		return nil, patchError(op, p.Dialect, src, err)
 	}
+	vouched := vouchedFor(src, req.ExpectedVersions)
 	res := &PatchResult{Added: plan.Added, Modified: plan.Modified, Deleted: plan.Deleted, Hunks: plan.Hunks, DryRun: req.DryRun}
 	changes := make([]workspace.Change, len(plan.Changes))
 	groups := moveGroups(p, src)
@@ -233,7 +247,7 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 			action = "A"
 		}
 		res.Files = append(res.Files, PatchFile{Path: c.Path, Abs: c.Canonical, Action: action, PrevVersion: ch.ExpectedVersion})
-		if seen, ok := e.fresh.Seen(req.Caller, c.Canonical); ok && c.Existed && !c.Link && seen != ch.ExpectedVersion {
+		if seen, ok := e.fresh.Seen(req.Caller, c.Canonical); ok && c.Existed && !c.Link && !vouched[c.Canonical] && seen != ch.ExpectedVersion {
 			res.Notices = append(res.Notices, fmt.Sprintf("%s changed since you last read it; the patch applied to its current content", c.Path))
 		}
 	}
@@ -248,7 +262,7 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 	}
 	versions := map[string]string{}
 	if !req.DryRun && len(changes) > 0 {
-		known := e.knownAfter(req.Caller, p, src)
+		known := e.knownAfter(req.Caller, p, src, vouched)
 		done, err := e.commit(op, req.Path, changes)
 		if err != nil {
 			if ce, changed := errors.AsType[*changedError](err); changed {
@@ -355,19 +369,19 @@ func mergeMoves(plan *patch.Plan, moves map[int]int, shifts [][]edit.Shift, file
 
 // knownAfter tells, for each file p leaves in place (by canonical path),
 // whether caller knows all of its new content: it wrote all of it (Add),
-// or the content is that of a file whose version it had seen, changed by
-// the patch's hunks (Update, also when moved: the destination's content
-// is the source's). A file the caller had not seen, or had seen in an
-// older version, stays unread or stale for it, wherever the patch puts
-// it (see Tracker.Advance).
-func (e *Engine) knownAfter(caller string, p *patch.Patch, src *patchSource) map[string]bool {
+// or the content is that of a file whose version it had seen or named
+// (vouched, see vouchedFor), changed by the patch's hunks (Update, also
+// when moved: the destination's content is the source's). A file the
+// caller had not seen, or had seen in an older version, stays unread or
+// stale for it, wherever the patch puts it (see Tracker.Changed).
+func (e *Engine) knownAfter(caller string, p *patch.Patch, src *patchSource, vouched map[string]bool) map[string]bool {
 	known := map[string]bool{}
 	state := func(key string) bool {
 		k, ok := known[key]
 		if !ok {
 			v, existed := src.versions[key]
 			seen, read := e.fresh.Seen(caller, key)
-			k = !existed || (read && seen == v)
+			k = !existed || vouched[key] || (read && seen == v)
 			known[key] = k
 		}
 		return k
@@ -460,17 +474,54 @@ func checkExpected(op string, src *patchSource, expected map[string]string) erro
 		}
 		got, touched := src.versions[key]
 		if _, named := src.keysRev[key]; !named {
-			return fserr.New(fserr.BadRequest, op, p, "expected_versions names %s, which the patch does not touch", p)
+			return fserr.New(fserr.BadRequest, op, p, "expected_versions names %s, which the patch does not touch", p).
+				WithHint("leave %s out of expected_versions, or check the patch names the file you meant", p)
 		}
 		if !touched {
 			got = ""
 		}
 		if got != want {
-			return fserr.New(fserr.StaleVersion, op, p, "%s changed since version %s (now %s); nothing was applied", p, want, versionOrAbsent(got)).
-				WithHint("re-read the file and rebuild the patch against its current content")
+			return staleExpected(op, p, want, got)
 		}
 	}
 	return nil
+}
+
+// staleRead is checkExpected for a patch whose plan failed: the
+// stale_version of the first file (by path) the planner read whose version
+// is not the one the caller expects; nil when there is none.
+func staleRead(op string, src *patchSource, expected map[string]string) error {
+	for _, p := range slices.Sorted(maps.Keys(expected)) {
+		if _, isLink := src.symlinks[p]; isLink {
+			continue
+		}
+		key, err := src.Canonical(p)
+		if err != nil {
+			continue
+		}
+		if got, read := src.versions[key]; read && got != expected[p] {
+			return staleExpected(op, p, expected[p], got)
+		}
+	}
+	return nil
+}
+
+// vouchedFor returns the canonical paths of the files whose version the
+// caller named (checkExpected holds them to it): the caller knew them as
+// they were, as a fresh read would have shown them.
+func vouchedFor(src *patchSource, expected map[string]string) map[string]bool {
+	vouched := map[string]bool{}
+	for p := range expected {
+		if key, err := src.Canonical(p); err == nil {
+			vouched[key] = true
+		}
+	}
+	return vouched
+}
+
+func staleExpected(op, p, want, got string) *fserr.Error {
+	return fserr.New(fserr.StaleVersion, op, p, "%s changed since version %s (now %s); nothing was applied", p, want, versionOrAbsent(got)).
+		WithHint("re-read the file and rebuild the patch against its current content")
 }
 
 func versionOrAbsent(v string) string {

@@ -36,10 +36,12 @@ func (e *Engine) Read(_ context.Context, req ReadRequest) (*ReadResult, error) {
 	const op = "read"
 	from, to := req.LineFrom, req.LineTo
 	if from < 0 {
-		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_from must be >= 1 (got %d)", from)
+		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_from must be >= 1 (got %d)", from).
+			WithHint("line numbers start at 1; omit line_from to read from the first line")
 	}
 	if to > 0 && from > to {
-		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_to (%d) must be >= line_from (%d)", to, from)
+		return nil, fserr.New(fserr.BadRequest, op, req.Path, "line_to (%d) must be >= line_from (%d)", to, from).
+			WithHint("pass a line_to of line_from or more, or omit it to read to the end")
 	}
 	tf, err := e.ws.ReadText(req.Path)
 	if fserr.CodeOf(err) == fserr.TooLarge && (from > 1 || to > 0) {

@@ -129,7 +129,8 @@ func (e *Engine) Grep(ctx context.Context, req GrepRequest) (*GrepResult, error)
 		return nil, fserr.New(fserr.BadRequest, op, req.Path, "pattern is required").
 			WithHint("pass a regular expression, or a literal with fixed_strings")
 	case maxRes < 0:
-		return nil, fserr.New(fserr.BadRequest, op, req.Path, "max_results must not be negative (got %d)", maxRes)
+		return nil, fserr.New(fserr.BadRequest, op, req.Path, "max_results must not be negative (got %d)", maxRes).
+			WithHint("omit max_results (or pass 0) for the default of %d", DefaultGrepMaxResults)
 	case maxRes == 0:
 		maxRes = DefaultGrepMaxResults
 	}
@@ -224,7 +225,8 @@ type FileSearchResult struct {
 func (e *Engine) Search(ctx context.Context, req FileSearchRequest) (*FileSearchResult, error) {
 	const op = "search"
 	if req.Regex == "" {
-		return nil, fserr.New(fserr.BadRequest, op, req.File, "regex is required")
+		return nil, fserr.New(fserr.BadRequest, op, req.File, "regex is required").
+			WithHint("pass the regular expression the file's lines should match")
 	}
 	t, err := e.searchTarget(op, req.File, false)
 	if err != nil {

@@ -36,8 +36,8 @@ type WriteResult struct {
 	Bytes        int
 	UndoRecorded bool
 	// Notice says the write replaced content the caller never saw: the
-	// file changed since the caller last read it (as edits and patches
-	// say; the write itself, without ExpectedVersion, goes ahead).
+	// file changed since the caller last read it, and it named no
+	// ExpectedVersion (as edits and patches say; the write goes ahead).
 	Notice string
 }
 
@@ -102,7 +102,8 @@ func (e *Engine) writeOnce(op string, req WriteRequest, owner *workspace.Owner) 
 	}
 	r := res[0]
 	notice := ""
-	if seen, ok := e.fresh.Seen(req.Caller, r.Path.Abs); ok && r.PrevVersion != "" && seen != r.PrevVersion {
+	// A caller that named the version it replaced had seen it.
+	if seen, ok := e.fresh.Seen(req.Caller, r.Path.Abs); ok && req.ExpectedVersion == "" && r.PrevVersion != "" && seen != r.PrevVersion {
 		notice = fmt.Sprintf("%s changed since you last read it; the write replaced its current content", req.Path)
 		if r.UndoRecorded {
 			notice += ", which undo brings back"
@@ -150,8 +151,8 @@ func (e *Engine) appendOnce(op string, req WriteRequest, owner *workspace.Owner)
 	}
 	if r := res[0]; r.PrevVersion != "" {
 		// The caller wrote only the end: it knows the file if it knew
-		// what it appended to.
-		e.fresh.Advance(req.Caller, r.Path.Abs, r.PrevVersion, r.Version)
+		// what it appended to (had seen it, or named its version).
+		e.fresh.Changed(req.Caller, r.Path.Abs, r.PrevVersion, r.Version, req.ExpectedVersion != "", false)
 	} else {
 		e.fresh.Saw(req.Caller, r.Path.Abs, r.Version)
 	}
