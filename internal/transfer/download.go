@@ -311,13 +311,17 @@ func openMem(f *os.File, fi fs.FileInfo, path string, limit int64) (*Source, err
 // the ctime and no byte; that is what a replacement of the path does to
 // the file it replaces (rename unlinks it), which must not pass for a
 // change of content where a replacement is ignored.
-func (s *Source) intact(fi fs.FileInfo) bool {
+func (s *Source) intact(fi fs.FileInfo) bool { return intactSince(s.key, nlinkOf(s.info), fi) }
+
+// intactSince reports whether fi, a file's state now, still holds the
+// content of the state key, when the file had nlink names (see intact).
+func intactSince(key fileKey, nlink uint64, fi fs.FileInfo) bool {
 	k := keyOf(fi)
-	if k == s.key {
+	if k == key {
 		return true
 	}
-	k.ctime = s.key.ctime
-	return k == s.key && nlinkOf(fi) != nlinkOf(s.info)
+	k.ctime = key.ctime
+	return k == key && nlinkOf(fi) != nlink
 }
 
 // Version returns the content version served as the ETag ("" when the

@@ -266,8 +266,13 @@ func readErr(src *sourceReader, err error, lim Limits) error {
 // later names of files not yet remembered carry their content. A file
 // that shrinks while it is archived fails the stream (the archive would
 // lie); one that grows is archived at its size when its header was
-// written. The walk checks p before anything is written, so an error
-// with nothing written (see the returned count) can still be reported.
+// written, unless it has several names: fsplane rewrites those in place,
+// so, as in a download, any change of their content while it is copied
+// fails the stream. Files of procfs and sysfs, whose size stat does not
+// give, are read whole before their header, as a download reads them,
+// and left out when that fails (see writeSnapshot). The walk checks p
+// before anything is written, so an error with nothing written (see the
+// returned count) can still be reported.
 func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, err error) {
 	cw := &countWriter{w: w}
 	tw := tar.NewWriter(cw)
@@ -318,6 +323,9 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 		// removed meanwhile.
 		return nil
 	}
+	if sizeSuspect(fi) && pseudoFS(f) {
+		return writeSnapshot(tw, hdr, f)
+	}
 	id, nlink, linked := linkedInode(fi)
 	if linked {
 		if first, ok := links.take(id); ok {
@@ -338,9 +346,34 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 			WithHint("download the tree again once the file is no longer being written")
 	}
 	if linked {
+		// fsplane rewrites a file with several names in place (growing
+		// it first), so its bytes may mix two contents: as a download
+		// of it, it is checked once read.
+		if now, err := f.Stat(); err != nil || !intactSince(keyOf(fi), nlink, now) {
+			return fserr.New(fserr.Conflict, "tree", "", "%s was rewritten in place while it was archived; the archive is cut short rather than mix two contents", hdr.Name).
+				WithHint("download the tree again once the file is no longer being written")
+		}
 		links.record(id, nlink, hdr.Name)
 	}
 	return nil
+}
+
+// writeSnapshot archives f, a file of procfs or sysfs, whose size stat
+// does not give (see sizeSuspect), at the size of its content read whole
+// first, as a download reads it (up to MemLimit). A file that cannot be
+// read so (an error, as sysfs gives for some attributes, or more than
+// MemLimit) is left out, like a device: it has no content to archive.
+func writeSnapshot(tw *tar.Writer, hdr *tar.Header, f *os.File) error {
+	b, err := io.ReadAll(io.LimitReader(f, MemLimit+1))
+	if err != nil || int64(len(b)) > MemLimit {
+		return nil
+	}
+	hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(b))
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	_, err = tw.Write(b)
+	return err
 }
 
 type countWriter struct {
