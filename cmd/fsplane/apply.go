@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -64,6 +65,9 @@ the same state directory and a root that holds the file.`,
 			ctx := cmd.Context()
 			text, err := patchText(ctx, cmd.InOrStdin(), args)
 			if err != nil {
+				return err
+			}
+			if err := checkUTF8(text); err != nil {
 				return err
 			}
 			ws, err := openWorkspace([]string{root.value}, sameSource("--root"), stateDir)
@@ -135,6 +139,28 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 		return "", &exitError{code: 1, err: errors.New("no patch given: pass the patch as the argument or on standard input")}
 	}
 	return string(r.b), nil
+}
+
+// checkUTF8 refuses a patch that is not UTF-8, as Codex's apply_patch
+// does: applied byte for byte, a patch saved as Latin-1 or UTF-16 would
+// put those bytes into the files, and a UTF-8 file would no longer read
+// as text.
+func checkUTF8(text string) error {
+	if utf8.ValidString(text) {
+		return nil
+	}
+	i := 0
+	for {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	line := strings.Count(text[:i], "\n") + 1
+	return &exitError{code: 1, err: describe(fserr.New(fserr.BadRequest, "apply", "",
+		"the patch is not valid UTF-8 (line %d); nothing was changed", line).
+		WithHint("save the patch as UTF-8 (iconv -t UTF-8), not Latin-1 or UTF-16"))}
 }
 
 // stopReason names what stopped ctx, for a message: the signal, or the

@@ -98,6 +98,37 @@ func TestApplyPatchArgument(t *testing.T) {
 	}
 }
 
+// TestApplyRefusesNonUTF8Patch: a patch that is not UTF-8 (a Latin-1 or
+// UTF-16 file) is refused, as Codex's apply_patch refuses it, and
+// nothing changes. It used to be applied byte for byte: an update put
+// Latin-1 bytes into a UTF-8 file, which fsplane's own edits then refused
+// to read as text.
+func TestApplyRefusesNonUTF8Patch(t *testing.T) {
+	t.Parallel()
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-cafe\n+caf\xe9\n*** Add File: b.txt\n+\xe9t\xe9\n*** End Patch\n"
+	for _, viaArg := range []bool{false, true} {
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("cafe\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"apply", "--state-dir", t.TempDir()}
+		stdin := patch
+		if viaArg {
+			args, stdin = append(args, patch), ""
+		}
+		got := runBinary(t, root, stdin, args...)
+		if got.Exit != 1 || got.Stdout != "" || !strings.Contains(got.Stderr, "fsplane apply: the patch is not valid UTF-8 (line 5)") {
+			t.Errorf("argument %v: got %+v, want exit 1 and a UTF-8 error naming line 5", viaArg, got)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "cafe\n" {
+			t.Errorf("argument %v: a.txt = %q, want it unchanged", viaArg, b)
+		}
+		if _, err := os.Stat(filepath.Join(root, "b.txt")); err == nil {
+			t.Errorf("argument %v: b.txt was added", viaArg)
+		}
+	}
+}
+
 func TestApplyRootFlagAndDryRun(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()

@@ -378,6 +378,12 @@ func fileName(path string) error {
 func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, error) {
 	doc := edit.NewDoc(content)
 	cursor, prev := 0, -1 // prev: the line where the last hunk matched
+	// A pure addition put before a blank last line (see below) lands
+	// inside any hunk that changes that line and the one before it:
+	// before, the first such addition (its line in the file and in the
+	// patch); tail, the hunk whose lines end the file.
+	before, beforePatch := -1, 0
+	tail, tailPatch := -1, 0
 	var edits []edit.Edit
 	var hunks []HunkResult
 	for _, ch := range op.Chunks {
@@ -401,6 +407,12 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 				// Codex appends before a blank last line, which stays
 				// last.
 				at--
+				if tail >= 0 && tail < at {
+					return nil, nil, appendOverlap(op.Path, ch.Line, at, tailPatch)
+				}
+				if before < 0 {
+					before, beforePatch = at, ch.Line
+				}
 			}
 			edits = append(edits, doc.Insert(at, ch.New))
 			hunks = append(hunks, HunkResult{Path: op.Path, Line: at + 1, Tier: "insert", Patch: ch.Line})
@@ -423,26 +435,29 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			tier, blocks = doc.FindFirstBlock(ch.Old, anchor, ch.EOF)
 		}
 		old, repl := ch.Old, ch.New
-		if len(blocks) == 0 && pl.dialect == Codex && old[len(old)-1] == "" {
+		if pl.dialect == Codex && old[len(old)-1] == "" && (len(blocks) == 0 || tier > edit.TierTrailingSpace) {
 			// Codex retries without a last empty context line (it may
 			// stand for the file's final newline, or be the blank line
-			// that separates chunks). The trimmed tier has already
-			// tried that for old lines that are not all blank; for
-			// those that are, it can leave none: an empty pattern
-			// matches at the cursor, so the '+' lines go there.
-			// (Agent Zero splits the file differently; its chunks
-			// are left as they are.)
-			old = old[:len(old)-1]
-			if len(repl) > 0 && repl[len(repl)-1] == "" {
-				repl = repl[:len(repl)-1]
+			// that separates chunks). The trimmed tier matches without
+			// every blank line at the ends, and leaves them all out of
+			// the result, also one that is there: what the retry
+			// matches at a stricter tier wins. Old lines that are all
+			// blank leave none: an empty pattern matches at the
+			// cursor, so the '+' lines go there. (Agent Zero splits the
+			// file differently; its chunks are left as they are.)
+			o, r := old[:len(old)-1], repl
+			if len(r) > 0 && r[len(r)-1] == "" {
+				r = r[:len(r)-1]
 			}
-			if len(old) == 0 {
-				edits = append(edits, doc.Insert(from, repl))
+			switch t, bs := find(o, from, ch.EOF); {
+			case len(o) == 0 && len(blocks) == 0:
+				edits = append(edits, doc.Insert(from, r))
 				hunks = append(hunks, HunkResult{Path: op.Path, Line: from + 1, Tier: "insert", Patch: ch.Line})
 				cursor = from
 				continue
+			case len(bs) > 0 && (len(blocks) == 0 || t < tier):
+				tier, blocks, old, repl = t, bs, o, r
 			}
-			tier, blocks = find(old, from, ch.EOF)
 		}
 		if len(blocks) == 0 {
 			return nil, nil, pl.contextMissing(doc, op.Path, ch, cursor, prev)
@@ -451,6 +466,12 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 			return nil, nil, pl.ambiguous(op.Path, ch, blocks)
 		}
 		b := blocks[0]
+		if b.Line+b.Count == doc.Len() {
+			if before >= 0 && b.Line < before {
+				return nil, nil, appendOverlap(op.Path, beforePatch, before, ch.Line)
+			}
+			tail, tailPatch = b.Line, ch.Line
+		}
 		edits = append(edits, doc.Splice(b, old, repl))
 		hunks = append(hunks, HunkResult{Path: op.Path, Line: b.Line + 1, Tier: tier.String(), Patch: ch.Line})
 		cursor, prev = b.Line+b.Count, b.Line
@@ -460,6 +481,16 @@ func (pl *planner) update(op FileOp, content []byte) ([]byte, []HunkResult, erro
 		return nil, nil, err
 	}
 	return out, hunks, nil
+}
+
+// appendOverlap is the error for a pure addition (the chunk at patch
+// line added) that goes before the blank last line, line at (0-based),
+// which the chunk at patch line hunk changes together with the line
+// before it: the addition would land inside that chunk's lines.
+func appendOverlap(path string, added, at, hunk int) error {
+	return &edit.Error{Code: edit.CodeBadRequest,
+		Message: fmt.Sprintf("Hunks overlap in %s: the hunk at patch line %d adds lines before the file's blank last line (line %d), which the hunk at patch line %d changes", path, added, at+1, hunk),
+		Hint:    "hunks must not share lines; merge the two into one hunk, or give the added lines an @@ line or context lines to say where they go"}
 }
 
 func (pl *planner) anchorMissing(path, anchor string) error {

@@ -232,6 +232,14 @@ func TestBuildEmptyLastContext(t *testing.T) {
 		{"only one empty line is dropped", "a\n\nb\n", "@@ a\n+x\n\n", "a\nx\n\nb\n"},
 		{"removing an empty line of an empty file", "", "@@\n-\n+x", "x\n"},
 		{"end of file", "a\nb\n", "@@ a\n+x\n\n*** End of File", "a\nx\nb\n"},
+		// The trimmed tier matches these chunks without their blank
+		// lines, and left out the blank line that is there; the
+		// lines added after it came out before it.
+		{"a blank line that is there, then the one that separates chunks",
+			"def a():\n    pass\n\ndef c():\n    pass\n",
+			"@@\n def a():\n     pass\n \n+def b():\n+    pass\n+\n",
+			"def a():\n    pass\n\ndef b():\n    pass\n\ndef c():\n    pass\n"},
+		{"added lines after the blank line", "b\nx\n\n", "-b\n+N\n x\n\n+new\n", "N\nx\n\nnew\n"},
 	}
 	runUpdates(t, tests)
 }
@@ -344,6 +352,33 @@ func TestBuildOverlapHint(t *testing.T) {
 	const want = "these lines occur at line 3, overlapping the previous hunk (which matched lines 1-3): hunks must not share lines; merge the two into one hunk"
 	if e.Hint != want {
 		t.Fatalf("hint %q, want %q", e.Hint, want)
+	}
+}
+
+// TestBuildAppendInsideAHunk: a pure addition goes before a blank last
+// line; when another hunk of the same update changes that line and the
+// one before it, the addition would land inside that hunk's lines. That
+// is refused as the overlap it is, in either order; it used to fail with
+// "edits overlap at byte 4" (Codex drops the added lines there).
+func TestBuildAppendInsideAHunk(t *testing.T) {
+	t.Parallel()
+	for _, chunks := range []string{"@@\n+X\n@@\n-b\n+B\n \n", "@@\n-b\n+B\n \n@@\n+X\n"} {
+		p, err := Parse("*** Begin Patch\n*** Update File: f\n" + chunks + "*** End Patch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(p, memSource{"f": "a\nb\n\n"})
+		var e *edit.Error
+		if !errors.As(err, &e) || e.Code != edit.CodeBadRequest ||
+			!strings.HasPrefix(e.Message, "Hunks overlap in f: the hunk at patch line ") ||
+			!strings.Contains(e.Hint, "merge the two into one hunk") {
+			t.Errorf("%q: err = %v, want the overlap refused", chunks, err)
+		}
+	}
+	// Where the hunk starts at the blank line, the addition goes before it.
+	got := buildTree(t, memSource{"f": "a\nb\n\n"}, "*** Begin Patch\n*** Update File: f\n@@\n+X\n@@ b\n-\n+Z\n*** End Patch")
+	if diff := cmp.Diff(map[string]string{"f": "a\nb\nX\nZ\n"}, got); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
 	}
 }
 
