@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Client calls one fsplane server. It is safe for concurrent use.
@@ -20,6 +22,7 @@ type Client struct {
 	hc     *http.Client
 	apiKey string
 	prefix string // "/v2/hosts/{host}" for a host client: /v2/fs/* routes go there
+	user   string // ?user= on userRoutes (see As)
 	onHint func(route, hint string)
 }
 
@@ -108,15 +111,21 @@ type wire struct {
 // call sends a JSON request and decodes the envelope's data into out (nil
 // to discard). query, when not nil, is a struct encoded by its json tags.
 func (c *Client) call(ctx context.Context, method, path string, query, body, out any) (hint string, err error) {
-	var q url.Values
+	q := url.Values{}
 	if query != nil {
 		if q, err = encodeQuery(query); err != nil {
 			return "", fmt.Errorf("client: encoding %s %s: %w", method, path, err)
 		}
 	}
+	c.setUser(q, method+" "+path)
 	var rd io.Reader
 	var header http.Header
 	if body != nil {
+		if field, bad := invalidUTF8(reflect.ValueOf(body), ""); bad {
+			// encoding/json would send each bad byte as U+FFFD: other
+			// bytes written, or another file's name.
+			return "", fmt.Errorf("client: encoding %s %s: %s is not valid UTF-8, which JSON cannot carry (send bytes as base64 content, or by Upload)", method, path, field)
+		}
 		b, err := json.Marshal(body)
 		if err != nil {
 			return "", fmt.Errorf("client: encoding %s %s: %w", method, path, err)
@@ -128,6 +137,12 @@ func (c *Client) call(ctx context.Context, method, path string, query, body, out
 	if err != nil {
 		return "", err
 	}
+	return c.decodeData(resp, method, path, out)
+}
+
+// decodeData reads a response's envelope into out, and gives a successful
+// call's hint to the hint handler.
+func (c *Client) decodeData(resp *http.Response, method, path string, out any) (hint string, err error) {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -201,6 +216,28 @@ func decodeEnvelope(resp *http.Response, raw []byte, method, path string, out an
 		}
 	}
 	return hint, nil
+}
+
+// userRoutes are the JSON routes whose ?user= owns what they create (the
+// upload and tree routes take it too).
+var userRoutes = []string{"POST /v2/fs/write", "POST /v2/fs/mkdir", "POST /v2/fs/copy", "POST /v2/fs/upload", "PUT /v2/fs/tree"}
+
+// As returns a client whose Write, Mkdir, Copy, Upload and PutTree
+// create files and directories owned by the account user (?user=; the
+// server's default user when empty). An Upload's or PutTree's own user
+// takes precedence.
+func (c *Client) As(user string) *Client {
+	cc := *c
+	cc.user = user
+	return &cc
+}
+
+// setUser adds c's user to the query q of route (method and path) when
+// the route takes one and q has none.
+func (c *Client) setUser(q url.Values, route string) {
+	if c.user != "" && q.Get("user") == "" && slices.Contains(userRoutes, route) {
+		q.Set("user", c.user)
+	}
 }
 
 // ErrNotOnHost reports a call a host client (see Host) cannot make: the
@@ -309,6 +346,56 @@ func queryValue(v reflect.Value) (string, error) {
 		return strconv.FormatFloat(v.Float(), 'f', -1, v.Type().Bits()), nil
 	}
 	return "", fmt.Errorf("%s values cannot be sent in a query", v.Type())
+}
+
+// invalidUTF8 returns the JSON name (dotted, from the body's top) of the
+// first string in v, a request body, that is not valid UTF-8: map keys
+// and the strings in pointers, slices, maps and interfaces included.
+func invalidUTF8(v reflect.Value, name string) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return name, !utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return invalidUTF8(v.Elem(), name)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			if tag == "" {
+				tag = f.Name
+			}
+			if name != "" {
+				tag = name + "." + tag
+			}
+			if n, bad := invalidUTF8(v.Field(i), tag); bad {
+				return n, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", false // bytes go as base64
+		}
+		for i := 0; i < v.Len(); i++ {
+			if n, bad := invalidUTF8(v.Index(i), name+"."+strconv.Itoa(i)); bad {
+				return n, true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if _, bad := invalidUTF8(it.Key(), ""); bad {
+				return name, true
+			}
+			if n, bad := invalidUTF8(it.Value(), name); bad {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Int returns a pointer to v, for optional integer fields.

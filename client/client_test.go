@@ -120,6 +120,128 @@ func TestHintHandler(t *testing.T) {
 	}
 }
 
+// TestHintHandlerStreamingCalls: the hint of a successful call whose
+// request is not JSON (here a tree extraction into a new directory,
+// which undo cannot revert) reaches WithHintHandler too.
+func TestHintHandlerStreamingCalls(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		call  func(c *client.Client) error
+		route string
+		hint  string
+	}{
+		{"PutTree", func(c *client.Client) error {
+			_, err := c.PutTree(bg, client.TreeQuery{Path: "t"}, bytes.NewReader(tarOf(t, "f", "x")))
+			return err
+		}, "PUT /v2/fs/tree", "no undo record"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, nil, httpapi.Options{}, ops.Options{})
+			type seen struct{ route, hint string }
+			var got []seen
+			c, err := client.New(s.url, client.WithHintHandler(func(route, hint string) { got = append(got, seen{route, hint}) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.call(c); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].route != tt.route || !strings.Contains(got[0].hint, tt.hint) {
+				t.Fatalf("hints seen: %+v, want one from %s saying %q", got, tt.route, tt.hint)
+			}
+		})
+	}
+}
+
+// TestInvalidUTF8IsRefused: JSON cannot carry bytes that are not UTF-8
+// (encoding/json sends each as U+FFFD), so a JSON call holding such a
+// string fails before it is sent, rather than write other bytes or act on
+// another file, here the one whose name has a literal U+FFFD.
+func TestInvalidUTF8IsRefused(t *testing.T) {
+	t.Parallel()
+	const other = "\uFFFD.txt"
+	for _, tt := range []struct {
+		name  string
+		call  func(c *client.Client) error
+		field string
+	}{
+		{"Write content", func(c *client.Client) error {
+			_, err := c.Write(bg, client.WriteRequest{Path: "bin", Content: "\xff\xfe\x00a"})
+			return err
+		}, "content"},
+		{"Delete path", func(c *client.Client) error {
+			_, err := c.Delete(bg, client.DeleteRequest{Path: "\xff.txt"})
+			return err
+		}, "path"},
+		{"V1Write file", func(c *client.Client) error {
+			_, err := c.V1Write(bg, client.V1WriteRequest{File: "\xff.txt", Content: "x"})
+			return err
+		}, "file"},
+		{"Edit new_str", func(c *client.Client) error {
+			_, err := c.Edit(bg, client.EditRequest{Command: "str_replace", Path: other, OldStr: client.String("keep"), NewStr: client.String("\xff")})
+			return err
+		}, "new_str"},
+		{"Patch expected_versions", func(c *client.Client) error {
+			_, err := c.Patch(bg, client.PatchRequest{Patch: "*** Begin Patch\n*** End Patch", ExpectedVersions: map[string]string{"\xff.txt": "v"}})
+			return err
+		}, "expected_versions"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, map[string]string{other: "keep\n"}, httpapi.Options{}, ops.Options{})
+			err := tt.call(s.c)
+			if err == nil || !strings.Contains(err.Error(), tt.field+" is not valid UTF-8") {
+				t.Errorf("err = %v, want one naming %s", err, tt.field)
+			}
+			if n := s.requests.Load(); n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+			if b, err := os.ReadFile(filepath.Join(s.root, other)); err != nil || string(b) != "keep\n" {
+				t.Errorf("%s = %q, %v", other, b, err)
+			}
+		})
+	}
+}
+
+// TestAsSendsUser: a client from As sends its user (?user=) on every
+// route that creates files owned by one, so the server applies it: here
+// an unknown account, which the server refuses before creating anything.
+func TestAsSendsUser(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, map[string]string{"a.txt": "a\n"}, httpapi.Options{}, ops.Options{})
+	c := s.c.As("no-such-user-fsplane")
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"Write", func() error { _, err := c.Write(bg, client.WriteRequest{Path: "w.txt", Content: "w"}); return err }},
+		{"Mkdir", func() error { _, err := c.Mkdir(bg, client.MkdirRequest{Path: "d"}); return err }},
+		{"Copy", func() error {
+			_, err := c.Copy(bg, client.CopyRequest{Source: "a.txt", Destination: "c.txt"})
+			return err
+		}},
+		{"Upload", func() error { _, err := c.Upload(bg, "u.txt", strings.NewReader("u"), ""); return err }},
+		{"PutTree", func() error {
+			_, err := c.PutTree(bg, client.TreeQuery{Path: "t"}, bytes.NewReader(tarOf(t, "f", "x")))
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.call()
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Status != http.StatusBadRequest || !strings.Contains(ce.Message, "no such user: no-such-user-fsplane") {
+				t.Errorf("%s as an unknown user: %v, want 400 no such user", tt.name, err)
+			}
+		})
+	}
+	if _, err := s.c.As("root").Upload(bg, "u.txt", strings.NewReader("u"), "no-such-user-fsplane"); err == nil {
+		t.Error("Upload's own user did not take precedence over As's")
+	}
+}
+
 func tarOf(t *testing.T, name, content string) []byte {
 	t.Helper()
 	var b bytes.Buffer

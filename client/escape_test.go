@@ -45,34 +45,46 @@ func (b blockingReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// TestUploadStopsWithItsContext: an upload whose source blocks returns
-// when its context ends, instead of waiting for the source.
-func TestUploadStopsWithItsContext(t *testing.T) {
+// TestStreamingCallsStopWithTheirContext: an upload or tree extraction
+// whose source blocks returns when its context ends, instead of waiting
+// for the source.
+func TestStreamingCallsStopWithTheirContext(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-	}))
-	t.Cleanup(srv.Close)
-	c, err := client.New(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := blockingReader{release: make(chan struct{})}
-	defer close(src.release)
-	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Upload(ctx, "a.txt", src, "")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Upload = %v, want the context's deadline", err)
-		}
-	case <-time.After(30 * time.Second): // a failure guard, not a timing assertion
-		t.Fatal("Upload did not return after its context ended")
+	s := newServer(t, nil, httpapi.Options{}, ops.Options{})
+	for _, tt := range []struct {
+		name string
+		call func(ctx context.Context, src io.Reader) error
+	}{
+		{"Upload", func(ctx context.Context, src io.Reader) error {
+			_, err := s.c.Upload(ctx, "a.txt", src, "")
+			return err
+		}},
+		{"V1Upload", func(ctx context.Context, src io.Reader) error {
+			_, err := s.c.V1Upload(ctx, "b.txt", src)
+			return err
+		}},
+		{"PutTree", func(ctx context.Context, src io.Reader) error {
+			_, err := s.c.PutTree(ctx, client.TreeQuery{Path: "t"}, src)
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := blockingReader{release: make(chan struct{})}
+			defer close(src.release)
+			ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- tt.call(ctx, src) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("%s = %v, want the context's deadline", tt.name, err)
+				}
+			case <-time.After(30 * time.Second): // a failure guard, not a timing assertion
+				t.Fatalf("%s did not return after its context ended", tt.name)
+			}
+		})
 	}
 }
 

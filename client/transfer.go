@@ -1,13 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,17 +27,6 @@ func (c *Client) request(ctx context.Context, method, path string, query url.Val
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_, err = decodeEnvelope(resp, raw, method, path, nil)
 	return nil, err
-}
-
-// decodeData reads a response's envelope into out.
-func decodeData(resp *http.Response, method, path string, out any) error {
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("client: reading %s %s: %w", method, path, err)
-	}
-	_, err = decodeEnvelope(resp, raw, method, path, out)
-	return err
 }
 
 // Upload streams r to the file path (POST /v2/fs/upload) as
@@ -63,6 +53,7 @@ func (c *Client) UploadWith(ctx context.Context, path string, r io.Reader, opts 
 	if opts.ExpectedVersion != "" {
 		q.Set("expected_version", opts.ExpectedVersion)
 	}
+	c.setUser(q, "POST /v2/fs/upload")
 	return c.upload(ctx, "/v2/fs/upload", path, r, q)
 }
 
@@ -98,7 +89,7 @@ func (c *Client) upload(ctx context.Context, route, path string, r io.Reader, q 
 		return nil, err
 	}
 	var out UploadResult
-	if err := decodeData(resp, "POST", route, &out); err != nil {
+	if _, err := c.decodeData(resp, "POST", route, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -198,13 +189,39 @@ func (c *Client) PutTree(ctx context.Context, q TreeQuery, r io.Reader) (*TreeUp
 	if q.User != "" {
 		vals.Set("user", q.User)
 	}
-	resp, err := c.request(ctx, "PUT", "/v2/fs/tree", vals, r, http.Header{"Content-Type": {"application/x-tar"}})
+	c.setUser(vals, "PUT /v2/fs/tree")
+	body, stop := stoppable(ctx, r)
+	defer stop()
+	resp, err := c.request(ctx, "PUT", "/v2/fs/tree", vals, body, http.Header{"Content-Type": {"application/x-tar"}})
 	if err != nil {
 		return nil, err
 	}
 	var out TreeUploadResult
-	if err := decodeData(resp, "PUT", "/v2/fs/tree", &out); err != nil {
+	if _, err := c.decodeData(resp, "PUT", "/v2/fs/tree", &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// stoppable returns r as a request body that ends with ctx: the transport
+// waits for the body's Read before it gives up on a request, and r may
+// block for ever (a pipe, a network stream). Readers of memory cannot
+// block and are returned as they are, keeping their Content-Length.
+// stop ends the copy from r (it ends when r returns) once the request is
+// done.
+func stoppable(ctx context.Context, r io.Reader) (body io.Reader, stop func()) {
+	switch r.(type) {
+	case *bytes.Buffer, *bytes.Reader, *strings.Reader:
+		return r, func() {}
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err)
+	}()
+	after := context.AfterFunc(ctx, func() { pw.CloseWithError(context.Cause(ctx)) })
+	return pr, func() {
+		after()
+		pr.CloseWithError(io.ErrClosedPipe)
+	}
 }
