@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -243,5 +246,46 @@ func TestListSortsByTimeAndSize(t *testing.T) {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestUserQueryWhereApplied: v2's mkdir and copy own what they create by
+// ?user= and their OpenAPI entries say so; v1's, which have no such
+// parameter, ignore one sent.
+func TestUserQueryWhereApplied(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"f.txt": "x"}, httpapi.Options{})
+	for _, tt := range []struct {
+		path, body string
+		status     int
+	}{
+		{"/v2/fs/mkdir?user=no-such-user-xyz", `{"path":"d1"}`, 400},
+		{"/v2/fs/copy?user=no-such-user-xyz", `{"source":"f.txt","destination":"g1.txt"}`, 400},
+		{"/v1/file/mkdir?user=no-such-user-xyz", `{"path":"d2"}`, 200},
+		{"/v1/file/copy?user=no-such-user-xyz", `{"source":"f.txt","destination":"g2.txt"}`, 200},
+	} {
+		status, body := e.raw("POST", tt.path, tt.body)
+		if status != tt.status || (status == 200) != (body["success"] == true) {
+			t.Errorf("%s: %d %v, want %d", tt.path, status, body, tt.status)
+		}
+	}
+	resp, err := http.Get(e.srv.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct{ Name, In string } `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{"/v2/fs/mkdir": true, "/v2/fs/copy": true, "/v2/fs/write": true, "/v1/file/mkdir": false, "/v1/file/copy": false} {
+		got := slices.ContainsFunc(doc.Paths[path]["post"].Parameters, func(p struct{ Name, In string }) bool { return p.Name == "user" && p.In == "query" })
+		if got != want {
+			t.Errorf("POST %s documents ?user=: %v, want %v", path, got, want)
+		}
 	}
 }

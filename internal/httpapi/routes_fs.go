@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -30,10 +31,16 @@ func (s *Server) fsRoutes() {
 			}
 			prefix, tag = "/v1/file/", "v1"
 		}
+		// v2's mkdir and copy take ?user= (the owner of what they
+		// create), as AIO's v2 routes do; v1 has no such parameter.
+		var userQuery reflect.Type
+		if p == v2 {
+			userQuery = typeOf[client.UserQuery]()
+		}
 		s.handle(p.failures(route{Method: "POST", Path: prefix + "mkdir", Summary: "Create a directory", Tag: tag,
-			Body: typeOf[client.MkdirRequest](), Data: typeOf[client.MkdirResult]()}, 403, 404, 409), s.mkdir(p))
+			Query: userQuery, Body: typeOf[client.MkdirRequest](), Data: typeOf[client.MkdirResult]()}, 403, 404, 409), s.mkdir(p))
 		s.handle(p.failures(route{Method: "POST", Path: prefix + "copy", Summary: "Copy a file or directory tree", Tag: tag,
-			Body: typeOf[client.CopyRequest](), Data: typeOf[client.CopyResult]()}, 400, 403, 404, 409), s.copyFile(p))
+			Query: userQuery, Body: typeOf[client.CopyRequest](), Data: typeOf[client.CopyResult]()}, 400, 403, 404, 409), s.copyFile(p))
 		s.handle(p.failures(route{Method: "POST", Path: prefix + "move", Summary: "Move or rename", Tag: tag,
 			Body: typeOf[client.MoveRequest](), Data: typeOf[client.MoveResult]()}, 400, 403, 404, 409), s.move(p))
 		s.handle(p.failures(route{Method: "POST", Path: prefix + "delete", Summary: "Delete a file, link or directory", Tag: tag,
@@ -255,7 +262,7 @@ type hinted struct {
 func (s *Server) mkdir(p plane) http.HandlerFunc {
 	return bodyRoute(p, "mkdir", func(b *client.MkdirRequest) string { return b.Path },
 		func(r *http.Request, b *client.MkdirRequest) (any, error) {
-			res, err := s.eng.Mkdir(r.Context(), ops.MkdirRequest{Path: b.Path, Parents: b.Parents, User: s.user(r)})
+			res, err := s.eng.Mkdir(r.Context(), ops.MkdirRequest{Path: b.Path, Parents: b.Parents, User: s.planeUser(p, r)})
 			if err != nil {
 				return nil, err
 			}
@@ -266,7 +273,7 @@ func (s *Server) mkdir(p plane) http.HandlerFunc {
 func (s *Server) copyFile(p plane) http.HandlerFunc {
 	return bodyRoute(p, "copy", func(b *client.CopyRequest) string { return b.Source },
 		func(r *http.Request, b *client.CopyRequest) (any, error) {
-			res, err := s.eng.Copy(r.Context(), ops.CopyRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, User: s.user(r)})
+			res, err := s.eng.Copy(r.Context(), ops.CopyRequest{Source: b.Source, Destination: b.Destination, Overwrite: b.Overwrite, User: s.planeUser(p, r)})
 			if err != nil {
 				return nil, err
 			}
@@ -304,4 +311,13 @@ func (s *Server) remove(p plane) http.HandlerFunc {
 // (the engine applies the default user).
 func (s *Server) user(r *http.Request) string {
 	return strings.TrimSpace(queryValues(r).Get("user"))
+}
+
+// planeUser is ?user= on v2 routes; v1 routes have no such parameter and
+// ignore one sent.
+func (s *Server) planeUser(p plane, r *http.Request) string {
+	if p != v2 {
+		return ""
+	}
+	return s.user(r)
 }
