@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -56,6 +57,13 @@ var recovery = map[fserr.Code]string{
 // isError set. Its text is what the model reads.
 type toolError struct{ e *fserr.Error }
 
+// Caps of an error: a message naming every line a hunk's context matches
+// in a large file would otherwise be megabytes.
+const (
+	errorMaxMessage = 8 << 10
+	errorMaxLines   = 100 // in _meta, as edit's ambiguous_match gives them
+)
+
 func (t *toolError) Error() string {
 	var b strings.Builder
 	b.WriteString("Error (")
@@ -67,7 +75,15 @@ func (t *toolError) Error() string {
 		b.WriteString(t.e.Path)
 		b.WriteString(": ")
 	}
-	b.WriteString(t.e.Message)
+	if m := t.e.Message; len(m) > errorMaxMessage {
+		kept := cutUTF8(m, errorMaxMessage)
+		b.WriteString(kept)
+		b.WriteString(" … [message cut: ")
+		b.WriteString(strconv.Itoa(len(m) - len(kept)))
+		b.WriteString(" more bytes]")
+	} else {
+		b.WriteString(m)
+	}
 	if h := t.hint(); h != "" {
 		b.WriteString("\nHint: ")
 		b.WriteString(h)
@@ -139,7 +155,7 @@ func errorMeta(next mcp.MethodHandler) mcp.MethodHandler {
 			m["hint"] = h
 		}
 		if len(te.e.Lines) > 0 {
-			m["lines"] = te.e.Lines
+			m["lines"] = te.e.Lines[:min(len(te.e.Lines), errorMaxLines)]
 		}
 		if te.e.Retryable {
 			m["retryable"] = true

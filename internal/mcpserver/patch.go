@@ -41,7 +41,10 @@ type patchResult struct {
 func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult, error) {
 	const op = "patch"
 	text, path := in.Patch, in.Path
-	var err error
+	var (
+		written map[string]string // rewritten paths: absolute → as the patch wrote them
+		err     error
+	)
 	if path != "" {
 		if path, err = c.Path(op, path); err != nil {
 			return "", patchResult{}, err
@@ -49,7 +52,7 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 		if err := c.samePatchFile(op, text, in.Path, path); err != nil {
 			return "", patchResult{}, err
 		}
-	} else if text, err = c.patchPaths(op, text); err != nil {
+	} else if text, written, err = c.patchPaths(op, text); err != nil {
 		return "", patchResult{}, err
 	}
 	versions, err := c.patchVersions(op, in)
@@ -70,18 +73,24 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 	}
 	var shifted []string
 	for _, f := range r.Files {
-		name := f.Path
+		name, from := f.Path, f.From
 		if in.Path != "" {
 			name = c.display(f.Abs)
 		}
-		pf := patchFile{Path: name, From: f.From, Action: f.Action, Version: f.Version, PrevVersion: f.PrevVersion,
+		if w, ok := written[name]; ok {
+			name = w
+		}
+		if w, ok := written[from]; ok {
+			from = w
+		}
+		pf := patchFile{Path: name, From: from, Action: f.Action, Version: f.Version, PrevVersion: f.PrevVersion,
 			LineNote: edit.ShiftNote(f.Shifts)}
 		out.Files = append(out.Files, pf)
 		b.WriteString(f.Action)
 		b.WriteByte(' ')
 		b.WriteString(name)
-		if f.From != "" {
-			fmt.Fprintf(&b, " (moved from %s)", f.From)
+		if from != "" {
+			fmt.Fprintf(&b, " (moved from %s)", from)
 		}
 		if f.Version != "" {
 			b.WriteString("  (version ")
@@ -91,8 +100,8 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 		b.WriteByte('\n')
 		if pf.LineNote != "" && !r.DryRun {
 			where := name
-			if f.From != "" {
-				where += " (numbered as " + f.From + " was)"
+			if from != "" {
+				where += " (numbered as " + from + " was)"
 			}
 			shifted = append(shifted, fmt.Sprintf("Note: in %s, %s; use the new numbers for line edits.\n", where, pf.LineNote))
 		}
@@ -105,7 +114,7 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 	}
 	if r.Diff != "" {
 		b.WriteString("\n")
-		b.WriteString(capText(r.Diff, patchDiffMax, "diff"))
+		b.WriteString(capText(unwriteDiff(r.Diff, written), patchDiffMax, "diff"))
 	}
 	return b.String(), out, nil
 }
@@ -155,20 +164,21 @@ func (c *Call) patchVersions(op string, in patchArgs) (map[string]string, error)
 // patchPaths checks the files a Codex patch names against the session's
 // roots. When the session's first root is not the workspace's, relative
 // paths would resolve differently in ops, so the patch is rewritten with
-// absolute paths. A patch that does not parse is passed on unchanged for
-// ops to report.
-func (c *Call) patchPaths(op, text string) (string, error) {
+// absolute paths; written maps each of them back to the name the patch
+// gave, for the result. A patch that does not parse is passed on
+// unchanged for ops to report.
+func (c *Call) patchPaths(op, text string) (_ string, written map[string]string, _ error) {
 	c.sess.mu.Lock()
 	restricted := c.sess.restricted
 	c.sess.mu.Unlock()
 	if !restricted {
-		return text, nil
+		return text, nil, nil
 	}
 	p, err := patch.Parse(text)
 	if err != nil {
-		return text, nil
+		return text, nil, nil
 	}
-	rewrite := false
+	written = map[string]string{}
 	for i := range p.Files {
 		f := &p.Files[i]
 		for _, name := range []*string{&f.Path, &f.MoveTo} {
@@ -177,15 +187,38 @@ func (c *Call) patchPaths(op, text string) (string, error) {
 			}
 			abs, err := c.Path(op, *name)
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			if !filepath.IsAbs(*name) {
-				*name, rewrite = abs, true
+				written[abs] = *name
+				*name = abs
 			}
 		}
 	}
-	if !rewrite || c.base() == c.srv.eng.Workspace().Roots()[0] {
-		return text, nil
+	if len(written) == 0 || c.base() == c.srv.eng.Workspace().Roots()[0] {
+		return text, nil, nil
 	}
-	return patch.Format(p), nil
+	return patch.Format(p), written, nil
+}
+
+// unwriteDiff names the files in diff's headers as the patch wrote them
+// (see patchPaths).
+func unwriteDiff(diff string, written map[string]string) string {
+	if len(written) == 0 {
+		return diff
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	for i, l := range lines {
+		for _, side := range []string{"--- a/", "+++ b/"} {
+			rest, ok := strings.CutPrefix(l, side)
+			if !ok {
+				continue
+			}
+			name := strings.TrimSuffix(rest, "\n")
+			if w, ok := written[name]; ok {
+				lines[i] = side + w + rest[len(name):]
+			}
+		}
+	}
+	return strings.Join(lines, "")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/connector/hub"
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
 )
 
 // Names of the tools that reach connected hosts.
@@ -110,9 +111,23 @@ func (s *Server) textEditorRemote(ctx context.Context, c *Call, in textEditorRem
 	if err != nil {
 		// The error text follows the other tools ("Error (code): …");
 		// Agent Zero's validation and routing messages are kept.
-		return "", client.TextEditorResult{}, err
+		return "", client.TextEditorResult{}, hostError(err)
 	}
 	return res.Output, *res, nil
+}
+
+// hostReadOnlyHint is the hint of a write a Read-only host refused. The
+// table's read_only hint says this server is read-only, which would tell
+// the model that its local write tools are gone.
+const hostReadOnlyHint = "the connected host is Read-only: the person at that computer can press F3 in fsplane connect to allow writes, then retry; the local tools are not affected"
+
+// hostError gives a host's read_only refusal, which carries no hint, the
+// host's.
+func hostError(err error) error {
+	if fe, ok := fserr.As(err); ok && fe.Code == fserr.ReadOnly && fe.Hint == "" {
+		fe.Hint = hostReadOnlyHint
+	}
+	return err
 }
 
 type remoteGrepArgs struct {
@@ -171,5 +186,6 @@ func (s *Server) remoteUndo(ctx context.Context, c *Call, in remoteUndoArgs) (st
 	if err != nil {
 		return "", undoResult{}, err
 	}
-	return undoIn(ctx, c, pl, in.undoArgs)
+	text, out, err := undoIn(ctx, c, pl, in.undoArgs)
+	return text, out, hostError(err)
 }

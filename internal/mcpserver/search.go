@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,14 +36,14 @@ type grepArgs struct {
 type grepMatch struct {
 	Path   string   `json:"path" jsonschema:"relative to the first root when inside it, else absolute"`
 	Line   int      `json:"line" jsonschema:"1-based line number"`
-	Text   string   `json:"text" jsonschema:"the matching line"`
+	Text   string   `json:"text" jsonschema:"the matching line (a line over 1000 bytes is cut, as in the text)"`
 	Before []string `json:"before,omitempty"`
 	After  []string `json:"after,omitempty"`
 }
 
 type grepResult struct {
 	Matches       []grepMatch `json:"matches"`
-	Truncated     bool        `json:"truncated" jsonschema:"more matches exist than were returned"`
+	Truncated     bool        `json:"truncated" jsonschema:"more matches exist than were returned (also when the 256 KiB output cap left some out)"`
 	FilesSearched int         `json:"files_searched"`
 	FilesMatched  int         `json:"files_matched" jsonschema:"files the returned matches are in"`
 	FilesSkipped  int         `json:"files_skipped_size,omitempty" jsonschema:"files over 1 MiB, not searched (name one as path to search it)"`
@@ -109,13 +110,25 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 	}
 	var body strings.Builder
 	prevFile, prevLine := "", 0
-	shown := 0
+	shown, size := 0, 0 // size: of the structured matches, roughly
 	for i, m := range r.Matches {
+		if body.Len() >= searchMaxBytes || size >= searchMaxBytes {
+			break
+		}
+		// The structured matches are the ones shown, cut as shown: whole,
+		// a search through long lines (minified files) would make an
+		// answer of many MiB. Each repeats its context, so they have a
+		// budget of their own.
 		name := pl.display(m.File)
-		out.Matches = append(out.Matches, grepMatch{Path: name, Line: m.LineNumber, Text: m.LineContent,
-			Before: m.ContextBefore, After: m.ContextAfter})
-		if body.Len() >= searchMaxBytes {
-			continue
+		gm := grepMatch{Path: name, Line: m.LineNumber, Text: cutLines(m.LineContent),
+			Before: cutEach(m.ContextBefore), After: cutEach(m.ContextAfter)}
+		out.Matches = append(out.Matches, gm)
+		size += len(gm.Path) + len(gm.Text) + 64
+		for _, l := range gm.Before {
+			size += len(l) + 4
+		}
+		for _, l := range gm.After {
+			size += len(l) + 4
 		}
 		shown++
 		fresh := name != prevFile // nothing of this file printed yet
@@ -149,6 +162,15 @@ func grepIn(ctx context.Context, pl place, in grepArgs) (string, grepResult, err
 			printed = n
 		}
 		prevFile, prevLine = name, printed
+	}
+
+	if shown < len(r.Matches) {
+		out.Truncated = true
+		files := map[string]bool{}
+		for _, m := range out.Matches {
+			files[m.Path] = true
+		}
+		out.FilesMatched = len(files)
 	}
 
 	var b strings.Builder
@@ -216,13 +238,40 @@ func grepLine(b *strings.Builder, path string, sep byte, n int, text string) {
 	b.WriteByte(sep)
 	b.WriteString(strconv.Itoa(n))
 	b.WriteByte(sep)
-	if len(text) > grepMaxLineBytes {
-		b.WriteString(cutUTF8(text, grepMaxLineBytes))
-		fmt.Fprintf(b, " … [line cut, %d bytes]", len(text))
-	} else {
-		b.WriteString(text)
-	}
+	b.WriteString(cutLine(text))
 	b.WriteByte('\n')
+}
+
+// cutLine cuts a line longer than grepMaxLineBytes, saying so.
+func cutLine(text string) string {
+	if len(text) <= grepMaxLineBytes {
+		return text
+	}
+	return cutUTF8(text, grepMaxLineBytes) + fmt.Sprintf(" … [line cut, %d bytes]", len(text))
+}
+
+// cutLines is cutLine for each line of a (multiline) match's text.
+func cutLines(text string) string {
+	if len(text) <= grepMaxLineBytes {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = cutLine(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cutEach is cutLine for each of lines (context), in a new slice.
+func cutEach(lines []string) []string {
+	if !slices.ContainsFunc(lines, func(l string) bool { return len(l) > grepMaxLineBytes }) {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = cutLine(l)
+	}
+	return out
 }
 
 type globArgs struct {
