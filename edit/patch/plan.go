@@ -531,20 +531,35 @@ func (pl *planner) contextMissing(doc *edit.Doc, path string, ch Chunk, cursor, 
 }
 
 func (pl *planner) ambiguous(path string, ch Chunk, blocks []edit.Block) error {
-	lines := make([]int, len(blocks))
-	strs := make([]string, len(blocks))
-	for i, b := range blocks {
-		lines[i] = b.Line + 1
-		strs[i] = fmt.Sprint(b.Line + 1)
+	lines := make([]int, min(len(blocks), maxReportedLines))
+	for i := range lines {
+		lines[i] = blocks[i].Line + 1
+	}
+	strs := make([]string, min(len(blocks), maxListedLines))
+	for i := range strs {
+		strs[i] = fmt.Sprint(blocks[i].Line + 1)
+	}
+	listed := strings.Join(strs, ", ")
+	if more := len(blocks) - len(strs); more > 0 {
+		listed += fmt.Sprintf(" and %d more", more)
 	}
 	old := strings.Join(ch.Old[:min(5, len(ch.Old))], "\n")
 	e := &edit.Error{Code: edit.CodeAmbiguousMatch, Lines: lines,
 		Hint: "add an @@ line naming the enclosing function or class, or more context lines, so the hunk matches once"}
 	if pl.dialect == AgentZero {
-		e.Message = fmt.Sprintf("context matched multiple locations (lines %s); add an @@ anchor or more context:\n%s", strings.Join(strs, ", "), old)
+		e.Message = fmt.Sprintf("context matched multiple locations (lines %s); add an @@ anchor or more context:\n%s", listed, old)
 	} else {
 		e.Message = fmt.Sprintf("Expected lines match %d places in %s (lines %s); add an @@ context line or more context:\n%s",
-			len(blocks), path, strings.Join(strs, ", "), old)
+			len(blocks), path, listed, old)
 	}
 	return e
 }
+
+// An ambiguous hunk lists the first maxListedLines places it matches in
+// its message and reports the first maxReportedLines in Error.Lines, as
+// edit's ambiguous_match does: a frequent context line ("}") can match
+// on hundreds of thousands of lines, and the error must stay small.
+const (
+	maxListedLines   = 20
+	maxReportedLines = 100
+)

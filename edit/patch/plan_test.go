@@ -292,6 +292,11 @@ func TestBuildErrors(t *testing.T) {
 			code: edit.CodeNoMatch, msg: "context not found:\nzz"},
 		{name: "agent zero ambiguous", files: memSource{"f.txt": "a\na\n"}, a0: "f.txt", patch: "-a\n+b",
 			code: edit.CodeAmbiguousMatch, msg: "context matched multiple locations (lines 1, 2)"},
+		// A line found everywhere: the error lists 20 places and reports
+		// 100, not all of them.
+		{name: "ambiguous everywhere", files: memSource{"d.txt": strings.Repeat("x\n", 1000)}, patch: "*** Begin Patch\n*** Update File: d.txt\n@@\n-x\n+z\n*** End Patch",
+			code: edit.CodeAmbiguousMatch, msg: "Expected lines match 1000 places in d.txt (lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 980 more)",
+			lines: oneTo(100)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -710,4 +715,13 @@ func TestBuildContextStops(t *testing.T) {
 			t.Errorf("cancelled at check %d: checked %d times, want to stop at the first that saw it", n, ctx.calls)
 		}
 	}
+}
+
+// oneTo is 1, 2, ..., n.
+func oneTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i + 1
+	}
+	return s
 }
