@@ -10,6 +10,9 @@ import (
 	"path"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/fsplane/fsplane/internal/osfd"
+	"golang.org/x/sys/unix"
 )
 
 // The write primitives. They take relative paths inside an *os.Root and
@@ -192,6 +195,8 @@ func chownLike(f *os.File, uid, gid int) error {
 // replacing the file, so every hard link keeps seeing it. Space for growth
 // is reserved first, so ENOSPC or EDQUOT appear before any existing byte
 // changes; the caller holds a backup for everything later (EIO, a crash).
+// The file keeps its mode and file capability, which the kernel takes
+// from a file written to (see keepPrivs).
 func rewriteInPlace(r *os.Root, rel string, content io.ReaderAt, size int64) error {
 	f, err := r.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -205,6 +210,7 @@ func rewriteInPlace(r *os.Root, rel string, content io.ReaderAt, size int64) err
 	if !fi.Mode().IsRegular() {
 		return &os.PathError{Op: "write", Path: rel, Err: syscall.EINVAL}
 	}
+	keep := privsOf(f, fi)
 	old := fi.Size()
 	if size > old {
 		if err := growFile(f, old, content, size); err != nil {
@@ -220,7 +226,58 @@ func rewriteInPlace(r *os.Root, rel string, content io.ReaderAt, size int64) err
 			return err
 		}
 	}
+	if err := keep.restore(f); err != nil {
+		return err
+	}
 	return f.Sync()
+}
+
+// privs are what the kernel takes from a file when it is written to: its
+// file capability (security.capability) always, its setuid and setgid
+// bits when the writer lacks CAP_FSETID. A file replaced by rename gets
+// them from fileMeta; one rewritten in place gets them back from here.
+type privs struct {
+	mode       fs.FileMode // permBits
+	capability []byte      // nil: none
+}
+
+// capabilityXattr holds a file's capabilities (vfs_cap_data).
+const capabilityXattr = "security.capability"
+
+func privsOf(f *os.File, fi fs.FileInfo) privs {
+	p := privs{mode: fi.Mode() & permBits}
+	buf := make([]byte, 64) // vfs_cap_data is 24 bytes at most
+	_ = osfd.With(f, func(fd int) error {
+		n, err := unix.Fgetxattr(fd, capabilityXattr, buf)
+		if err == nil {
+			p.capability = buf[:n]
+		}
+		return err
+	})
+	return p
+}
+
+// restore gives f back what writing to it took. As with copyXattrs, what
+// this process may not set (a capability without CAP_SETFCAP, a mode of
+// a file it does not own) is left as the kernel made it.
+func (p privs) restore(f *os.File) error {
+	if p.capability != nil {
+		err := osfd.With(f, func(fd int) error { return unix.Fsetxattr(fd, capabilityXattr, p.capability, 0) })
+		if err != nil && !skippableXattrErr(err) {
+			return &os.PathError{Op: "setxattr", Path: f.Name(), Err: err}
+		}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&permBits == p.mode {
+		return nil
+	}
+	if err := f.Chmod(p.mode); err != nil && !errors.Is(err, syscall.EPERM) {
+		return err
+	}
+	return nil
 }
 
 // growFile extends f from old to size bytes with real blocks: fallocate
@@ -237,11 +294,19 @@ func growFile(f *os.File, old int64, content io.ReaderAt, size int64) error {
 
 var errUnsupported = errors.New("not supported")
 
+// openDir opens directory dir for reading. O_DIRECTORY makes anything
+// else fail with ENOTDIR before it is opened: a FIFO there would block
+// the open until a writer came, and opening a device can act on it (a
+// tape rewinds, a watchdog starts).
+func openDir(r *os.Root, dir string) (*os.File, error) {
+	return r.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+}
+
 // syncDir fsyncs directory dir so the renames, creations and removals in it
 // are durable. File systems that cannot fsync a directory (EINVAL) give no
 // stronger guarantee to ask for.
 func syncDir(r *os.Root, dir string) error {
-	d, err := r.Open(dir)
+	d, err := openDir(r, dir)
 	if err != nil {
 		return err
 	}

@@ -512,7 +512,7 @@ func (w *Workspace) executeOne(op string, p *planned) error {
 	fail := func(err error) error {
 		_ = removeIfExists(root, p.temp)
 		removeDirs(root, p.dirs)
-		return osErr(op, given, err)
+		return dirRefusal(osErr(op, given, err), root, p.res.r.path, rel)
 	}
 	if p.kind != kindDelete {
 		if err := makeChain(root, p.dirs, p.owner); err != nil {
@@ -605,7 +605,7 @@ func removeDirs(root *os.Root, dirs []string) {
 
 // rmdir removes d if it is an empty directory.
 func rmdir(root *os.Root, d string) error {
-	parent, err := root.Open(path.Dir(d))
+	parent, err := openDir(root, path.Dir(d))
 	if err != nil {
 		return err
 	}

@@ -283,7 +283,7 @@ func lockDir(t lockTarget, try func(dir string) (fs.FileInfo, error)) (fs.FileIn
 func openLockDir(t lockTarget) (*os.File, fs.FileInfo, error) {
 	var f *os.File
 	fi, err := lockDir(t, func(d string) (fs.FileInfo, error) {
-		df, err := t.r.root.Open(d)
+		df, err := openDir(t.r.root, d)
 		if err != nil {
 			return nil, err
 		}

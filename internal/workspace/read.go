@@ -138,8 +138,16 @@ func (w *Workspace) openRead(op, p string) (*os.File, fs.FileInfo, *resolved, er
 
 // openRegular opens the regular file rel for reading, without blocking on
 // a FIFO, and refuses anything else (invalid_target); errors name given.
-// The caller closes the file.
+// A socket, FIFO or device is refused from its lstat, before any open:
+// opening a device can act on it (a tape rewinds, a watchdog starts), and
+// a socket cannot be opened at all (ENXIO). A link is left to the open,
+// which follows it inside the root. The caller closes the file.
 func openRegular(root *os.Root, rel, op, given string) (*os.File, fs.FileInfo, error) {
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink == 0 && !fi.IsDir() {
+		if e := checkRegular(op, given, fi); e != nil {
+			return nil, nil, e
+		}
+	}
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, osErr(op, given, err)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -33,17 +34,29 @@ import (
 // are as ordinary as rm -r removing them).
 //
 // The check is faccessat(W_OK, AT_EACCESS) on the file's name in its
-// directory, opened through the root.
+// directory, opened through the root. A file that is immutable or
+// append-only (chattr +i, +a; Linux) is refused the same way, even for
+// root, with the flag named: neither can be replaced or deleted, and
+// chmod does not help.
 func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) error {
-	d, err := root.Open(path.Dir(rel))
+	d, err := openDir(root, path.Dir(rel))
 	if err != nil {
 		return osErr(op, given, err)
 	}
 	defer d.Close()
+	var flag string
 	err = osfd.With(d, func(fd int) error {
+		if flag = inodeFlag(fd, path.Base(rel)); flag != "" {
+			return nil
+		}
 		return unix.Faccessat(fd, path.Base(rel), unix.W_OK, unix.AT_EACCESS)
 	})
 	switch {
+	case flag != "":
+		return fserr.New(fserr.PermissionDenied, op, given,
+			"%s is %s (chattr +%s): fsplane cannot replace or delete it", given, flagName(flag), flag).
+			WithHint("clear the flag first (chattr -%s %s, as root), then retry", flag, given).
+			WithErrno(syscall.EPERM)
 	case err == nil, errors.Is(err, unix.ETXTBSY):
 		// A running program is replaced by a rename, not written.
 		return nil
@@ -54,4 +67,46 @@ func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) 
 			WithErrno(syscall.EACCES)
 	}
 	return osErr(op, given, &os.PathError{Op: "faccessat", Path: rel, Err: err})
+}
+
+// dirRefusal gives e, the error of a change of rel in root (configured
+// as rootPath), a hint when it is permission_denied because rel's
+// directory refuses: a write creates its new file beside the old one and
+// renames it over it, and a delete unlinks, so the directory must be
+// writable even where the file is, which "permission denied" on a
+// writable file does not tell. Any other e is returned as it is.
+func dirRefusal(e *fserr.Error, root *os.Root, rootPath, rel string) *fserr.Error {
+	if e == nil || e.Code != fserr.PermissionDenied || e.Hint != "" {
+		return e
+	}
+	d, err := openDir(root, path.Dir(rel))
+	if err != nil {
+		return e
+	}
+	defer d.Close()
+	var flag string
+	err = osfd.With(d, func(fd int) error {
+		if flag = inodeFlag(fd, "."); flag != "" {
+			return nil
+		}
+		return unix.Faccessat(fd, ".", unix.W_OK|unix.X_OK, unix.AT_EACCESS)
+	})
+	dir := filepath.Join(rootPath, path.Dir(rel))
+	switch {
+	case flag != "":
+		return e.WithHint("its directory %s is %s (chattr +%s), so no file in it can be made, replaced or deleted: clear the flag first (chattr -%s %s, as root), then retry",
+			dir, flagName(flag), flag, flag, dir)
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return e.WithHint("fsplane writes a file by renaming a new one over it, and deletes by unlinking, so its directory %s must be writable for fsplane (uid %d), not only the file: make it writable, then retry",
+			dir, os.Geteuid())
+	}
+	return e
+}
+
+// flagName names an inodeFlag as chattr(1) does.
+func flagName(flag string) string {
+	if flag == "a" {
+		return "append-only"
+	}
+	return "immutable"
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 )
@@ -454,8 +455,11 @@ func removeCreated(root *os.Root, f txFile) error {
 }
 
 // fileVersion hashes the regular file rel ("" when it does not exist).
+// Anything else there is an error, found without blocking on a FIFO
+// (O_NONBLOCK): recovery runs at Open and before every change, and a
+// FIFO put where it looks would hold them all until a writer came.
 func fileVersion(root *os.Root, rel string) (string, error) {
-	f, err := root.Open(rel)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if gone(err) {
 		return "", nil
 	}
@@ -463,6 +467,13 @@ func fileVersion(root *os.Root, rel string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", &os.PathError{Op: "open", Path: rel, Err: syscall.EINVAL}
+	}
 	v, _, err := versionOf(f)
 	return v, err
 }

@@ -18,14 +18,14 @@ import (
 // exclusive rename (Linux's RENAME_NOREPLACE, macOS's RENAME_EXCL) it is a
 // plain rename.
 func renameNoReplace(root *os.Root, oldRel, newRel string) error {
-	od, err := root.Open(path.Dir(oldRel))
+	od, err := openDir(root, path.Dir(oldRel))
 	if err != nil {
 		return err
 	}
 	defer od.Close()
 	nd := od
 	if path.Dir(newRel) != path.Dir(oldRel) {
-		if nd, err = root.Open(path.Dir(newRel)); err != nil {
+		if nd, err = openDir(root, path.Dir(newRel)); err != nil {
 			return err
 		}
 		defer nd.Close()

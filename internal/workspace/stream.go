@@ -155,7 +155,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 			e.Err, e.Retryable = err, true
 			return StreamResult{}, e
 		}
-		return StreamResult{}, osErr(op, p, err)
+		return StreamResult{}, dirRefusal(osErr(op, p, err), root, d.r.path, d.Rel)
 	}
 	res := StreamResult{Path: d.Path, Size: size, Version: version}
 	err = w.locked(op, p, func() error {

@@ -31,3 +31,21 @@ func reserve(f *os.File, off, n int64) error {
 func renameExcl(ofd int, oldName string, nfd int, newName string) error {
 	return unix.Renameat2(ofd, oldName, nfd, newName, unix.RENAME_NOREPLACE)
 }
+
+// inodeFlag is the inode flag ("i": immutable, "a": append-only, as
+// chattr(1) names them) that keeps the file name in directory dfd from
+// being replaced or deleted, even by root; "" when neither is set or the
+// file system does not say.
+func inodeFlag(dfd int, name string) string {
+	var st unix.Statx_t
+	if unix.Statx(dfd, name, unix.AT_SYMLINK_NOFOLLOW, 0, &st) != nil {
+		return ""
+	}
+	switch a := st.Attributes & st.Attributes_mask; {
+	case a&unix.STATX_ATTR_IMMUTABLE != 0:
+		return "i"
+	case a&unix.STATX_ATTR_APPEND != 0:
+		return "a"
+	}
+	return ""
+}

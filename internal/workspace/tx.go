@@ -98,7 +98,7 @@ func (w *Workspace) executeTxWith(op, id string, pl plan, prepare func(*planned)
 	// manifest stays, and the next recovery (before the next mutation)
 	// finishes it.
 	fail := func(p *planned, cause error) error {
-		e := osErr(op, p.req.Path, cause)
+		e := dirRefusal(osErr(op, p.req.Path, cause), p.res.r.root, p.res.r.path, p.res.Rel)
 		if err := w.rollback(m); err != nil {
 			e.Hint = "the other files of this change could not all be restored yet; that is retried before the next change, which is refused until it succeeds"
 		}
