@@ -124,8 +124,7 @@ func (e *Engine) appendOnce(op string, req WriteRequest, owner *workspace.Owner)
 			if err := workspace.CheckVersionFormat(op, req.Path, req.ExpectedVersion); err != nil {
 				return workspace.FileResult{}, err
 			}
-			return workspace.FileResult{}, fserr.New(fserr.StaleVersion, op, req.Path, "%s no longer exists: expected version %s", req.Path, req.ExpectedVersion).
-				WithHint("re-read the file")
+			return workspace.FileResult{}, workspace.MissingExpected(op, req.Path, req.ExpectedVersion)
 		}
 		// Created unless someone else creates it first; then this
 		// append is planned again, after their content.

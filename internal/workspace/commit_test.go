@@ -111,7 +111,7 @@ func TestCommitErrors(t *testing.T) {
 		{"expect absent but exists", []Change{{Path: "f.txt", Content: []byte("x"), ExpectAbsent: true}},
 			fserr.StaleVersion, []string{"exists"}, "re-read the file"},
 		{"expected version of missing file", []Change{{Path: "nope", Content: []byte("x"), ExpectedVersion: oldV}},
-			fserr.StaleVersion, []string{"no longer exists"}, "re-read"},
+			fserr.StaleVersion, []string{"does not exist (expected version"}, "re-read"},
 		{"stale in second of two", []Change{{Path: "new.txt", Content: []byte("x")}, {Path: "f.txt", Delete: true, ExpectedVersion: otherV}},
 			fserr.StaleVersion, nil, ""},
 		{"delete missing", []Change{{Path: "nope", Delete: true}}, fserr.NotFound, []string{"nope"}, ""},

@@ -267,10 +267,11 @@ func CheckVersionFormat(op, p, v string) error {
 }
 
 // staleVersion is the error of a change planned against version expected
-// of p, which now has version current ("": p no longer exists).
+// of p, which now has version current ("": p does not exist, whether it
+// was removed since or never was).
 func staleVersion(op, p, expected, current string) *fserr.Error {
 	if current == "" {
-		return fserr.New(fserr.StaleVersion, op, p, "%s no longer exists: expected version %s", p, expected).WithHint("re-read the file")
+		return MissingExpected(op, p, expected)
 	}
 	return fserr.New(fserr.StaleVersion, op, p, "%s changed: expected version %s, current version %s", p, expected, current).
 		WithHint("re-read the file")
@@ -291,4 +292,11 @@ func versionOnNonFile(op, p string, fi fs.FileInfo) *fserr.Error {
 	}
 	return fserr.New(fserr.BadRequest, op, p, "%s is %s; expected_version applies to regular files", p, what).
 		WithHint("omit expected_version")
+}
+
+// MissingExpected is the error of a change that expected version expected
+// of p where there is no file: removed since, or never there.
+func MissingExpected(op, p, expected string) *fserr.Error {
+	return fserr.New(fserr.StaleVersion, op, p, "%s does not exist (expected version %s)", p, expected).
+		WithHint("re-read the file, or list its directory; to create it, send no expected version")
 }
