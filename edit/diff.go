@@ -16,13 +16,14 @@ func UnifiedDiff(path string, content []byte, edits []Edit) string {
 
 func unifiedDiff(path string, content []byte, edits []Edit) string {
 	var ud []udiff.Edit
+	idx := newLines(content)
 	for i := 0; i < len(edits); {
 		// Edits whose lines overlap (several on one line) form one group:
 		// diffing them one by one would describe that line twice.
-		ls, le := lineStart(content, edits[i].Start), widenEnd(content, edits[i])
+		ls, le := idx.startOf(edits[i].Start), widenEnd(content, idx, edits[i])
 		j := i + 1
-		for j < len(edits) && lineStart(content, edits[j].Start) < le {
-			le = max(le, widenEnd(content, edits[j]))
+		for j < len(edits) && idx.startOf(edits[j].Start) < le {
+			le = max(le, widenEnd(content, idx, edits[j]))
 			j++
 		}
 		var after strings.Builder
@@ -53,13 +54,13 @@ func unifiedDiff(path string, content []byte, edits []Edit) string {
 
 // widenEnd returns where the lines edit e touches end: the end of its
 // span when that ends with a terminator (its line is complete), else the
-// end of the line it ends in.
-func widenEnd(content []byte, e Edit) int {
-	ls := lineStart(content, e.Start)
+// end of the line it ends in. idx indexes content's lines.
+func widenEnd(content []byte, idx *lines, e Edit) int {
+	ls := idx.startOf(e.Start)
 	if le := e.End; le > ls && (content[le-1] == '\n' || content[le-1] == '\r') {
 		return le
 	}
-	return lineEnd(content, e.End)
+	return idx.endOf(e.End)
 }
 
 // DiffText returns a unified diff between two whole texts, labelled

@@ -299,7 +299,14 @@ func (d *Doc) findBlock(want []string, from int, eof, firstOnly bool) (Tier, []B
 		}
 		var out []Block
 		deferred := false
+		budget, resume := windowBudget(n), -1
 		try := func(i int) bool {
+			if resume < 0 {
+				if budget -= k; budget < 0 {
+					resume = i
+					return true
+				}
+			}
 			for j, key := range keys {
 				if string(r.key(d.idx.text(i+j))) != key {
 					return false
@@ -319,6 +326,10 @@ func (d *Doc) findBlock(want []string, from int, eof, firstOnly bool) (Tier, []B
 			d.lookup(keys, first, n-k, try)
 		} else {
 			d.scan(lit, first+pivot, n-k+pivot, func(line int) bool { return try(line - pivot) })
+		}
+		if resume >= 0 {
+			// Too many windows to compare line by line (see windowBudget).
+			keyedWindows(d.idx, r.key, keys, resume, n-k, try)
 		}
 		if deferred {
 			return d.findBlockRef(want, from, eof)

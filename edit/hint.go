@@ -423,9 +423,11 @@ func tail(s string, n int) string {
 }
 
 // visible shows s for a hint: a tab as →, a line break as ⏎, with spaces
-// a space as ·, and other characters that print as nothing or as blank
-// space (a BOM, a zero-width or non-breaking space) as <U+FEFF>, so that
-// a difference in them is seen.
+// a space as · and a combining mark as <U+0301> (an "é" written as "e"
+// and a mark prints as one written as one character), and other
+// characters that print as nothing or as blank space (a BOM, a zero-width
+// or non-breaking space) as <U+FEFF>, so that a difference in them is
+// seen.
 func visible(s string, spaces bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -437,6 +439,8 @@ func visible(s string, spaces bool) string {
 			b.WriteString("⏎")
 		case r == ' ' && spaces:
 			b.WriteString("·")
+		case spaces && unicode.In(r, unicode.Mn, unicode.Me):
+			fmt.Fprintf(&b, "<U+%04X>", r)
 		case r == ' ', r == utf8.RuneError && size == 1, unicode.IsPrint(r):
 			b.WriteString(s[i : i+size])
 		default:

@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -82,8 +83,8 @@ type adaptation struct {
 	// indentation is the file's, before the match), and to replacements
 	// that start with lead, whose indentation is then old's.
 	rest bool
-	// wholeLine: the match is all of its line but indentation and
-	// trailing blanks, so deleting it deletes the line.
+	// wholeLine: the match is all of its lines but indentation and
+	// trailing blanks, so deleting it deletes the lines.
 	wholeLine bool
 }
 
@@ -133,18 +134,15 @@ func locateAtStart(body []byte, bom int, rest string, strict bool) (Tier, []Matc
 	if rest == "" {
 		return TierExact, []Match{{Start: 0, End: bom, Tier: TierExact}}
 	}
-	lines := strings.Count(rest, "\n")
-	if !strings.HasSuffix(rest, "\n") {
+	lines := countEOLs([]byte(rest))
+	if !endsWithEOL(rest) {
 		lines++
 	}
 	end := 0
 	for range lines {
-		i := bytes.IndexByte(body[end:], '\n')
-		if i < 0 {
-			end = len(body)
+		if end = lineEnd(body, end); end == len(body) {
 			break
 		}
-		end += i + 1
 	}
 	l := ladder{raw: identity(body[:end]), old: rest}
 	tier, spans, v := l.run(strict)
@@ -203,10 +201,9 @@ func tolerant(v *view, old string, limit int) (Tier, []span) {
 		lead := old[:strings.Index(old, t)]
 		trail := old[len(lead)+len(t):]
 		var s []span
-		for _, sp := range exactSpans(v, t, 0) {
-			if a, ok := trimmedFit(v.b, sp.start, sp.end, lead, trail); ok {
-				sp.adapt = a
-				if s = append(s, sp); len(s) == limit {
+		for _, p := range indexAll(v.b, []byte(t), 0) { // v has no CR to split
+			if a, ok := trimmedFit(v.b, p, p+len(t), lead, trail); ok {
+				if s = append(s, span{start: p, end: p + len(t), adapt: a}); len(s) == limit {
 					break
 				}
 			}
@@ -233,22 +230,29 @@ func tolerant(v *view, old string, limit int) (Tier, []span) {
 // from old's indentation to the line's, as the indentation tier does.
 func trimmedFit(b []byte, start, end int, lead, trail string) (adaptation, bool) {
 	a := adaptation{lead: lead, trail: trail}
-	before := b[lineStart(b, start):start]
-	after := b[end:]
-	if i := bytes.IndexByte(after, '\n'); i >= 0 {
-		after = after[:i]
+	// Only the blanks next to the occurrence are read, not its whole
+	// line: a long line can hold many occurrences.
+	ls := start
+	for ls > 0 && (b[ls-1] == ' ' || b[ls-1] == '\t') {
+		ls--
 	}
+	le := end
+	for le < len(b) && (b[le] == ' ' || b[le] == '\t') {
+		le++
+	}
+	blankBefore := ls == 0 || b[ls-1] == '\n'
+	blankAfter := le == len(b) || b[le] == '\n'
 	switch {
-	case strings.Contains(lead, "\n") && !isBlank(before),
+	case strings.Contains(lead, "\n") && !blankBefore,
 		lead != "" && insideWord(b, start),
-		strings.Contains(trail, "\n") && !isBlank(after),
+		strings.Contains(trail, "\n") && !blankAfter,
 		trail != "" && insideWord(b, end):
 		return a, false
 	}
-	if isBlank(before) {
-		a.wholeLine = isBlank(after)
-		if want := lead[strings.LastIndexByte(lead, '\n')+1:]; want != string(before) {
-			a.reindent, a.rest, a.from, a.to = true, true, want, string(before)
+	if blankBefore {
+		a.wholeLine = blankAfter
+		if want, before := lead[strings.LastIndexByte(lead, '\n')+1:], string(b[ls:start]); want != before {
+			a.reindent, a.rest, a.from, a.to = true, true, want, before
 		}
 	}
 	return a, true
@@ -323,39 +327,118 @@ func lineWindows(v *view, old string, indent bool, limit int) []span {
 	}
 	probe := []byte(strings.TrimSpace(want[key]))
 	idx := v.index()
-	var out []span
-	lastLine, free := -1, 0 // free: the first line no window found holds
+	// The windows to try: those whose line key holds probe.
+	var firsts []int
+	lastLine := -1
 	for _, hit := range indexAll(v.b, probe, 0) {
 		li := idx.lineOf(hit)
 		if li == lastLine {
 			continue
 		}
 		lastLine = li
-		first := li - key
-		if first < free || first+len(want) > idx.count() {
-			continue // windows do not overlap, as exact matches do not
+		if first := li - key; first >= 0 && first+len(want) <= idx.count() {
+			firsts = append(firsts, first)
+		}
+	}
+	var out []span
+	free := 0 // the first line no window found holds
+	try := func(first int) bool {
+		if first < free {
+			return false // windows do not overlap, as exact matches do not
 		}
 		got := make([][]byte, len(want))
 		for i := range want {
 			got[i] = idx.text(first + i)
 		}
-		a := adaptation{lead: lead, trail: trail}
+		a := adaptation{lead: lead, trail: trail, wholeLine: true}
 		if indent {
 			have := commonIndentBytes(got)
 			if !indentEqual(got, want, have, wantIndent) {
-				continue
+				return false
 			}
 			a.reindent, a.from, a.to = true, wantIndent, have
 		} else if !rstripEqual(got, want) {
-			continue
+			return false
 		}
 		last := first + len(want) - 1
 		out = append(out, span{start: idx.start[first], end: idx.end(last), adapt: a})
-		if free = last + 1; len(out) == limit {
-			break
+		free = last + 1
+		return len(out) == limit
+	}
+	if len(firsts)*len(want) <= windowBudget(idx.count()) {
+		for _, first := range firsts {
+			if try(first) {
+				break
+			}
+		}
+		return out
+	}
+	// Too many windows to compare line by line: only those whose every
+	// line has the key of old's line there can match (trailing blanks
+	// aside, and with indent indentation too).
+	lineKey := rstripBytes
+	if indent {
+		lineKey = bytes.TrimSpace
+	}
+	keys := make([]string, len(want))
+	for i, w := range want {
+		keys[i] = string(lineKey([]byte(w)))
+	}
+	keyedWindows(idx, lineKey, keys, 0, idx.count()-len(want), try)
+	return out
+}
+
+// windowBudget is how many line comparisons a search for a window of
+// lines among n lines makes before it sorts the lines by key instead
+// (keyedWindows): an old text whose every line is frequent in the file
+// ("}", a blank line, a repeated row) would otherwise cost its length
+// times the file's.
+func windowBudget(n int) int { return 4*n + 1<<16 }
+
+// keyedWindows calls match with each window start i in [first, last], in
+// order, whose lines i, i+1, … have the keys (key of the line's text)
+// keys, until match returns true. It reads each line of the windows once,
+// then visits only the lines that have the key of keys that fewest lines
+// have, so it costs the lines plus that key's count times len(keys).
+func keyedWindows(idx *lines, key func([]byte) []byte, keys []string, first, last int, match func(i int) bool) {
+	if first > last {
+		return
+	}
+	ids := make(map[string]int32, len(keys))
+	want := make([]int32, len(keys))
+	for j, k := range keys {
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(ids))
+			ids[k] = id
+		}
+		want[j] = id
+	}
+	count := make([]int, len(ids))
+	have := make([]int32, last+len(keys)-first) // the id of line first+l's key, or -1
+	for l := range have {
+		id, ok := ids[string(key(idx.text(first+l)))]
+		if !ok {
+			id = -1
+		} else {
+			count[id]++
+		}
+		have[l] = id
+	}
+	pivot := 0
+	for j, id := range want {
+		if count[id] < count[want[pivot]] {
+			pivot = j
 		}
 	}
-	return out
+	for l := pivot; l <= last-first+pivot; l++ {
+		if have[l] != want[pivot] || !slices.Equal(have[l-pivot:l-pivot+len(want)], want) {
+			continue
+		}
+		if match(first + l - pivot) {
+			return
+		}
+	}
 }
 
 func rstripEqual(got [][]byte, want []string) bool {
@@ -480,9 +563,10 @@ func (a adaptation) apply(orig string) string {
 
 // deletesLines reports whether the adapted replacement removes the matched
 // lines entirely, terminator included: the old text ended with a line
-// break the matcher set aside and nothing replaces it.
+// break the matcher set aside, or started with one and the match is all
+// of its lines, and nothing replaces it.
 func (a adaptation) deletesLines(adapted string) bool {
-	return adapted == "" && strings.Contains(a.trail, "\n")
+	return adapted == "" && (strings.Contains(a.trail, "\n") || a.wholeLine && strings.Contains(a.lead, "\n"))
 }
 
 // ownIndent returns the indentation that s (LF endings) is written

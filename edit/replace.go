@@ -123,10 +123,16 @@ func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResu
 	default:
 		return nil, errorf(CodeBadRequest, "unknown replace mode %q; use unique, all, first or last", mode)
 	}
-	edits := make([]Edit, len(chosen))
-	for i, m := range chosen {
-		edits[i] = m.edit(content, new)
+	var idx *lines
+	if len(chosen) > 1 {
+		idx = newLines(content) // many matches may share one long line
 	}
+	edits := make([]Edit, len(chosen))
+	var lastDeletes bool
+	for i, m := range chosen {
+		edits[i], lastDeletes = m.edit(content, idx, new)
+	}
+	keepUnterminatedEnd(content, edits, lastDeletes)
 	return finish(content, edits, tier, opts)
 }
 
@@ -166,18 +172,40 @@ func checkReplace(old, new string, n Names) error {
 	return nil
 }
 
-// edit returns the byte edit that puts new in place of m.
-func (m Match) edit(content []byte, new string) Edit {
+// edit returns the byte edit that puts new in place of m, and whether it
+// deletes lines (see adaptation.deletesLines). idx, when not nil, indexes
+// content's lines (see spanEOL).
+func (m Match) edit(content []byte, idx *lines, new string) (Edit, bool) {
 	repl := m.adapt.apply(new)
 	start, end := m.Start, m.End
-	if m.adapt.deletesLines(repl) {
+	deletes := m.adapt.deletesLines(repl)
+	if deletes {
 		if m.adapt.wholeLine {
 			start, end = wholeLine(content, start, end)
 		} else {
 			end += len(eolAt(content, end))
 		}
 	}
-	return Edit{Start: start, End: end, New: convertEOL(repl, spanEOL(content, m.Start, m.End))}
+	return Edit{Start: start, End: end, New: convertEOL(repl, spanEOL(content, idx, m.Start, m.End))}, deletes
+}
+
+// keepUnterminatedEnd moves the start of sorted edits whose last deletes
+// lines through a last line without a terminator back over the terminator
+// before them, when they delete whole lines, so that the new last line has
+// none either (as EditLines keeps it). Edits that touch it count with it:
+// one run of deleted text ends the content.
+func keepUnterminatedEnd(content []byte, edits []Edit, deletesLines bool) {
+	k := len(edits)
+	if !deletesLines || edits[k-1].End != len(content) || terminator(content) != "" {
+		return
+	}
+	i := k - 1
+	for i > 0 && edits[i-1].End == edits[i].Start && edits[i-1].New == "" {
+		i--
+	}
+	if s := edits[i].Start; lineStart(content, s) == s {
+		edits[i].Start -= len(terminator(content[:s]))
+	}
 }
 
 // wholeLine widens content[start:end], a match that only blanks surround
@@ -202,22 +230,29 @@ func wholeLine(content []byte, start, end int) (int, int) {
 
 // spanEOL returns the line ending a replacement for content[start:end]
 // should use: the span's own first terminator, else that of the line it
-// sits in, else the line before, else the file's dominant one.
-func spanEOL(content []byte, start, end int) EOL {
+// sits in, else the line before, else the file's dominant one, which is
+// LF, since then the file has no terminator at all. idx, when not nil,
+// indexes content's lines, so that the spans of many matches on one long
+// line do not each read the line.
+func spanEOL(content []byte, idx *lines, start, end int) EOL {
 	for i := start; i < end; i++ {
 		if e := eolAt(content, i); e != "" {
 			return e
 		}
 	}
-	if le := lineEnd(content, end); le > end || end == len(content) {
-		if e := terminator(content[end:le]); e != "" {
-			return e
-		}
+	var ls, le int
+	if idx != nil {
+		ls, le = idx.startOf(start), idx.endOf(end)
+	} else {
+		ls, le = lineStart(content, start), lineEnd(content, end)
 	}
-	if ls := lineStart(content, start); ls > 0 {
-		return terminator(content[lineStart(content, ls-1):ls])
+	if e := terminator(content[end:le]); e != "" {
+		return e
 	}
-	return DetectEOL(content)
+	if ls > 0 {
+		return terminator(content[:ls])
+	}
+	return LF
 }
 
 // finish applies edits and describes the result.

@@ -180,6 +180,24 @@ func (l *lines) text(i int) []byte {
 // end returns the offset just past line i's text (before its terminator).
 func (l *lines) end(i int) int { return l.start[i] + len(l.text(i)) }
 
+// endOf returns the offset just past the terminator of the line holding
+// off, as lineEnd does (len(content) for a last line without one).
+func (l *lines) endOf(off int) int {
+	if off >= len(l.content) {
+		return len(l.content)
+	}
+	return l.start[l.lineOf(off)+1]
+}
+
+// startOf returns the offset where the line holding off starts, as
+// lineStart does.
+func (l *lines) startOf(off int) int {
+	if n := l.count(); off >= len(l.content) && (n == 0 || l.eol(n-1) != "") {
+		return len(l.content) // the empty line after the last terminator
+	}
+	return l.start[l.lineOf(off)]
+}
+
 // eol returns line i's terminator, "" for a last line without one.
 func (l *lines) eol(i int) EOL { return terminator(l.full(i)) }
 
