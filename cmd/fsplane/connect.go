@@ -293,9 +293,12 @@ func connectTUI(ctx context.Context, opts host.Options, roots []string, warning 
 	model := tui.New(tui.Options{HubURL: opts.URL, Name: opts.Name, Roots: roots, Mode: opts.Mode, Warning: warning, Profile: profile,
 		SetMode: func(m proto.Mode) error { return h.SetMode(m) }})
 	p := tea.NewProgram(model, tea.WithoutSignalHandler(), tea.WithColorProfile(profile), tea.WithInput(stdin), tea.WithOutput(stdout))
-	// Send returns at once after the program ended, so a host event can
-	// never block on a closed interface.
-	opts.OnEvent = func(ev host.Event) { p.Send(tui.EventMsg(ev)) }
+	// The host's events wait in a queue, never for the screen: a
+	// terminal that stops reading blocks the program, and must not block
+	// the operations with it (tui.Feed). Send returns at once after the
+	// program ended, so the queue never waits on a closed interface.
+	feed := tui.NewFeed(0)
+	opts.OnEvent = feed.Event
 	var err error
 	if h, err = host.New(opts); err != nil {
 		return err
@@ -306,9 +309,10 @@ func connectTUI(ctx context.Context, opts host.Options, roots []string, warning 
 	go func() {
 		err := h.Run(hctx)
 		runErr <- err
-		p.Send(tui.DoneMsg{Err: err})
+		feed.Done(err)
 	}()
 	quit := make(chan struct{})
+	go feed.Run(p.Send, quit)
 	go func() {
 		select {
 		case <-ctx.Done():

@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/rivo/uniseg"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
 	"github.com/fsplane/fsplane/internal/connector/proto"
@@ -43,33 +42,34 @@ type logLine struct{ head, mid, tail string }
 
 func (l logLine) String() string { return l.head + l.mid + l.tail }
 
-// fit returns the line in at most w cells. A line that fits is returned
+// fit returns the line in at most w cells, measured by wm (as the
+// renderer measures them, see Model.wm). A line that fits is returned
 // whole; otherwise mid is shortened in its middle (ellipsize) to the room
 // head and tail leave, and only when they alone do not fit is the line
 // cut at the right edge.
-func (l logLine) fit(w int) string {
+func (l logLine) fit(w int, wm ansi.Method) string {
 	s := l.String()
-	if ansi.StringWidth(s) <= w {
+	if wm.StringWidth(s) <= w {
 		return s
 	}
-	if room := w - ansi.StringWidth(l.head) - ansi.StringWidth(l.tail); l.mid != "" && room >= 1 {
-		return l.head + ellipsize(l.mid, room) + l.tail
+	if room := w - wm.StringWidth(l.head) - wm.StringWidth(l.tail); l.mid != "" && room >= 1 {
+		return l.head + ellipsize(l.mid, room, wm) + l.tail
 	}
-	return ansi.Truncate(s, w, "…")
+	return wm.Truncate(s, w, "…")
 }
 
 // ellipsize shortens s to at most w cells by putting "…" in place of its
-// middle. It measures display width by grapheme cluster, so a wide
-// (East Asian) character counts two cells, an emoji sequence or a letter
-// with combining marks stays whole, and no cluster is cut in two. The end
+// middle. It cuts between grapheme clusters, so an emoji sequence or a
+// letter with combining marks stays whole, and measures each cluster's
+// cells by wm, so a wide (East Asian) character counts two. The end
 // gets the larger share, and all the last path element when it fits: the
 // file's name tells more than the directories above it. But the start
 // always keeps a few cells (startCells, or a quarter of a narrower room):
 // a name too long to fit whole used to take the whole room, and lines of
 // one path looked alike only while their results were short — one
 // "ver…/file_with_a_long_name.txt", the next "…with_a_long_name.txt".
-func ellipsize(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
+func ellipsize(s string, w int, wm ansi.Method) string {
+	if wm.StringWidth(s) <= w {
 		return s
 	}
 	if w < 1 {
@@ -81,9 +81,8 @@ func ellipsize(s string, w int) string {
 	}
 	var cs []cluster
 	for rest := s; rest != ""; {
-		var c string
-		var cw int
-		c, rest, cw, _ = uniseg.FirstGraphemeClusterInString(rest, -1)
+		c, cw := ansi.FirstGraphemeCluster(rest, wm)
+		rest = rest[len(c):]
 		cs = append(cs, cluster{c, cw})
 	}
 	room := w - 1 // for the ellipsis
@@ -93,7 +92,7 @@ func ellipsize(s string, w int) string {
 	}
 	right := room - room/2
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		right = max(right, min(ansi.StringWidth(s[i:]), room-keep))
+		right = max(right, min(wm.StringWidth(s[i:]), room-keep))
 	}
 	// The end first, then the start gets what the end left over (a wide
 	// character may not fill its share exactly).
@@ -213,7 +212,11 @@ func Duration(d time.Duration) string {
 // Banner describes the host in one line, for the top of the plain log.
 // The hub URL's query values are masked (host.RedactURL).
 func Banner(hubURL, name string, roots []string, mode proto.Mode) string {
-	return fmt.Sprintf("fsplane connect: hub %s, host %s, roots %s, mode %s", host.RedactURL(hubURL), name, strings.Join(roots, ", "), ModeLabel(mode))
+	shown := make([]string, len(roots))
+	for i, r := range roots {
+		shown[i] = PathText(r) // a directory's name may hold control characters
+	}
+	return fmt.Sprintf("fsplane connect: hub %s, host %s, roots %s, mode %s", host.RedactURL(hubURL), host.Printable(name, 0), strings.Join(shown, ", "), ModeLabel(mode))
 }
 
 // Plain returns an event handler (host.Options.OnEvent) that writes each

@@ -112,51 +112,61 @@ func TestBanner(t *testing.T) {
 // last path element whole when it fits beside them.
 func TestEllipsize(t *testing.T) {
 	t.Parallel()
-	for _, s := range []string{
-		"a/very/long/path/that/does/not/fit/in/forty/columns.txt",
-		"connection lost: read tcp 127.0.0.1:50312->127.0.0.1:18091: connection reset by peer",
-		"長いディレクトリ/もっと長いディレクトリ/最後のファイル.txt",            // two cells a character
-		"👩‍👩‍👧‍👦/🇯🇵/e\u0301e\u0301e\u0301/café/x.txt", // one cluster of many runes
-		"nodirectory_just_a_very_long_file_name_without_any_slash.txt",
-		`"dir with spaces/and \"quotes\"/and\ttab.txt"`,
-		"x",
-	} {
-		total := ansi.StringWidth(s)
-		clusters := uniseg.GraphemeClusterCount(s)
-		for w := 0; w <= total+1; w++ {
-			got := ellipsize(s, w)
-			if gw := ansi.StringWidth(got); gw > w {
-				t.Fatalf("ellipsize(%q, %d) = %q, %d wide", s, w, got, gw)
+	// Both of the renderer's measures (Model.wm).
+	for _, wm := range []ansi.Method{ansi.GraphemeWidth, ansi.WcWidth} {
+		for _, s := range []string{
+			"a/very/long/path/that/does/not/fit/in/forty/columns.txt",
+			"connection lost: read tcp 127.0.0.1:50312->127.0.0.1:18091: connection reset by peer",
+			"長いディレクトリ/もっと長いディレクトリ/最後のファイル.txt",            // two cells a character
+			"👩‍👩‍👧‍👦/🇯🇵/e\u0301e\u0301e\u0301/café/x.txt", // one cluster of many runes
+			"nodirectory_just_a_very_long_file_name_without_any_slash.txt",
+			`"dir with spaces/and \"quotes\"/and\ttab.txt"`,
+			"x",
+		} {
+			total := wm.StringWidth(s)
+			clusters := uniseg.GraphemeClusterCount(s)
+			widest := 0
+			for rest := s; rest != ""; {
+				c, cw := ansi.FirstGraphemeCluster(rest, wm)
+				rest, widest = rest[len(c):], max(widest, cw)
 			}
-			if w >= total {
-				if got != s {
-					t.Errorf("ellipsize(%q, %d) = %q; it fits", s, w, got)
+			for w := 0; w <= total+1; w++ {
+				got := ellipsize(s, w, wm)
+				if gw := wm.StringWidth(got); gw > w {
+					t.Fatalf("%v: ellipsize(%q, %d) = %q, %d wide", wm, s, w, got, gw)
 				}
-				continue
-			}
-			if w == 0 {
-				continue
-			}
-			pre, suf, ok := strings.Cut(got, "…")
-			if !ok || !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, suf) || len(pre)+len(suf) >= len(s) {
-				t.Fatalf("ellipsize(%q, %d) = %q: not a start, an ellipsis and an end of it", s, w, got)
-			}
-			if uniseg.GraphemeClusterCount(pre)+uniseg.GraphemeClusterCount(s[len(pre):]) != clusters ||
-				uniseg.GraphemeClusterCount(s[:len(s)-len(suf)])+uniseg.GraphemeClusterCount(suf) != clusters {
-				t.Errorf("ellipsize(%q, %d) = %q cuts a grapheme cluster", s, w, got)
-			}
-			if gw := ansi.StringWidth(got); gw < w-1 {
-				t.Errorf("ellipsize(%q, %d) = %q is only %d wide", s, w, got, gw)
-			}
-			room, keep := w-1, 0
-			if room >= 2 {
-				keep = min(max(room/4, 1), startCells)
-			}
-			if i := strings.LastIndexByte(s, '/'); i >= 0 && ansi.StringWidth(s[i:]) <= room-keep && !strings.HasSuffix(got, s[i:]) {
-				t.Errorf("ellipsize(%q, %d) = %q loses the file name %q", s, w, got, s[i:])
-			}
-			if first, _, _, _ := uniseg.FirstGraphemeClusterInString(s, -1); ansi.StringWidth(first) <= keep && ansi.StringWidth(pre) < min(keep, ansi.StringWidth(first)) {
-				t.Errorf("ellipsize(%q, %d) = %q loses the start", s, w, got)
+				if w >= total {
+					if got != s {
+						t.Errorf("%v: ellipsize(%q, %d) = %q; it fits", wm, s, w, got)
+					}
+					continue
+				}
+				if w == 0 {
+					continue
+				}
+				pre, suf, ok := strings.Cut(got, "…")
+				if !ok || !strings.HasPrefix(s, pre) || !strings.HasSuffix(s, suf) || len(pre)+len(suf) >= len(s) {
+					t.Fatalf("%v: ellipsize(%q, %d) = %q: not a start, an ellipsis and an end of it", wm, s, w, got)
+				}
+				if uniseg.GraphemeClusterCount(pre)+uniseg.GraphemeClusterCount(s[len(pre):]) != clusters ||
+					uniseg.GraphemeClusterCount(s[:len(s)-len(suf)])+uniseg.GraphemeClusterCount(suf) != clusters {
+					t.Errorf("%v: ellipsize(%q, %d) = %q cuts a grapheme cluster", wm, s, w, got)
+				}
+				// A cluster too wide for the room left leaves that room
+				// unused: by wcwidth one may be 8 cells (👩‍👩‍👧‍👦).
+				if gw := wm.StringWidth(got); gw < w-max(widest-1, 1) {
+					t.Errorf("%v: ellipsize(%q, %d) = %q is only %d wide", wm, s, w, got, gw)
+				}
+				room, keep := w-1, 0
+				if room >= 2 {
+					keep = min(max(room/4, 1), startCells)
+				}
+				if i := strings.LastIndexByte(s, '/'); i >= 0 && wm.StringWidth(s[i:]) <= room-keep && !strings.HasSuffix(got, s[i:]) {
+					t.Errorf("%v: ellipsize(%q, %d) = %q loses the file name %q", wm, s, w, got, s[i:])
+				}
+				if first, _, _, _ := uniseg.FirstGraphemeClusterInString(s, -1); wm.StringWidth(first) <= keep && wm.StringWidth(pre) < min(keep, wm.StringWidth(first)) {
+					t.Errorf("%v: ellipsize(%q, %d) = %q loses the start", wm, s, w, got)
+				}
 			}
 		}
 	}
@@ -179,7 +189,7 @@ func TestLineFit(t *testing.T) {
 		1:   "…",
 		0:   "",
 	} {
-		if got := l.fit(w); got != want {
+		if got := l.fit(w, ansi.GraphemeWidth); got != want {
 			t.Errorf("fit(%d) = %q, want %q", w, got, want)
 		}
 	}

@@ -23,8 +23,9 @@
 //
 // Model is a value, as bubbletea wants: Update returns the next model and
 // is called on the program's goroutine only. Host events reach it as
-// EventMsg through tea.Program.Send, which is safe from any goroutine (the
-// host's OnEvent). Options.SetMode runs in a tea.Cmd, off the UI loop, so
+// EventMsg through tea.Program.Send, which is safe from any goroutine;
+// a Feed queues them (the host's OnEvent) and sends them on, so that the
+// host never waits for the screen. Options.SetMode runs in a tea.Cmd, off the UI loop, so
 // a slow network never freezes the screen. Its reply (modeSetMsg) and the
 // host's EventMode may reach Update in either order: the reply ends the
 // pending state (a success sets the mode it asked for, a failure is
@@ -119,8 +120,14 @@ type Model struct {
 	log     []logLine
 	width   int
 	height  int
-	scroll  int // lines scrolled back from the newest
-	done    bool
+	// wm is how the renderer measures text, which the view fits to the
+	// window by: wcwidth until the terminal reports Unicode core (mode
+	// 2027), grapheme clusters after, as bubbletea switches. The two
+	// differ on emoji sequences (👍🏽 is 4 cells by wcwidth, 2 as a
+	// cluster): a row measured otherwise loses its end to the renderer.
+	wm     ansi.Method
+	scroll int // lines scrolled back from the newest
+	done   bool
 }
 
 type styles struct {
@@ -168,10 +175,13 @@ func newStyles(p colorprofile.Profile) styles {
 	}
 }
 
+// defaultMaxLog is Options.MaxLog's default.
+const defaultMaxLog = 1000
+
 // New returns the model for a host about to connect.
 func New(o Options) Model {
 	if o.MaxLog <= 0 {
-		o.MaxLog = 1000
+		o.MaxLog = defaultMaxLog
 	}
 	if o.Mode == "" {
 		o.Mode = proto.ReadOnly
@@ -212,6 +222,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.scroll = min(m.scroll, m.maxScroll())
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.ModeReportMsg:
+		// As bubbletea's event loop reads the report (Program.eventLoop).
+		if msg.Mode == ansi.ModeUnicodeCore && (msg.Value == ansi.ModeReset || msg.Value == ansi.ModeSet || msg.Value == ansi.ModePermanentlySet) {
+			m.wm = ansi.GraphemeWidth
+		}
 	case EventMsg:
 		m.event(host.Event(msg))
 		if msg.Kind == host.EventState {
@@ -412,7 +427,7 @@ func (m Model) header(l layout) []string {
 		lines = append(lines, row("State", m.stateText()))
 	}
 	if l.host {
-		lines = append(lines, row("Host", s.value.Render(m.opts.Name)))
+		lines = append(lines, row("Host", s.value.Render(host.Printable(m.opts.Name, 0))))
 	}
 	roots := m.opts.Roots
 	for i := range l.roots {
@@ -423,10 +438,10 @@ func (m Model) header(l layout) []string {
 		more := len(roots) - i - 1 // after this one
 		switch {
 		case i < l.roots-1 || more == 0:
-			lines = append(lines, row(label, s.value.Render(roots[i])))
+			lines = append(lines, row(label, s.value.Render(PathText(roots[i]))))
 		case i == 0:
 			// A single row for many roots: the first, and the count.
-			lines = append(lines, row(label, s.value.Render(roots[0])+s.dim.Render(fmt.Sprintf("  … and %d more", more))))
+			lines = append(lines, row(label, s.value.Render(PathText(roots[0]))+s.dim.Render(fmt.Sprintf("  … and %d more", more))))
 		default:
 			lines = append(lines, row(label, s.dim.Render(fmt.Sprintf("… and %d more", more+1))))
 		}
@@ -465,7 +480,7 @@ func (m Model) modeBadge() string {
 		st = m.st.rw
 	}
 	label := ModeLabel(m.mode)
-	if ansi.StringWidth(label)+2 <= m.width {
+	if m.wm.StringWidth(label)+2 <= m.width {
 		label = " " + label + " "
 	}
 	return st.Render(label)
@@ -487,11 +502,11 @@ func (m Model) footer() (mode, rest string) {
 
 // fitAfter fits first and then rest into w cells, cutting rest before
 // first: the mode before the keys.
-func fitAfter(first, rest string, w int) string {
-	if fw := ansi.StringWidth(first); fw < w {
-		return first + ansi.Truncate(rest, w-fw, "…")
+func (m Model) fitAfter(first, rest string, w int) string {
+	if fw := m.wm.StringWidth(first); fw < w {
+		return first + m.wm.Truncate(rest, w-fw, "…")
 	}
-	return ansi.Truncate(first, w, "…")
+	return m.wm.Truncate(first, w, "…")
 }
 
 // logHeight is the number of log rows the window shows.
@@ -517,9 +532,9 @@ func (m Model) screen() string {
 		return ""
 	}
 	l := m.layout()
-	fit := func(s string) string { return ansi.Truncate(s, w, "…") }
+	fit := func(s string) string { return m.wm.Truncate(s, w, "…") }
 	if l.single {
-		return fitAfter(m.modeBadge(), " "+m.stateText(), w)
+		return m.fitAfter(m.modeBadge(), " "+m.stateText(), w)
 	}
 	var rows []string
 	for _, r := range m.header(l) {
@@ -532,7 +547,7 @@ func (m Model) screen() string {
 	end := len(m.log) - m.scroll
 	start := max(end-l.log, 0)
 	for _, line := range m.log[start:end] {
-		rows = append(rows, line.fit(w))
+		rows = append(rows, line.fit(w, m.wm))
 	}
 	for range l.log - (end - start) {
 		rows = append(rows, "")
@@ -542,7 +557,7 @@ func (m Model) screen() string {
 	}
 	if l.footer {
 		mode, rest := m.footer()
-		rows = append(rows, fitAfter(mode, rest, w))
+		rows = append(rows, m.fitAfter(mode, rest, w))
 	}
 	return strings.Join(rows, "\n")
 }

@@ -572,3 +572,28 @@ func TestReconnectingCountsDown(t *testing.T) {
 		t.Errorf("a tick while connecting: State %q, another tick %v", stateRow(next.(Model)), cmd != nil)
 	}
 }
+
+// TestRootsAreShownSafely: a root is a directory's name, which may hold
+// any byte but "/" and NUL. One with an escape sequence or a newline
+// used to reach the view as it was: a newline made the view a row taller
+// than the window, and the escape sequence styled the screen (or, in
+// the plain log's banner, reached the terminal itself).
+func TestRootsAreShownSafely(t *testing.T) {
+	t.Parallel()
+	evil := "/home/ada/ev\x1b[41mil\nroot\x07"
+	m := send(newModel(&modeCalls{}, "/home/ada/project", evil), tea.WindowSizeMsg{Width: 80, Height: 20})
+	v := m.View().Content
+	if rows := strings.Count(v, "\n") + 1; rows != 20 {
+		t.Errorf("the view has %d rows in a window of 20:\n%s", rows, v)
+	}
+	if strings.ContainsAny(v, "\x1b\a") {
+		t.Errorf("the view holds a root's control characters:\n%q", v)
+	}
+	if want := PathText(evil); !strings.Contains(v, want) {
+		t.Errorf("the view does not show the root as %s:\n%s", want, v)
+	}
+	b := Banner("ws://h/v2/connector", "lap", []string{"/a", evil}, proto.ReadOnly)
+	if strings.ContainsAny(b, "\x1b\a\n") || !strings.Contains(b, PathText(evil)) {
+		t.Errorf("Banner = %q, want the root as %s", b, PathText(evil))
+	}
+}

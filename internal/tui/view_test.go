@@ -169,3 +169,39 @@ func TestLongPathKeepsBothEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestViewMeasuresAsTheRenderer: bubbletea lays the view out in wcwidth
+// cells until the terminal reports Unicode core (mode 2027), and in
+// grapheme clusters after. A path whose emoji the two measure apart
+// (👍🏽 is 2 cells as a cluster, 4 by wcwidth) used to be fitted by
+// grapheme width alone: in most terminals the renderer found the row
+// too wide and cut its end, the result and the duration ("not_found
+// 0.1").
+func TestViewMeasuresAsTheRenderer(t *testing.T) {
+	t.Parallel()
+	path := "/home/ada/" + strings.Repeat("👍🏽", 30) + "/x.txt"
+	for _, tt := range []struct {
+		name   string
+		report []tea.Msg
+		method ansi.Method
+	}{
+		{"wcwidth", nil, ansi.WcWidth},
+		{"unicode core", []tea.Msg{tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeReset}}, ansi.GraphemeWidth},
+	} {
+		for _, width := range []int{80, 100, 140} {
+			t.Run(fmt.Sprintf("%s at %d", tt.name, width), func(t *testing.T) {
+				t.Parallel()
+				m := send(newModel(&modeCalls{}), tt.report...)
+				m = send(m, tea.WindowSizeMsg{Width: width, Height: 12}, op(time.Second, "read", path, "not_found", 3*time.Millisecond))
+				for _, l := range strings.Split(m.View().Content, "\n") {
+					if w := tt.method.StringWidth(l); w > width {
+						t.Errorf("row %q is %d cells wide by the renderer's measure", l, w)
+					}
+					if strings.HasPrefix(l, "15:04:06") && !strings.HasSuffix(l, "x.txt  not_found  3ms") {
+						t.Errorf("row %q lost its end", l)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"slices"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/fsplane/fsplane/internal/connector/host"
+)
+
+// Feed carries a host's events to the interface without making the host
+// wait for the screen. The host calls OnEvent for every operation, in
+// order, and waits for it to return: handing each event straight to
+// tea.Program.Send made the operations wait until the program took it,
+// and at a terminal that stopped reading (a stalled SSH connection, a
+// console whose text is being selected) the program's writes blocked,
+// then its loop, then every operation. A Feed queues the events instead,
+// and Run sends them on, in order, from a goroutine of its own.
+//
+// The queue is bounded: past max messages the oldest log-only events
+// (operations and notices) are dropped (Run may hold as many more, the
+// batch it is sending). The model keeps only its last
+// MaxLog lines, so with max at least MaxLog none it would show is lost.
+// State and mode events, which set what the screen shows, and DoneMsg
+// are kept.
+type Feed struct {
+	max  int
+	wake chan struct{} // a message was queued
+
+	mu   sync.Mutex
+	msgs []tea.Msg
+}
+
+// NewFeed returns a Feed queueing at most max log-only events; 0 means
+// as many as the model's log keeps by default.
+func NewFeed(max int) *Feed {
+	if max <= 0 {
+		max = defaultMaxLog
+	}
+	return &Feed{max: max, wake: make(chan struct{}, 1)}
+}
+
+// Event queues a host event (host.Options.OnEvent). It never blocks.
+func (f *Feed) Event(ev host.Event) { f.push(EventMsg(ev)) }
+
+// Done queues DoneMsg, after every event queued before it: the host's
+// Failed event, worded for the screen, comes first.
+func (f *Feed) Done(err error) { f.push(DoneMsg{Err: err}) }
+
+func (f *Feed) push(msg tea.Msg) {
+	f.mu.Lock()
+	f.msgs = append(f.msgs, msg)
+	if len(f.msgs) > f.max {
+		if i := slices.IndexFunc(f.msgs, logOnly); i >= 0 {
+			f.msgs = slices.Delete(f.msgs, i, i+1)
+		}
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// logOnly tells the events that only add a log line.
+func logOnly(msg tea.Msg) bool {
+	ev, ok := msg.(EventMsg)
+	return ok && (ev.Kind == host.EventOp || ev.Kind == host.EventNotice)
+}
+
+// Run sends the queued messages to send (tea.Program.Send), in order,
+// until stop is closed.
+func (f *Feed) Run(send func(tea.Msg), stop <-chan struct{}) {
+	for {
+		f.mu.Lock()
+		msgs := f.msgs
+		f.msgs = nil
+		f.mu.Unlock()
+		for _, msg := range msgs {
+			send(msg)
+		}
+		if len(msgs) > 0 {
+			continue
+		}
+		select {
+		case <-f.wake:
+		case <-stop:
+			return
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/fsplane/fsplane/internal/connector/host"
+)
+
+// TestFeedNeverMakesTheHostWait: while the program takes nothing (its
+// terminal stopped reading), the host's events are queued at once, the
+// oldest operations dropped past the bound; once it takes them again it
+// gets, in order, every state event, the newest operations and DoneMsg
+// last.
+func TestFeedNeverMakesTheHostWait(t *testing.T) {
+	t.Parallel()
+	const bound, ops = 10, 1000
+	f := NewFeed(bound)
+	stalled := make(chan struct{})
+	got := make(chan tea.Msg, 2*ops)
+	send := func(msg tea.Msg) {
+		<-stalled
+		got <- msg
+	}
+	stop := make(chan struct{})
+	ran := make(chan struct{})
+	go func() {
+		f.Run(send, stop)
+		close(ran)
+	}()
+	queued := make(chan struct{})
+	go func() {
+		f.Event(host.Event(state(0, host.Connected, "h-1", 0, "")))
+		for i := range ops {
+			f.Event(host.Event(op(time.Duration(i)*time.Millisecond, "stat", "a", "ok", 0)))
+			if i == ops/2 {
+				f.Event(host.Event(reconnecting(time.Duration(i)*time.Millisecond, time.Second)))
+			}
+		}
+		f.Done(nil)
+		close(queued)
+	}()
+	select {
+	case <-queued:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host waited for a program that takes nothing")
+	}
+	close(stalled)
+	var msgs []tea.Msg
+	for len(msgs) == 0 || !isDone(msgs[len(msgs)-1]) {
+		select {
+		case m := <-got:
+			msgs = append(msgs, m)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("DoneMsg never came; got %d messages", len(msgs))
+		}
+	}
+	close(stop)
+	<-ran
+	// Run may have taken a batch before the stall, of at most bound
+	// operations; at most bound more are kept behind it, besides the
+	// state events and DoneMsg.
+	if len(msgs) > 2*bound+3 {
+		t.Errorf("%d messages delivered, want at most %d", len(msgs), 2*bound+3)
+	}
+	var states int
+	last := time.Time{}
+	for _, m := range msgs[:len(msgs)-1] {
+		ev, ok := m.(EventMsg)
+		if !ok {
+			t.Fatalf("message %T before DoneMsg", m)
+		}
+		if ev.Time.Before(last) {
+			t.Errorf("event of %v after one of %v: out of order", ev.Time, last)
+		}
+		last = ev.Time
+		if ev.Kind == host.EventState {
+			states++
+		}
+	}
+	if states != 2 {
+		t.Errorf("%d state events delivered, want both", states)
+	}
+	if ev := msgs[len(msgs)-2].(EventMsg); ev.Kind != host.EventOp || ev.Time != t0.Add((ops-1)*time.Millisecond) {
+		t.Errorf("the last event is %+v, want the newest operation", ev)
+	}
+}
+
+func isDone(m tea.Msg) bool {
+	_, ok := m.(DoneMsg)
+	return ok
+}
