@@ -273,7 +273,10 @@ func collectEntries(ctx context.Context, root *os.Root, start string, wo *walkOp
 	var process func(*fileRef, *any) fileMeta
 	if meta {
 		process = func(f *fileRef, _ *any) fileMeta {
-			if f.symlink {
+			if !f.viaLink {
+				// The entry's own: a link's, and a file's without
+				// opening it, which takes a read permission its size
+				// and time do not.
 				size, mtime, err := f.dir.lstat(f.Name)
 				return fileMeta{size: size, mtime: mtime, ok: err == nil}
 			}

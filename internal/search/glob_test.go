@@ -305,3 +305,39 @@ func TestTypesHaveRipgrepGlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobMetadataOfUnreadable: a file the server may not read still has
+// a size and a modification time (its directory entry's, as ls shows
+// them); a glob reported 0 and the zero time, as if it were an empty
+// file from year 1, having tried to open it to ask. Runs unprivileged
+// only (root opens everything).
+func TestGlobMetadataOfUnreadable(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root reads everything")
+	}
+	dir := makeTree(t, map[string]string{"ok.txt": "abc", "secret.env": "0123456789"})
+	mt := time.Date(2021, 5, 6, 7, 8, 9, 0, time.UTC)
+	for _, name := range []string{"ok.txt", "secret.env"} {
+		os.Chtimes(filepath.Join(dir, name), mt, mt)
+	}
+	if err := os.Chmod(filepath.Join(dir, "secret.env"), 0); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		pattern string
+		want    []GlobEntry
+	}{
+		{"*", []GlobEntry{{Path: "ok.txt", Name: "ok.txt", Size: 3, ModTime: mt}, {Path: "secret.env", Name: "secret.env", Size: 10, ModTime: mt}}},
+		{"secret.env", []GlobEntry{{Path: "secret.env", Name: "secret.env", Size: 10, ModTime: mt}}},
+	}
+	for _, tt := range tests {
+		res, err := Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: tt.pattern, Metadata: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, res.Entries, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.pattern, diff)
+		}
+	}
+}

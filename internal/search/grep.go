@@ -699,10 +699,23 @@ func (s *searchState) scanMulti(buf []byte, limit int) {
 		return true
 	}
 	// FindAllIndex, not FindIndex on a subslice: it keeps the context
-	// that ^, $ and \b see at the previous match's end.
-	locs := re.FindAllIndex(buf, -1)
-	for i, loc := range locs {
-		st, en := loc[0], loc[1]
+	// that ^, $ and \b see at the previous match's end. With a per-file
+	// limit, matches are found in batches (limit of them, then twice as
+	// many, and so on), each found again from the start: at most twice
+	// the work up to the last match taken, rather than every match of
+	// the file (one per byte, for \w) for the few the limit keeps.
+	n := -1
+	if limit > 0 {
+		n = limit
+	}
+	locs := re.FindAllIndex(buf, n)
+	for i := 0; i < len(locs); i++ {
+		if i+1 == len(locs) && len(locs) == n {
+			// More may follow, and the next one is looked at below.
+			n *= 2
+			locs = re.FindAllIndex(buf, n)
+		}
+		st, en := locs[i][0], locs[i][1]
 		if st >= len(buf) && (len(buf) == 0 || buf[len(buf)-1] == '\n') {
 			break // an empty match after the last line terminator
 		}

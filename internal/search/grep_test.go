@@ -638,3 +638,61 @@ func TestFilesMatchedTruncated(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepMultilineLimitStopsEarly: a multiline search with a per-file
+// match limit (Offset + MaxResults + 1) stops looking for matches once
+// it has them, as a line search does, rather than finding every match of
+// the file first: max_results 1 on a 1 MiB file of words found its
+// ~350,000 matches (a second and ~90 MB). Counted in allocations, one
+// per match found, not in time; not parallel, so that no other test's
+// allocations are counted.
+func TestGrepMultilineLimitStopsEarly(t *testing.T) {
+	dir := makeTree(t, map[string]string{"f.txt": strings.Repeat("ab cd ef\n", 100_000)})
+	root := openRoot(t, dir)
+	tests := []struct {
+		pat         string
+		max, offset int
+	}{
+		{`\w`, 1, 0},
+		{`\w+\n`, 10, 5},
+		{`(?:cd|ef\n)`, 500, 0},
+	}
+	for _, tt := range tests {
+		q, err := Compile(Options{Pattern: tt.pat, Multiline: true, MaxResults: tt.max, Offset: tt.offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res *Result
+		allocs := testing.AllocsPerRun(1, func() {
+			if res, err = Grep(context.Background(), root, ".", q); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if len(res.Matches) != tt.max || !res.Truncated {
+			t.Errorf("%s: %d matches, truncated %v; want %d, truncated", tt.pat, len(res.Matches), res.Truncated, tt.max)
+		}
+		if allocs > 20_000 {
+			t.Errorf("%s, max %d offset %d: %.0f allocations; the search found far more matches than it needed", tt.pat, tt.max, tt.offset, allocs)
+		}
+	}
+}
+
+// TestGrepMultilinePagingWindows: in multiline mode, where a hit can
+// gather several matches (and an empty match after a line break is one
+// of its own), every page of a search is the window of the whole list
+// at its offset, whatever the per-file limit the page sets.
+func TestGrepMultilinePagingWindows(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat("start\nmiddle\nend\nlast\n", 20)
+	dir := makeTree(t, map[string]string{"f.txt": text, "g.txt": text})
+	for _, pat := range []string{`rt\n|^`, `t\nmid|le\ne`, `rt\n(?:x)?|d\n\b|la`, `\w`, `(?s)e.`, `\n`} {
+		all, _ := grepLines(t, dir, ".", Options{Pattern: pat, Multiline: true})
+		for _, page := range []struct{ offset, max int }{{0, 1}, {1, 1}, {3, 2}, {7, 5}, {0, 33}, {40, 3}, {len(all) - 2, 5}} {
+			got, res := grepLines(t, dir, ".", Options{Pattern: pat, Multiline: true, Offset: page.offset, MaxResults: page.max})
+			want := all[min(page.offset, len(all)):min(page.offset+page.max, len(all))]
+			if diff := cmp.Diff(want, got); diff != "" || res.Truncated != (page.offset+page.max < len(all)) {
+				t.Errorf("%s offset %d max %d: truncated %v (-want +got):\n%s", pat, page.offset, page.max, res.Truncated, diff)
+			}
+		}
+	}
+}

@@ -70,6 +70,7 @@ const (
 	nodeDescend       // directory to list
 	nodeViaLink       // a followed symbolic link (followLinks): opened through the os.Root
 	nodeSymlink       // a symbolic link reported as itself (links): never opened
+	nodeFailed        // a directory that could not be listed: its error is in walker.failed
 )
 
 // node is one file or directory of the walk. The goroutine that creates a
@@ -212,6 +213,9 @@ type walker[T any] struct {
 	errMu   sync.Mutex
 	errs    []walkError
 	nErrors int
+	// failed holds the errors of the directories that could not be
+	// listed until the emission reaches them (see fail).
+	failed map[*node[T]]error
 }
 
 // walkTree walks the tree at start (relative to root) and calls emit for
@@ -221,8 +225,9 @@ type walker[T any] struct {
 // before "a-c"), a directory before its contents. process, when not nil,
 // runs on every reported file from up to o.workers goroutines and its
 // result is what emit sees in n.res. An error from emit stops the walk and
-// is returned; errors about single paths are collected and returned in
-// errs. All descriptors are closed when walkTree returns.
+// is returned; errors about single paths (directories that could not be
+// listed) are collected in path order, up to where the walk stopped, and
+// returned in errs. All descriptors are closed when walkTree returns.
 func walkTree[T any](ctx context.Context, root *os.Root, start string, o *walkOptions,
 	process func(f *fileRef, local *any) T, emit func(n *node[T]) error) (errs []walkError, total int, err error) {
 	w := &walker[T]{ctx: ctx, root: root, o: o, process: process, emit: emit, done: make(chan struct{})}
@@ -312,6 +317,33 @@ func (w *walker[T]) rootPath(rel string) string {
 		return rel
 	}
 	return w.startRel + "/" + rel
+}
+
+// fail records that directory n could not be listed. The error counts
+// when the emission reaches n, as a file's does: workers list
+// directories ahead of it, and a search must count and name the same
+// errors, in path order, up to where it stopped, whatever they did.
+func (w *walker[T]) fail(n *node[T], err error) {
+	w.errMu.Lock()
+	if w.failed == nil {
+		w.failed = map[*node[T]]error{}
+	}
+	w.failed[n] = err
+	w.errMu.Unlock()
+	n.flags |= nodeFailed // published by n's ready
+}
+
+// reportFailed counts the error of n, which the emission has reached,
+// when fail recorded one.
+func (w *walker[T]) reportFailed(n *node[T]) {
+	if n.flags&nodeFailed == 0 {
+		return
+	}
+	w.errMu.Lock()
+	err := w.failed[n]
+	delete(w.failed, n)
+	w.errMu.Unlock()
+	w.addErr(n.rel, err)
 }
 
 func (w *walker[T]) addErr(rel string, err error) {
@@ -451,6 +483,7 @@ func (w *walker[T]) drain() {
 			return
 		}
 		w.started = true
+		w.reportFailed(w.start)
 		w.cursor = append(w.cursor, emitFrame[T]{n: w.start})
 	}
 	for len(w.cursor) > 0 {
@@ -484,6 +517,7 @@ func (w *walker[T]) drain() {
 				break
 			}
 		}
+		w.reportFailed(k)
 		if k.isDir() && len(k.kids) > 0 {
 			w.cursor = append(w.cursor, emitFrame[T]{n: k})
 		}
@@ -519,7 +553,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 		}
 		if err != nil {
 			if !isVanished(err) {
-				w.addErr(n.rel, err)
+				w.fail(n, err)
 			}
 			return
 		}
@@ -534,7 +568,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 			n.dev, n.ino = dev, ino
 			for a := n.parent; a != nil; a = a.parent {
 				if a.dev == dev && a.ino == ino {
-					w.addErr(n.rel, errors.New("symbolic link loop: "+n.rel+" is an ancestor"))
+					w.fail(n, errors.New("symbolic link loop: "+n.rel+" is an ancestor"))
 					return
 				}
 			}
@@ -542,7 +576,7 @@ func (w *walker[T]) list(n *node[T], sc *listScratch) {
 	}
 	ents, err := h.readEntries(buf, ents)
 	if err != nil {
-		w.addErr(n.rel, err)
+		w.fail(n, err)
 		return
 	}
 	frame := n.frame

@@ -233,3 +233,52 @@ func TestWalkStopsBetweenEntries(t *testing.T) {
 		t.Errorf("filter ran %d times, want 1 (it cancelled)", n)
 	}
 }
+
+// TestWalkErrorsInPathOrder: the directories a search could not read are
+// counted and named as its files are, in path order and up to where the
+// search stopped, so that the same search says the same: workers list
+// directories ahead of the emission, and their errors were counted as
+// they came, beyond the stop too (a page of max_results 3 said 13, 26 or
+// 40 unreadable, and named any of them first). Runs unprivileged only.
+func TestWalkErrorsInPathOrder(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root reads everything")
+	}
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("d%02d/x.txt", i)] = "hit\n"
+		files[fmt.Sprintf("d%02d/locked/y.txt", i)] = "hit\n"
+	}
+	dir := makeTree(t, files)
+	var locked []string
+	for i := range 40 {
+		locked = append(locked, fmt.Sprintf("d%02d/locked", i))
+		os.Chmod(filepath.Join(dir, locked[i]), 0)
+	}
+	t.Cleanup(func() {
+		for _, l := range locked {
+			os.Chmod(filepath.Join(dir, l), 0o755)
+		}
+	})
+	tests := []struct {
+		max       int
+		wantCount int // d00/locked .. d03/locked come before d03/x.txt, the match one more
+		wantPaths []string
+	}{
+		{3, 4, locked[:4]},
+		{0, 40, locked},
+	}
+	for _, tt := range tests {
+		for range 10 {
+			_, res := grepLines(t, dir, ".", Options{Pattern: "hit", MaxResults: tt.max, Workers: 4})
+			var paths []string
+			for _, e := range res.Errors {
+				paths = append(paths, e.Path)
+			}
+			if diff := cmp.Diff(tt.wantPaths, paths); diff != "" || res.ErrorCount != tt.wantCount {
+				t.Fatalf("max %d: ErrorCount %d, want %d; errors (-want +got):\n%s", tt.max, res.ErrorCount, tt.wantCount, diff)
+			}
+		}
+	}
+}
