@@ -250,10 +250,15 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 	if _, err := fmt.Fprintln(stdout, tui.Banner(opts.URL, opts.Name, roots, opts.Mode)); err != nil {
 		return err
 	}
-	opts.OnEvent = tui.Plain(stdout)
+	// As with the interface, the operations never wait for the log: a
+	// pipe into a pager nobody scrolls would otherwise stop them all.
+	feed, flushed := tui.PlainFeed(stdout, 0)
+	opts.OnEvent = feed.Event
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, err := host.New(opts)
 	if err != nil {
+		feed.Done(err)
+		flushed()
 		return err
 	}
 	// Without a terminal there is no F3: SIGUSR1 toggles the mode instead
@@ -272,7 +277,10 @@ func connectPlain(ctx context.Context, opts host.Options, roots []string, stdout
 			}
 		}
 	}()
-	return h.Run(ctx)
+	err = h.Run(ctx)
+	feed.Done(err)
+	flushed() // every line, "stopped" last, before the exit
+	return err
 }
 
 // connectTUI runs the host under the terminal interface; quitting it

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -28,9 +30,15 @@ type Feed struct {
 	max  int
 	wake chan struct{} // a message was queued
 
-	mu   sync.Mutex
-	msgs []tea.Msg
+	mu      sync.Mutex
+	msgs    []tea.Msg
+	dropped int // log-only events dropped since Run last took the queue
 }
+
+// DroppedMsg stands where a Feed dropped N log-only events: the reader
+// was not keeping up. The model ignores it (its log keeps only the newest
+// lines anyway); PlainFeed says so in the text log.
+type DroppedMsg struct{ N int }
 
 // NewFeed returns a Feed queueing at most max log-only events; 0 means
 // as many as the model's log keeps by default.
@@ -54,6 +62,7 @@ func (f *Feed) push(msg tea.Msg) {
 	if len(f.msgs) > f.max {
 		if i := slices.IndexFunc(f.msgs, logOnly); i >= 0 {
 			f.msgs = slices.Delete(f.msgs, i, i+1)
+			f.dropped++
 		}
 	}
 	f.mu.Unlock()
@@ -76,6 +85,16 @@ func (f *Feed) Run(send func(tea.Msg), stop <-chan struct{}) {
 		f.mu.Lock()
 		msgs := f.msgs
 		f.msgs = nil
+		if f.dropped > 0 {
+			// The oldest log lines went: say so where the log lines
+			// left start.
+			i := slices.IndexFunc(msgs, logOnly)
+			if i < 0 {
+				i = len(msgs)
+			}
+			msgs = slices.Insert(msgs, i, tea.Msg(DroppedMsg{N: f.dropped}))
+			f.dropped = 0
+		}
 		f.mu.Unlock()
 		for _, msg := range msgs {
 			send(msg)
@@ -89,4 +108,29 @@ func (f *Feed) Run(send func(tea.Msg), stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// PlainFeed is Plain through a Feed: the host never waits for w (a pipe
+// into a pager nobody scrolls, a stalled terminal), and w gets the lines
+// in order, with a line saying how many were dropped where the queue
+// overflowed. Done queues the last message; wait returns once every line
+// queued before it was written.
+func PlainFeed(w io.Writer, max int) (f *Feed, wait func()) {
+	f = NewFeed(max)
+	write := Plain(w)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		f.Run(func(msg tea.Msg) {
+			switch m := msg.(type) {
+			case EventMsg:
+				write(host.Event(m))
+			case DroppedMsg:
+				_, _ = fmt.Fprintf(w, "(%d log lines dropped: the output was not being read)\n", m.N)
+			case DoneMsg:
+				close(stop)
+			}
+		}, stop)
+	}()
+	return f, func() { <-done }
 }
