@@ -32,9 +32,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/fsplane/fsplane/internal/bearer"
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
-	"github.com/fsplane/fsplane/internal/bearer"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/refuse"
 )
