@@ -189,11 +189,19 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	return c.hc.Do(req)
 }
 
+// ErrorHeader carries a failure's stable code (FileError.ErrorType) beside
+// the JSON envelope, for responses without a body (HEAD).
+const ErrorHeader = "X-Fsplane-Error"
+
 // decodeEnvelope decodes a response's envelope, once, and then its data
 // into either out or, on failure, the *Error: the status, message, hint,
 // file error and validation errors all come from that one decoding.
 func decodeEnvelope(resp *http.Response, raw []byte, method, path string, out any) (hint string, err error) {
 	var w wire
+	if code := resp.Header.Get(ErrorHeader); len(raw) == 0 && code != "" {
+		// A failed HEAD: the status and the code, without a body.
+		return "", &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: %s", method, path, resp.Status), Data: &FileError{ErrorType: code}}
+	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return "", &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: unexpected %s response: %.200s", method, path, resp.Status, raw)}
 	}

@@ -380,3 +380,18 @@ func TestHostClient(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadFailureCarriesItsCode: a failed HEAD download, which has no body
+// for the envelope, still gives the error's stable code (from
+// client.ErrorHeader), as the GET does.
+func TestHeadFailureCarriesItsCode(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, map[string]string{"a.txt": "x"}, httpapi.Options{}, ops.Options{})
+	for _, head := range []bool{false, true} {
+		_, err := s.c.Download(bg, "missing.txt", client.DownloadOptions{Head: head})
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Status != 404 || ce.Code() != "not_found" {
+			t.Errorf("head %v: %v, want a 404 not_found", head, err)
+		}
+	}
+}

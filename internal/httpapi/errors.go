@@ -154,7 +154,8 @@ func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	failWith(w, status, e)
 }
 
-// failWith writes e's envelope with status.
+// failWith writes e's envelope with status, and e's code in the
+// client.ErrorHeader header.
 func failWith(w http.ResponseWriter, status int, e *fserr.Error) {
 	fe := client.FileError{
 		ErrorType: string(e.Code), Message: e.Message, Operation: e.Op, Path: e.Path,
@@ -166,6 +167,8 @@ func failWith(w http.ResponseWriter, status int, e *fserr.Error) {
 	if x := exceptionOf(e); x != "" {
 		fe.ExceptionType = &x
 	}
+	// The code in a header too: a HEAD response has no body to carry it.
+	w.Header().Set(client.ErrorHeader, string(e.Code))
 	env := envelope{Success: false, Message: e.Message, Data: fe}
 	if e.Hint != "" {
 		h := e.Hint
