@@ -31,6 +31,7 @@ func TestHTTPRefusesIDsTheSDKWouldChange(t *testing.T) {
 		{"outside int64", initialize("12345678901234567890"), true},
 		{"fraction", initialize("1.5"), true},
 		{"null", initialize("null"), true},
+		{"a second id, null", initialize(`1,"id":null`), true},
 		{"in a batch", `[` + initialize("9007199254740993") + `]`, true},
 		{"2^53", initialize("9007199254740992"), false},
 		{"string", initialize(`"9007199254740993"`), false},

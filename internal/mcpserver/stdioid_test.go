@@ -31,6 +31,9 @@ func TestStdioTransportIDsTheSDKWouldChange(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":-9223372036854775809,"method":"tools/list"}`, jsonrpc.CodeInvalidRequest, "too large"},
 		{`{"jsonrpc":"2.0","id":1e19,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "too large"},
 		{`[{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "batch member 0"},
+		// The SDK takes the last of several ids, which the first hid.
+		{`{"jsonrpc":"2.0","id":1,"id":null,"method":"ping"}`, jsonrpc.CodeInvalidRequest, `more than one "id" member`},
+		{`{"jsonrpc":"2.0","id":1,"id":9007199254740993,"method":"ping"}`, jsonrpc.CodeInvalidRequest, `more than one "id" member`},
 		// Not a valid request: the error names the request's id only when
 		// it is the one the client sent.
 		{`{"jsonrpc":"1.0","id":12345678901234567890,"method":"ping"}`, jsonrpc.CodeInvalidRequest, ""},

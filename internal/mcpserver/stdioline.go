@@ -326,23 +326,31 @@ func decodeMessage(raw []byte) (jsonrpc.Message, error) {
 	return jsonrpc.DecodeMessage(raw)
 }
 
-// checkID refuses two ids that JSON-RPC 2.0 permits and MCP does not,
-// which the SDK would mishandle: null (the SDK takes the call for a
-// notification, so it is neither run nor answered) and a number it would
-// answer as another (see numberIDError).
+// checkID refuses ids that JSON-RPC 2.0 permits and MCP does not, which
+// the SDK would mishandle: null (the SDK takes the call for a
+// notification, so it is neither run nor answered), a number it would
+// answer as another (see numberIDError), and more than one "id" member
+// (the SDK takes the last, which the others would have hidden from these
+// checks: `"id":1,"id":null` went unanswered).
 func checkID(msg []byte) error {
 	var err error
+	seen := false
 	jsonx.Members(msg, func(key, value []byte) bool {
 		if k, _ := jsonx.String(key); k != "id" {
 			return true
 		}
+		if seen {
+			err = errors.New(`the message has more than one "id" member: give it one`)
+			return false
+		}
+		seen = true
 		switch {
 		case string(value) == "null":
 			err = errors.New(`the id is null, which MCP does not allow: give a call a string or integer id (a notification has no "id" member)`)
 		case value[0] == '-' || '0' <= value[0] && value[0] <= '9':
 			err = numberIDError(value)
 		}
-		return false
+		return err == nil
 	})
 	return err
 }
