@@ -65,3 +65,34 @@ func FuzzDepthOK(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDepthOKPrefix checks depthOK on any bytes, valid JSON or not: a
+// decoder that stops at its first error never nests deeper than depthOK
+// allowed. (Stray closers take depthOK's count below zero, but only past
+// such an error.)
+func FuzzDepthOKPrefix(f *testing.F) {
+	f.Add([]byte(`]][[[`), uint8(2))
+	f.Add([]byte(`[]][[[`), uint8(2))
+	f.Add([]byte(`["\"]"[[[`), uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, limit uint8) {
+		if !depthOK(b, int(limit)) {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		depth := 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch tok {
+			case json.Delim('['), json.Delim('{'):
+				if depth++; depth > int(limit) {
+					t.Fatalf("depthOK(%q, %d) = true; a decoder reaches depth %d", b, limit, depth)
+				}
+			case json.Delim(']'), json.Delim('}'):
+				depth--
+			}
+		}
+	})
+}

@@ -222,3 +222,14 @@ func FuzzDecodeString(f *testing.F) {
 		}
 	})
 }
+
+// TestMembersDepth puts the nesting limit inside an object: Members counts
+// the object itself, as encoding/json does.
+func TestMembersDepth(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
+		deep := bytes.Repeat([]byte("["), n)
+		deep = append(deep, bytes.Repeat([]byte("]"), n)...)
+		checkMembers(t, []byte(`{"a":`+string(deep)+`}`))
+	}
+}

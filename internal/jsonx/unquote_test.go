@@ -55,3 +55,17 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquoteAny checks Unquote on any bytes between quotes, not only
+// valid literals: it fails exactly when encoding/json does, and otherwise
+// decodes as it does.
+func FuzzUnquoteAny(f *testing.F) {
+	f.Add([]byte(`"a\"b"`))
+	f.Add([]byte("\"\xff\\u00e9\""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+			return
+		}
+		checkUnquote(t, b)
+	})
+}
