@@ -268,8 +268,16 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 			if !together(o) || o == e {
 				continue
 			}
-			or, err := w.resolve(op, o.Key)
-			if err != nil || w.journal.newest(o.Key) != o {
+			// The record names the file by its path with links resolved,
+			// or a link's own path (judged on the link, as settle does):
+			// a path that no longer resolves to itself has had a link put
+			// on it since, which the restore would write through.
+			resolve := w.resolve
+			if o.Link {
+				resolve = w.resolveEntry
+			}
+			or, err := resolve(op, o.Key)
+			if err != nil || or.canonKey != o.Key || w.journal.newest(o.Key) != o {
 				return nil, fserr.New(fserr.Conflict, op, p,
 					"%s changed since the move of %s; undo would discard that change. Re-read the files and edit them instead.", o.Key, p)
 			}
