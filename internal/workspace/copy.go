@@ -252,6 +252,10 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 		return false, staleVersion(op, d.Given, expected, "")
 	}
 	p := &planned{res: d, kind: kindCreate, newVersion: st.version}
+	if tfi, err := root.Lstat(st.temp); err == nil {
+		// The mode the file will have, for undo to notice a chmod since.
+		p.mode = tfi.Mode() & permBits
+	}
 	if dfi != nil && dfi.Mode().IsRegular() {
 		var nlink uint64
 		p.uid, p.gid, nlink = fileOwner(dfi)
@@ -265,6 +269,7 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 		}
 		p.kind, p.existed, p.kept, p.prev, p.prevMode, p.prevVersion = kindReplace, true, prev.kept, prev.content, prev.mode, prev.version
 		if inPlace {
+			p.mode = prev.mode // rewritten in place: its own mode stays
 			return w.installInPlace(op, d, st, p)
 		}
 	}
