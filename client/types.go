@@ -91,6 +91,14 @@ type UndoRequest struct {
 
 // UndoResult is the data of an undo.
 type UndoResult struct {
+	UndoFile
+	// Also lists the other files the same undo reverted: undoing a move's
+	// destination brings its source back, and the reverse.
+	Also []UndoFile `json:"also,omitempty" jsonschema:"other files the same undo reverted (a move's other side)"`
+}
+
+// UndoFile is what an undo did to one file.
+type UndoFile struct {
 	Path    string `json:"path"`
 	Undone  string `json:"undone" jsonschema:"the operation that was reverted"`
 	Deleted bool   `json:"deleted" jsonschema:"the reverted change created the file, so it was removed"`

@@ -289,3 +289,30 @@ func TestUserQueryWhereApplied(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoOfAMoveSaysBothFiles: undoing a move's destination brings its
+// source back, and the answer says so (data.also; undo_edit's output),
+// rather than only that the destination was removed.
+func TestUndoOfAMoveSaysBothFiles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"a.txt": "a\n", "c.txt": "c\n"}, httpapi.Options{})
+	for _, mv := range []string{`{"source":"a.txt","destination":"b.txt"}`, `{"source":"c.txt","destination":"d.txt"}`} {
+		if status, body := e.raw("POST", "/v2/fs/move", mv); status != 200 {
+			t.Fatalf("move: %d %v", status, body)
+		}
+	}
+	status, body := e.raw("POST", "/v2/fs/undo", `{"path":"b.txt"}`)
+	data, _ := body["data"].(map[string]any)
+	also, _ := data["also"].([]any)
+	if status != 200 || data["deleted"] != true || len(also) != 1 || !strings.HasSuffix(also[0].(map[string]any)["path"].(string), "/a.txt") {
+		t.Errorf("undo b.txt: %d %v, want the destination removed and a.txt in also", status, body)
+	}
+	status, body = e.raw("POST", "/v2/fs/edit", `{"command":"undo_edit","path":"d.txt"}`)
+	out, _ := body["data"].(map[string]any)["output"].(string)
+	if status != 200 || !strings.Contains(out, "it was moved here from ") || !strings.HasSuffix(out, "/c.txt, which has it back.") {
+		t.Errorf("undo_edit d.txt: %d %q", status, out)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "c.txt")); err != nil {
+		t.Errorf("c.txt not back: %v", err)
+	}
+}

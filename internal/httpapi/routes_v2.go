@@ -220,6 +220,19 @@ func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return nil, err
 			}
-			return client.UndoResult{Path: res.Path, Undone: res.Op, Deleted: res.Deleted, Version: res.Version, AlreadyUndone: res.AlreadyUndone}, nil
+			return undoResult(res), nil
 		})(w, r)
+}
+
+// undoResult is an undo's data, with the other files it reverted.
+func undoResult(r *ops.UndoResult) client.UndoResult {
+	out := client.UndoResult{UndoFile: undoFile(r)}
+	for i := range r.Also {
+		out.Also = append(out.Also, undoFile(&r.Also[i]))
+	}
+	return out
+}
+
+func undoFile(r *ops.UndoResult) client.UndoFile {
+	return client.UndoFile{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version, AlreadyUndone: r.AlreadyUndone}
 }

@@ -187,7 +187,12 @@ func (s *Server) editor(r *http.Request, p editorParams) (*client.EditorResult, 
 			return nil, "", err
 		}
 		if res.Deleted {
-			return &client.EditorResult{Output: fmt.Sprintf("Last edit to %s undone successfully: the file it created was removed.", p.Path), Path: res.Path, PrevExist: true}, "", nil
+			what := "the file it created was removed"
+			if len(res.Also) > 0 {
+				// A move's destination: the move is undone, not a creation.
+				what = fmt.Sprintf("it was moved here from %s, which has it back", res.Also[0].Path)
+			}
+			return &client.EditorResult{Output: fmt.Sprintf("Last edit to %s undone successfully: %s.", p.Path, what), Path: res.Path, PrevExist: true}, "", nil
 		}
 		// The undo has happened: failing to show the result (binary or too
 		// large for a read, removed meanwhile) must not report it as failed.
