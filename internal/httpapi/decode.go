@@ -73,8 +73,12 @@ func decode(r *http.Request, dst any, rules bodyRules) []client.ValidationError 
 	mis := misspelt(known, fields)
 	errs = append(errs, mis...)
 	if rules.strict {
+		refused := make(map[string]bool, len(mis))
+		for _, e := range mis {
+			refused[e.Location[1]] = true
+		}
 		for name := range fields {
-			if slices.ContainsFunc(mis, func(e client.ValidationError) bool { return e.Location[1] == name }) {
+			if refused[name] {
 				continue // refused already, with a better message
 			}
 			if _, like := known.fold(name); !known.names[name] && !like {
@@ -341,11 +345,20 @@ func jsonFields(t reflect.Type) *fieldSet {
 	return fs
 }
 
+// sortErrors orders errs by location, stably, joining each location once:
+// a body may have tens of thousands of refused keys.
 func sortErrors(errs []client.ValidationError) {
-	for i := 1; i < len(errs); i++ {
-		for j := i; j > 0 && strings.Join(errs[j].Location, ".") < strings.Join(errs[j-1].Location, "."); j-- {
-			errs[j], errs[j-1] = errs[j-1], errs[j]
-		}
+	type keyed struct {
+		at string
+		e  client.ValidationError
+	}
+	ks := make([]keyed, len(errs))
+	for i, e := range errs {
+		ks[i] = keyed{strings.Join(e.Location, "."), e}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.at, b.at) })
+	for i, k := range ks {
+		errs[i] = k.e
 	}
 }
 

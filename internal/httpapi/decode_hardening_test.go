@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -303,4 +305,66 @@ func TestQueryDecodedAsAIO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestManyUnknownFieldsAnswerQuickly: a body with tens of thousands of
+// refused keys (unknown ones on the strict v2 write, snake_case
+// variants of a guard field on any route) is answered in time linear in
+// its size (checked by the size, not a clock: quadratic, the test takes
+// minutes). Sorting the errors by insertion, joining each location at
+// every comparison, and looking each key up in the list of misspelt ones
+// took minutes of CPU for half a megabyte, and the work went on after
+// the client gave up.
+func TestManyUnknownFieldsAnswerQuickly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, httpapi.Options{})
+	const n = 40000 // under 6^6, so the guard variants below are distinct
+	unknown := make([]string, n)
+	guards := make([]string, n)
+	for i := range n {
+		unknown[i] = fmt.Sprintf(`"k%d":1`, i)
+		// dry_run with underscores spread through it: all normalise to
+		// "dryrun", and each is refused as the guard field.
+		var b strings.Builder
+		for j, c := range "dryrun" {
+			b.WriteRune(c)
+			b.WriteString(strings.Repeat("_", i/pow(6, j)%6))
+		}
+		guards[i] = fmt.Sprintf(`%q:1`, b.String())
+	}
+	for _, tc := range []struct{ path, body string }{
+		{"/v2/fs/write", `{"path":"n.txt","content":"x",` + strings.Join(unknown, ",") + `}`},
+		{"/v1/file/write", `{"file":"n.txt","content":"x",` + strings.Join(guards, ",") + `}`},
+	} {
+		req, err := http.NewRequest("POST", e.srv.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		var body struct {
+			Errors []client.ValidationError `json:"errors"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 422 || len(body.Errors) != n {
+			t.Fatalf("%s: status %d, %d errors (%v), want 422 and %d", tc.path, resp.StatusCode, len(body.Errors), err, n)
+		}
+		if !slices.IsSortedFunc(body.Errors, func(a, b client.ValidationError) int {
+			return strings.Compare(strings.Join(a.Location, "."), strings.Join(b.Location, "."))
+		}) {
+			t.Errorf("%s: errors not sorted by location", tc.path)
+		}
+	}
+}
+
+func pow(b, e int) int {
+	p := 1
+	for range e {
+		p *= b
+	}
+	return p
 }
