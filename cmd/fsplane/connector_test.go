@@ -37,7 +37,25 @@ type hubAndHost struct {
 func startHub(t *testing.T, args ...string) *hubAndHost {
 	t.Helper()
 	s := startServer(t, t.TempDir(), append([]string{"--connector-token", hubToken}, args...)...)
-	return &hubAndHost{hub: s, c: mustClient(t, s.url, ""), roots: map[string]string{}, hosts: map[string]*connectProc{}}
+	h := &hubAndHost{hub: s, c: mustClient(t, s.url, ""), roots: map[string]string{}, hosts: map[string]*connectProc{}}
+	t.Cleanup(func() {
+		// What the processes said, for a failure that depends on the
+		// machine (a host dropped under load).
+		if !t.Failed() {
+			return
+		}
+		t.Logf("hub log (end):\n%s", lastLines(s.logs.String(), 40))
+		for name, p := range h.hosts {
+			t.Logf("host %s stdout (end):\n%s\nstderr (end):\n%s", name, lastLines(p.stdout.String(), 20), lastLines(p.stderr.String(), 20))
+		}
+	})
+	return h
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func mustClient(t *testing.T, url, key string) *client.Client {
