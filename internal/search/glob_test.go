@@ -109,7 +109,12 @@ func TestGlobErrors(t *testing.T) {
 	t.Parallel()
 	dir := globTree(t)
 	for _, opts := range []GlobOptions{{Pattern: ""}, {Pattern: "/abs/*"}, {Pattern: "[unclosed"}, {Pattern: "../*"},
-		{Pattern: "*", SortBy: "color"}, {Pattern: "*", Exclude: []string{"{x"}}} {
+		{Pattern: "*", SortBy: "color"}, {Pattern: "*", Exclude: []string{"{x"}},
+		// Alternatives doublestar matches in time square in their number
+		// and depth, for every entry: bounded.
+		{Pattern: "**/" + strings.Repeat("{", 11) + "a" + strings.Repeat("}", 11)},
+		{Pattern: "*", Exclude: []string{strings.Repeat("{", 1000) + "a" + strings.Repeat("}", 1000)}},
+		{Pattern: "{" + strings.Repeat("a,", 300) + "b}"}} {
 		_, err := Glob(context.Background(), openRoot(t, dir), ".", opts)
 		var ie *InvalidError
 		if !errors.As(err, &ie) {
@@ -339,5 +344,24 @@ func TestGlobMetadataOfUnreadable(t *testing.T) {
 		if diff := cmp.Diff(tt.want, res.Entries, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.pattern, diff)
 		}
+	}
+}
+
+// TestGlobBraceBounds: patterns at the bounds are searched.
+func TestGlobBraceBounds(t *testing.T) {
+	t.Parallel()
+	dir := globTree(t)
+	for _, p := range []string{
+		"**/" + strings.Repeat("{", 10) + "main.go" + strings.Repeat("}", 10),
+		"{" + strings.Repeat("x,", 254) + "main.go}",
+		`\{\{\{\{\{\{\{\{\{\{\{*`, // escaped braces are no alternatives
+	} {
+		if _, err := Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: p}); err != nil {
+			t.Errorf("Glob(%q): %v", p, err)
+		}
+	}
+	res, err := Glob(context.Background(), openRoot(t, dir), ".", GlobOptions{Pattern: "{" + strings.Repeat("x,", 254) + "main.go}"})
+	if err != nil || len(res.Entries) != 1 || res.Entries[0].Path != "main.go" {
+		t.Errorf("255 alternatives: %+v, %v", res, err)
 	}
 }
