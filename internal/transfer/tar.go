@@ -195,6 +195,11 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 			if hdr.Size < 0 {
 				return entries, invalidArchive("member %q has a negative size", hdr.Name)
 			}
+			if sparse(hdr) {
+				// Its holes would be written as zeros: a few kilobytes of
+				// archive could fill the disk up to MaxBytes.
+				return entries, invalidArchive("member %q is a sparse file, which is not supported; make the archive without --sparse (-S)", hdr.Name)
+			}
 			if total += hdr.Size; total > lim.MaxBytes {
 				return entries, tooLarge(lim, fmt.Sprintf("the archive's files add up to more than %d bytes", lim.MaxBytes))
 			}
@@ -385,4 +390,19 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// sparse reports whether hdr is a sparse file: an old GNU one, or one
+// whose PAX records carry a sparse map (GNU formats 0.0 to 1.0), which
+// archive/tar reports as a plain file with its holes read as zeros.
+func sparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
