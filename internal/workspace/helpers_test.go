@@ -13,13 +13,13 @@ import (
 )
 
 // newTestWorkspace opens a workspace on a fresh root and state directory.
-func newTestWorkspace(t *testing.T) (w *Workspace, root string) {
+func newTestWorkspace(t testing.TB) (w *Workspace, root string) {
 	t.Helper()
 	root = t.TempDir()
 	return openTestWorkspace(t, Options{Roots: []string{root}, StateDir: t.TempDir()}), root
 }
 
-func openTestWorkspace(t *testing.T, opts Options) *Workspace {
+func openTestWorkspace(t testing.TB, opts Options) *Workspace {
 	t.Helper()
 	w, err := Open(opts)
 	if err != nil {
@@ -29,7 +29,7 @@ func openTestWorkspace(t *testing.T, opts Options) *Workspace {
 	return w
 }
 
-func writeFile(t *testing.T, name, content string, mode fs.FileMode) {
+func writeFile(t testing.TB, name, content string, mode fs.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		t.Fatal(err)

@@ -129,6 +129,19 @@ func (w *Workspace) openRead(op, p string) (*os.File, fs.FileInfo, *resolved, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// A socket, FIFO or device is refused before any open: opening a
+	// device can act on it (a tape rewinds, a watchdog starts), and a
+	// socket cannot be opened (ENXIO). The walk saw what is there; only a
+	// path it did not end on (a last "." or "..") needs a stat of its own.
+	mode, known := r.mode, r.modeKnown
+	if !known {
+		if fi, err := r.r.root.Lstat(r.Rel); err == nil {
+			mode, known = fi.Mode(), true
+		}
+	}
+	if known && !mode.IsDir() && mode&fs.ModeSymlink == 0 && !mode.IsRegular() {
+		return nil, nil, nil, fserr.New(fserr.InvalidTarget, op, p, "%s is not a regular file", p)
+	}
 	f, fi, err := openRegular(r.r.root, r.Rel, op, p)
 	if err != nil {
 		return nil, nil, nil, err
@@ -138,16 +151,9 @@ func (w *Workspace) openRead(op, p string) (*os.File, fs.FileInfo, *resolved, er
 
 // openRegular opens the regular file rel for reading, without blocking on
 // a FIFO, and refuses anything else (invalid_target); errors name given.
-// A socket, FIFO or device is refused from its lstat, before any open:
-// opening a device can act on it (a tape rewinds, a watchdog starts), and
-// a socket cannot be opened at all (ENXIO). A link is left to the open,
-// which follows it inside the root. The caller closes the file.
+// Callers know rel was a regular file (openRead checks it from the walk):
+// a device is opened before it is refused. The caller closes the file.
 func openRegular(root *os.Root, rel, op, given string) (*os.File, fs.FileInfo, error) {
-	if fi, err := root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink == 0 && !fi.IsDir() {
-		if e := checkRegular(op, given, fi); e != nil {
-			return nil, nil, e
-		}
-	}
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, osErr(op, given, err)

@@ -45,6 +45,10 @@ type resolved struct {
 	viaLink  bool   // the last component of the given path was a symlink
 	canonKey string // root's real path joined with Rel: one key per file
 	dirOnly  bool   // given with a trailing slash and missing: no file may be made there (see checkSlash)
+	// mode is Rel's type and permissions as the walk saw them, when it
+	// looked Rel up last (modeKnown): what is there, without a stat more.
+	mode      fs.FileMode
+	modeKnown bool
 }
 
 // Resolve maps p to a file inside a root, following symbolic links that
@@ -74,7 +78,9 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 		return nil, err
 	}
 	root := w.roots[idx]
-	rel, viaLink, inState, err := w.follow(op, p, root, rel)
+	dw := dirWalk{root: root.root}
+	defer dw.close()
+	rel, viaLink, inState, err := w.followIn(&dw, op, p, root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +89,7 @@ func (w *Workspace) resolve(op, p string) (*resolved, error) {
 		r:        root,
 		viaLink:  viaLink,
 		canonKey: filepath.Join(root.real, rel),
+		mode:     dw.lastMode, modeKnown: dw.lastSeen,
 	}
 	// The journals are not workspace files: writing a manifest would let
 	// a caller steer the next recovery, reading a blob would show another
@@ -437,6 +444,7 @@ func (w *Workspace) followIn(dw *dirWalk, op, given string, root *wsRoot, rel st
 	origLeft := len(pending)
 	for len(pending) > 0 {
 		c := pending[0]
+		dw.lastSeen = false
 		last := false
 		if len(pending) == origLeft {
 			origLeft--
@@ -488,6 +496,9 @@ func (w *Workspace) followIn(dw *dirWalk, op, given string, root *wsRoot, rel st
 			return "", false, false, osErr(op, given, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
+			if len(pending) == 0 {
+				dw.lastMode, dw.lastSeen = fi.Mode(), true
+			}
 			done = append(done, c)
 			if !fi.IsDir() {
 				missingAt = len(done) // nothing is below a file
@@ -551,6 +562,10 @@ type dirWalk struct {
 	// lookups counts the components looked up, those walked to reopen a
 	// directory included: the measure of a walk's cost that tests bound.
 	lookups int
+	// lastMode is the mode of the walk's result, when its last lookup
+	// was of the result itself (lastSeen).
+	lastMode fs.FileMode
+	lastSeen bool
 }
 
 // up tells dw that the walk's path is now n components long.
