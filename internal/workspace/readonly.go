@@ -39,19 +39,11 @@ import (
 // root, with the flag named: neither can be replaced or deleted, and
 // chmod does not help.
 func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) error {
-	d, err := openDir(root, path.Dir(rel))
-	if err != nil {
-		return osErr(op, given, err)
-	}
-	defer d.Close()
-	var flag string
-	err = osfd.With(d, func(fd int) error {
-		if flag = inodeFlag(fd, path.Base(rel)); flag != "" {
-			return nil
-		}
-		return unix.Faccessat(fd, path.Base(rel), unix.W_OK, unix.AT_EACCESS)
-	})
+	flag, err := access(root, path.Dir(rel), path.Base(rel), unix.W_OK)
+	var opened *openError
 	switch {
+	case errors.As(err, &opened):
+		return osErr(op, given, opened.err)
 	case flag != "":
 		return fserr.New(fserr.PermissionDenied, op, given,
 			"%s is %s (chattr +%s): fsplane cannot replace or delete it", given, flagName(flag), flag).
@@ -79,18 +71,7 @@ func dirRefusal(e *fserr.Error, root *os.Root, rootPath, rel string) *fserr.Erro
 	if e == nil || e.Code != fserr.PermissionDenied || e.Hint != "" {
 		return e
 	}
-	d, err := openDir(root, path.Dir(rel))
-	if err != nil {
-		return e
-	}
-	defer d.Close()
-	var flag string
-	err = osfd.With(d, func(fd int) error {
-		if flag = inodeFlag(fd, "."); flag != "" {
-			return nil
-		}
-		return unix.Faccessat(fd, ".", unix.W_OK|unix.X_OK, unix.AT_EACCESS)
-	})
+	flag, err := access(root, path.Dir(rel), ".", unix.W_OK|unix.X_OK)
 	dir := filepath.Join(rootPath, path.Dir(rel))
 	switch {
 	case flag != "":
@@ -102,6 +83,31 @@ func dirRefusal(e *fserr.Error, root *os.Root, rootPath, rel string) *fserr.Erro
 	}
 	return e
 }
+
+// access reports whether this process may access name in directory dir
+// of root as mode says (faccessat, AT_EACCESS): the inode flag that
+// forbids a change whatever the permissions ("i" or "a", see inodeFlag),
+// else faccessat's error. An *openError says dir itself could not be
+// opened.
+func access(root *os.Root, dir, name string, mode uint32) (flag string, err error) {
+	d, err := openDir(root, dir)
+	if err != nil {
+		return "", &openError{err}
+	}
+	defer d.Close()
+	err = osfd.With(d, func(fd int) error {
+		if flag = inodeFlag(fd, name); flag != "" {
+			return nil
+		}
+		return unix.Faccessat(fd, name, mode, unix.AT_EACCESS)
+	})
+	return flag, err
+}
+
+// openError is access's failure to open the directory.
+type openError struct{ err error }
+
+func (e *openError) Error() string { return e.err.Error() }
 
 // flagName names an inodeFlag as chattr(1) does.
 func flagName(flag string) string {
