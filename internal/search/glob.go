@@ -121,6 +121,13 @@ func Glob(ctx context.Context, root *os.Root, start string, opts GlobOptions) (*
 			return ok, isDir && pr.canDescend(rel)
 		},
 	}
+	if base != "." && baseExcluded(excl, base) {
+		// An excluded directory skips everything below it, the
+		// pattern's literal directories too ("src/**/*.go" with exclude
+		// "src" finds nothing): the walk, which starts below them, would
+		// never test them.
+		return &GlobResult{Entries: []GlobEntry{}}, nil
+	}
 	if base != "." {
 		if blocked, link := checkBase(root, start, base, wo.skipDirs); blocked {
 			// The walk would stop at a link or a skipped directory among
@@ -297,6 +304,20 @@ func excluded(globs []string, rel, name string) bool {
 		}
 		if ok, _ := doublestar.Match(g, subject); ok {
 			return true
+		}
+	}
+	return false
+}
+
+// baseExcluded reports whether an exclude glob matches one of the
+// directories of base, a pattern's literal prefix ("src/deep" for
+// "src/deep/*.go"), as the walk would have tested them.
+func baseExcluded(globs []string, base string) bool {
+	for i := 0; i <= len(base); i++ {
+		if i == len(base) || base[i] == '/' {
+			if dir := base[:i]; excluded(globs, dir, path.Base(dir)) {
+				return true
+			}
 		}
 	}
 	return false
