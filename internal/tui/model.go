@@ -337,7 +337,10 @@ func (m *Model) add(l logLine) {
 		m.scroll++
 	}
 	if over := len(m.log) - m.opts.MaxLog; over > 0 {
-		m.log = append(m.log[:0:0], m.log[over:]...)
+		// Resliced, not copied: append moves the kept lines to a new
+		// array only when the old one is full, every few hundred lines,
+		// where a copy here moved all MaxLog of them at every line.
+		m.log = m.log[over:]
 	}
 	m.scroll = min(m.scroll, m.maxScroll())
 }

@@ -3,7 +3,7 @@ package tui
 import (
 	"errors"
 	"flag"
-	"github.com/charmbracelet/x/ansi"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fsplane/fsplane/internal/connector/host"
@@ -493,6 +494,20 @@ func TestLogIsBounded(t *testing.T) {
 	l := m.Log()
 	if len(l) != 10 || !strings.HasPrefix(l[0], "15:04:20") {
 		t.Errorf("log %q", l)
+	}
+	// Many times over the bound (the kept lines move to a new array now
+	// and then): the last ten, in order.
+	for i := range 2000 {
+		m = send(m, op(time.Second, "stat", fmt.Sprintf("g%d", i), "ok", 0))
+	}
+	l = m.Log()
+	for k, line := range l {
+		if want := fmt.Sprintf(" g%d ", 1990+k); !strings.Contains(line, want) {
+			t.Errorf("log line %d = %q, want it to name%s", k, line, want)
+		}
+	}
+	if len(l) != 10 {
+		t.Errorf("%d log lines, want 10", len(l))
 	}
 }
 
