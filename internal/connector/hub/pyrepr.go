@@ -49,3 +49,10 @@ func pyRepr(s string) string {
 	b.WriteByte(quote)
 	return b.String()
 }
+
+// pyStrip strips s as Python's str.strip() does: the characters
+// str.isspace() counts as whitespace, unicode.IsSpace's and the
+// separators U+001C to U+001F.
+func pyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f })
+}

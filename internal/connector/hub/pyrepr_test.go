@@ -26,3 +26,24 @@ func TestPyRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestPyStrip: the expected values are what CPython 3 prints for
+// s.strip().
+func TestPyStrip(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{" a ", "a"},
+		{"\x1c\x1d\x1e\x1fa\u0085\u00a0", "a"},
+		{"\u2028a\u3000", "a"},
+		{"\u200ba\u200b", "\u200ba\u200b"},
+		{"a\u180e", "a\u180e"},
+		{"\ufeffa", "\ufeffa"},
+		{" \t\n\r\v\f", ""},
+		{"a b", "a b"},
+	}
+	for _, tt := range tests {
+		if got := pyStrip(tt.in); got != tt.want {
+			t.Errorf("pyStrip(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/workspace"
 )
 
 // Read caps of text_editor_remote, as Agent Zero's: a model reads big
@@ -29,10 +30,17 @@ const (
 // It always returns a result whose Output is the text for the model; on
 // failure OK is false, Code the error code, and err the *fserr.Error.
 func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRequest) (*client.TextEditorResult, error) {
-	action := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(b.Action)), "-", "_")
+	action := strings.ReplaceAll(strings.ToLower(pyStrip(b.Action)), "-", "_")
+	// Agent Zero strips the path as it strips the action: a model's stray
+	// newline or space must not name, or create, another file.
+	b.Path = pyStrip(b.Path)
 	res := &client.TextEditorResult{Action: action, Path: b.Path}
-	if msg := teValidate(action, &b); msg != "" {
-		return teFail(res, fserr.New(fserr.BadRequest, "text_editor", b.Path, "%s", msg), false)
+	if msg, hint := teValidate(action, &b); msg != "" {
+		e := fserr.New(fserr.BadRequest, "text_editor", b.Path, "%s", msg)
+		if hint != "" {
+			e = e.WithHint("%s", hint)
+		}
+		return teFail(res, e, false)
 	}
 	remote, err := h.Remote(host)
 	if err != nil {
@@ -99,19 +107,20 @@ func teFail(res *client.TextEditorResult, err error, wrapped bool) (*client.Text
 	return res, e
 }
 
-// teValidate checks the arguments in Agent Zero's order, with its messages.
-func teValidate(action string, b *client.TextEditorRequest) string {
+// teValidate checks the arguments in Agent Zero's order, with its
+// messages, and a hint where the message alone does not say what to do.
+func teValidate(action string, b *client.TextEditorRequest) (msg, hint string) {
 	switch {
 	case action == "":
-		return "action is required (read, write, or patch)"
+		return "action is required (read, write, or patch)", ""
 	case action != "read" && action != "write" && action != "patch":
-		return fmt.Sprintf("Unknown action: %s. Use read, write, or patch.", pyRepr(action))
+		return fmt.Sprintf("Unknown action: %s. Use read, write, or patch.", pyRepr(action)), ""
 	case b.Path == "":
-		return "path is required"
+		return "path is required", ""
 	case action == "write" && b.Content == nil:
-		return "content is required for write"
+		return "content is required for write", ""
 	case action != "patch":
-		return ""
+		return "", ""
 	}
 	forms := 0
 	if b.Edits != nil {
@@ -125,17 +134,19 @@ func teValidate(action string, b *client.TextEditorRequest) string {
 	}
 	switch {
 	case forms > 1:
-		return "provide exactly one patch form: edits, patch_text, or old_text/new_text"
+		return "provide exactly one patch form: edits, patch_text, or old_text/new_text", ""
 	case forms == 0:
-		return "edits, patch_text, or old_text/new_text is required for patch"
-	case b.NewText != nil && b.OldText == nil:
-		return "old_text is required for exact replace"
-	case b.PatchText != nil && strings.TrimSpace(*b.PatchText) == "":
-		return "patch_text must not be empty"
+		return "edits, patch_text, or old_text/new_text is required for patch", ""
+	case (b.NewText != nil || b.OldText != nil) && (b.OldText == nil || *b.OldText == ""):
+		// Agent Zero's test is "not old_text": empty counts as missing.
+		return "old_text is required for exact replace",
+			"copy the text to replace from the file; to add lines, use patch_text: an @@ line naming the line above, then + lines"
+	case b.PatchText != nil && pyStrip(*b.PatchText) == "":
+		return "patch_text must not be empty", ""
 	case b.Edits != nil && len(b.Edits) == 0:
-		return "edits must be a non-empty list"
+		return "edits must be a non-empty list", ""
 	}
-	return ""
+	return "", ""
 }
 
 func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, caller string, res *client.TextEditorResult) error {
@@ -161,6 +172,22 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 		req.LineTo = first + teMaxLines - 1
 	}
 	rr, err := remote.Read(ctx, req)
+	// A page of long lines can be over what a host's read returns
+	// (too_large: workspace.TextLimit), though the page shows 256 KiB of
+	// it at most: ask for a 64th of the lines (TextLimit/teMaxBytes, so
+	// that lines of even length still fill the page) until they fit, in
+	// three reads at most. A line alone over it cannot be shown at all;
+	// say where to go on instead of the host's "read fewer lines".
+	shrunk := false
+	for fserr.CodeOf(err) == fserr.TooLarge && req.LineTo > first {
+		req.LineTo, shrunk = first+(req.LineTo-first)/(workspace.TextLimit/teMaxBytes), true
+		rr, err = remote.Read(ctx, req)
+	}
+	if fserr.CodeOf(err) == fserr.TooLarge {
+		return fserr.New(fserr.TooLarge, "read", b.Path, "line %d alone is over the %d MiB a read returns. Continue with line_from=%d to skip it, or use GET %s for the complete file.",
+			first, workspace.TextLimit>>20, first+1, downloadRoute(res.Host, b.Path)).
+			WithHint("read from line %d on, or download the file", first+1)
+	}
 	if err != nil {
 		return err
 	}
@@ -189,6 +216,9 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 	}
 	if reason == "" && first+n-1 < want {
 		reason = "max_lines"
+		if shrunk { // cut by the host's byte limit, not by the page's lines
+			reason = "max_bytes"
+		}
 	}
 	numbered := strings.TrimSuffix(sb.String(), "\n")
 	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
@@ -234,6 +264,13 @@ func tePatch(ctx context.Context, remote *Remote, b *client.TextEditorRequest, c
 			}
 		}
 		lr, err := remote.EditLines(ctx, ops.EditLinesRequest{Path: b.Path, Edits: edits, Caller: caller, LinesStaleAfterMove: true})
+		if fserr.CodeOf(err) == fserr.MustRead {
+			// The engine's hint offers expected_version, which this
+			// tool does not take.
+			e := *fserr.From("patch", b.Path, err)
+			e.Hint = `read the file first (action "read"), then edit by line numbers`
+			return &e
+		}
 		if err != nil {
 			return err
 		}
@@ -281,7 +318,7 @@ func teReplaceError(err error) error {
 	case fserr.NoMatch:
 		out.Message = "old_text not found"
 	case fserr.AmbiguousMatch:
-		out.Message = fmt.Sprintf("old_text matched %d times; provide a longer exact span", len(e.Lines))
+		out.Message = fmt.Sprintf("old_text matched %s times; provide a longer exact span", matchCount(e))
 		out.Hint = "include surrounding lines in old_text so it matches once, or read the file and use edits with line numbers"
 	case fserr.BadRequest:
 		if strings.Contains(e.Message, "identical") {
@@ -289,6 +326,19 @@ func teReplaceError(err error) error {
 		}
 	}
 	return &out
+}
+
+// matchCount is how many places an ambiguous old_text matched, from the
+// engine's message ("old_text matches 4 places, …"; "more than 1000
+// places" past its count). e.Lines is no count: it holds each line once,
+// however many matches are on it, and at most 100 of them.
+func matchCount(e *fserr.Error) string {
+	if _, rest, ok := strings.Cut(e.Message, "old_text matches "); ok {
+		if n, _, ok := strings.Cut(rest, " places"); ok {
+			return n
+		}
+	}
+	return fmt.Sprintf("at least %d", max(len(e.Lines), 2)) // ambiguous: two or more
 }
 
 // teRouteError words routing failures as Agent Zero does.
