@@ -130,7 +130,7 @@ func TestConnectorTextEditorThroughTheHub(t *testing.T) {
 		return h.c.TextEditor(ctx, "laptop", req)
 	}
 	r, err := te(client.TextEditorRequest{Action: "read", Path: "notes.txt"})
-	if err != nil || r.Output != "notes.txt 3 lines\n>>>\n   1 | alpha\n   2 | beta\n   3 | gamma\n<<<" {
+	if err != nil || r.Output != "notes.txt 3 lines\n>>>\n   1 | alpha\n   2 | beta\n   3 | gamma\n\n<<<" {
 		t.Fatalf("read: %+v %v", r, err)
 	}
 	r, err = te(client.TextEditorRequest{Action: "patch", Path: "notes.txt", Edits: []client.LineEdit{{From: 2, To: client.Int(2), Content: client.String("BETA")}}})

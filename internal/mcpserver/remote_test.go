@@ -112,7 +112,7 @@ func TestRemoteToolsFollowTheHosts(t *testing.T) {
 	wantContains(t, res.text, "Press F3")
 
 	res = r.ok(toolTextEditorRemote, args("action", "read", "path", "notes.txt"))
-	if res.text != "notes.txt 2 lines\n>>>\n   1 | alpha\n   2 | beta\n<<<" {
+	if res.text != "notes.txt 2 lines\n>>>\n   1 | alpha\n   2 | beta\n\n<<<" {
 		t.Fatalf("read: %q", res.text)
 	}
 	wantContains(t, r.ok(toolRemoteGrep, args("pattern", "bet")).text, "notes.txt:2:beta")

@@ -36,7 +36,7 @@ assert.ok(await tool("remote_list"));
 
 let res = await client.callTool({ name: "text_editor_remote", arguments: { action: "read", path: "hello.txt" } });
 assert.ok(!res.isError, text(res));
-assert.equal(text(res), "hello.txt 2 lines\n>>>\n   1 | hello\n   2 | world\n<<<");
+assert.equal(text(res), "hello.txt 2 lines\n>>>\n   1 | hello\n   2 | world\n\n<<<");
 // A write to the read-only host is refused by the host's rules, with what to do.
 res = await client.callTool({ name: "text_editor_remote", arguments: { action: "write", path: "hello.txt", content: "x" } });
 assert.equal(res.isError, true, text(res));

@@ -220,8 +220,10 @@ func teRead(ctx context.Context, remote *Remote, b *client.TextEditorRequest, ca
 			reason = "max_bytes"
 		}
 	}
-	numbered := strings.TrimSuffix(sb.String(), "\n")
-	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, numbered)
+	// Each numbered line keeps its own line break, as Agent Zero's do:
+	// a last line with one shows as a blank line before "<<<", so "a\n"
+	// and "a" read differently, as they are.
+	res.Output = fmt.Sprintf("%s %d lines\n>>>\n%s\n<<<", b.Path, rr.TotalLines, sb.String())
 	// line_to is the last line shown, within the file: first-1 when none
 	// was (a line over the byte cap), the last line when line_from is
 	// past the end, as the engine's read says.

@@ -49,11 +49,11 @@ func TestTextEditorReadLongLines(t *testing.T) {
 		{"a range over 16 MiB", client.TextEditorRequest{Path: "wide.txt", LineFrom: client.Int(10), LineTo: client.Int(190)}, true, 10, 11, 12,
 			"Continue with line_from=12."},
 		{"the short line before a huge one", client.TextEditorRequest{Path: "huge.txt"}, true, 1, 1, 2,
-			"huge.txt 3 lines\n>>>\n   1 | short\n<<<\n[Remote text read truncated by max_bytes. Continue with line_from=2."},
+			"huge.txt 3 lines\n>>>\n   1 | short\n\n<<<\n[Remote text read truncated by max_bytes. Continue with line_from=2."},
 		{"a line over 16 MiB alone", client.TextEditorRequest{Path: "huge.txt", LineFrom: client.Int(2)}, false, 0, 0, 0,
 			"Error (read 'huge.txt'): line 2 alone is over the 16 MiB a read returns. Continue with line_from=3 to skip it, or use GET /v2/hosts/laptop/fs/download?path=huge.txt for the complete file."},
 		{"the line after it", client.TextEditorRequest{Path: "huge.txt", LineFrom: client.Int(3)}, true, 3, 3, 0,
-			"huge.txt 3 lines\n>>>\n   3 | after\n<<<"},
+			"huge.txt 3 lines\n>>>\n   3 | after\n\n<<<"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

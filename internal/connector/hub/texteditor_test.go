@@ -85,6 +85,7 @@ func TestTextEditorReadPages(t *testing.T) {
 	}
 	files := map[string]string{
 		"cr.txt":   "keep1\rkeep2\nchange-me\n",
+		"open.txt": "keep1\nno final line break",
 		"crs.log":  crs.String(),
 		"wide.txt": "short\n" + strings.Repeat("w", 300<<10) + "\nafter\n",
 	}
@@ -108,7 +109,9 @@ func TestTextEditorReadPages(t *testing.T) {
 		{"exactly one page", client.TextEditorRequest{Path: "small.txt", LineTo: client.Int(2000)}, 1, 2000, 0, 2500, ""},
 		{"a file over 16 MiB", client.TextEditorRequest{Path: "big.log", LineFrom: client.Int(5)}, 5, 2004, 2005, 180_000, ""},
 		{"a lone CR ends a line", client.TextEditorRequest{Path: "cr.txt"}, 1, 3, 0, 3,
-			"cr.txt 3 lines\n>>>\n   1 | keep1\n   2 | keep2\n   3 | change-me\n<<<"},
+			"cr.txt 3 lines\n>>>\n   1 | keep1\n   2 | keep2\n   3 | change-me\n\n<<<"},
+		{"a last line without a line break", client.TextEditorRequest{Path: "open.txt"}, 1, 2, 0, 2,
+			"open.txt 2 lines\n>>>\n   1 | keep1\n   2 | no final line break\n<<<"},
 		{"lines numbered as the host numbers them", client.TextEditorRequest{Path: "crs.log"}, 1, 2000, 2001, 2525,
 			"\n 101 | done 100\n 102 | line 101\n"},
 		{"line_from past the end", client.TextEditorRequest{Path: "cr.txt", LineFrom: client.Int(10)}, 10, 3, 0, 3,
