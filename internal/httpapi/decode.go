@@ -252,9 +252,11 @@ func (fs *fieldSet) fold(key string) (string, bool) {
 // minimums are lower bounds on integer body fields that no route checks
 // after decoding: the engine reads a negative max_results as "the default
 // cap" on glob but refuses it on grep, so both are refused here alike, as
-// AIO's schema does (minimum 1 there; 0 means the default here).
+// AIO's schema does (minimum 1 there; 0 means the default here). grep's
+// offset and context lines have AIO's minimum 0: below it the body fails
+// validation (422 on both planes), not the search (200 on v1).
 var minimums = map[reflect.Type]map[string]int64{
-	reflect.TypeFor[client.GrepRequest](): {"max_results": 0},
+	reflect.TypeFor[client.GrepRequest](): {"max_results": 0, "offset": 0, "context_before": 0, "context_after": 0},
 	reflect.TypeFor[client.GlobRequest](): {"max_results": 0},
 }
 
@@ -425,6 +427,11 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
+// str returns the value of the parameter name, "" when absent. One given
+// more than once with different values is refused: AIO's Python server
+// takes the last value, serde under its Rust one refuses a duplicate
+// field, so taking either value silently could read, serve or write
+// another file than the client's library or a proxy in front understood.
 func (q *query) str(name string, required bool) string {
 	v, ok := q.vals[name]
 	if !ok || len(v) == 0 {
@@ -432,6 +439,13 @@ func (q *query) str(name string, required bool) string {
 			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name}, Message: "missing query parameter `" + name + "`", Type: "value_error.missing"})
 		}
 		return ""
+	}
+	for _, other := range v[1:] {
+		if other != v[0] {
+			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", name},
+				Message: fmt.Sprintf("query parameter `%s` is given %d times with different values (%q, %q); send it once", name, len(v), v[0], other), Type: "value_error"})
+			break
+		}
 	}
 	return v[0]
 }

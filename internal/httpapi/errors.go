@@ -25,12 +25,15 @@ const (
 
 // codeStatus is the one table mapping fsplane's error codes to v2 HTTP
 // statuses: AIO's for its error types, and the nearest meaning for ours.
+// AIO answers 500 for the error types it gives no status of their own
+// (read_only_filesystem, io_error): a read-only mount is not a permission
+// refusal (403).
 var codeStatus = map[fserr.Code]int{
 	fserr.NotFound:           http.StatusNotFound,
 	fserr.PermissionDenied:   http.StatusForbidden,
 	fserr.OutsideRoot:        http.StatusForbidden,
 	fserr.ReadOnly:           http.StatusForbidden,
-	fserr.ReadOnlyFilesystem: http.StatusForbidden,
+	fserr.ReadOnlyFilesystem: http.StatusInternalServerError,
 	fserr.AlreadyExists:      http.StatusConflict,
 	fserr.StaleVersion:       http.StatusConflict,
 	fserr.Conflict:           http.StatusConflict,

@@ -143,7 +143,27 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, p plane, lp client
 		out.Files = append(out.Files, it.info)
 	}
 	out.TotalCount = len(out.Files)
-	ok(w, "Operation successful", out)
+	okHint(w, "Operation successful", out, listHint(r, p, res.Truncated, lp.Recursive, len(out.Files)))
+}
+
+// listHint says how to reach what a listing cut at its cap (AIO's 10,000
+// entries) left out, as find, glob and grep say it of theirs: the answer
+// alone reads as the whole directory. "" for a listing that is whole. The
+// find route named is the one beside r's (a host's, through the hub).
+func listHint(r *http.Request, p plane, truncated, recursive bool, n int) string {
+	if !truncated {
+		return ""
+	}
+	find := "POST /v1/file/find"
+	if p == v2 {
+		route := r.URL.Path
+		find = "GET " + route[:strings.LastIndexByte(route, '/')+1] + "search"
+	}
+	narrow := ""
+	if recursive {
+		narrow = "list a subdirectory, set a lower max_depth, or "
+	}
+	return fmt.Sprintf("more entries exist than the %d returned: %sfind files by name with a pattern (%s)", n, narrow, find)
 }
 
 // listItem is one listed entry with the keys it sorts by: the time and

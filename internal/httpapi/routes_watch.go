@@ -160,30 +160,29 @@ func pollParams(w http.ResponseWriter, p client.PollQuery) (cursor int64, limit 
 // pollQuery reads PollQuery from the query string.
 func pollQuery(r *http.Request) (client.PollQuery, []client.ValidationError) {
 	var p client.PollQuery
-	var errs []client.ValidationError
-	vals := queryValues(r)
-	if v := vals.Get("cursor"); v != "" {
+	q := newQuery(r)
+	if v := q.str("cursor", false); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			errs = append(errs, client.ValidationError{Location: []string{"query", "cursor"}, Message: "cursor must be an integer", Type: "type_error.integer"})
+			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", "cursor"}, Message: "cursor must be an integer", Type: "type_error.integer"})
 		}
 		p.Cursor = &n
 	}
-	if v := vals.Get("limit"); v != "" {
+	if v := q.str("limit", false); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			errs = append(errs, client.ValidationError{Location: []string{"query", "limit"}, Message: "limit must be an integer", Type: "type_error.integer"})
+			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", "limit"}, Message: "limit must be an integer", Type: "type_error.integer"})
 		}
 		p.Limit = &n
 	}
-	if v := vals.Get("timeout"); v != "" {
+	if v := q.str("timeout", false); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			errs = append(errs, client.ValidationError{Location: []string{"query", "timeout"}, Message: "timeout must be a number of seconds", Type: "type_error.number"})
+			q.errs = append(q.errs, client.ValidationError{Location: []string{"query", "timeout"}, Message: "timeout must be a number of seconds", Type: "type_error.number"})
 		}
 		p.Timeout = &f
 	}
-	return p, errs
+	return p, q.errs
 }
 
 func (s *Server) pollWatch(body bool) http.HandlerFunc {
