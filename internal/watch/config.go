@@ -62,7 +62,9 @@ type Config struct {
 	// slice excludes nothing.
 	Exclude []string
 	// Include, when not empty, keeps only events whose file name or
-	// relative path matches one of these globs.
+	// relative path matches one of these globs, and the moves of the
+	// directories below which such events come (renames, and removes when
+	// moved out): those take the files below them along.
 	Include []string
 }
 

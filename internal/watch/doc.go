@@ -49,7 +49,12 @@
 // the new name passes the filters; from a staging name, a create), paired by the
 // inotify cookie (a MOVED_FROM that ends a read waits briefly for its
 // MOVED_TO, which the kernel queues right after); a move out of a watcher's tree is a remove for it, a
-// move in a create. When a watcher's own directory is removed or moved
+// move in a create. A directory's move is reported also when the include
+// globs leave its name out: it carries the files below it. A directory
+// moved away and made again under its old name before the reader got to
+// the first one's creation (whose listing then found the second one's
+// entries) moves as a remove of the old name and a create of the new one,
+// not a rename that would carry those entries along. When a watcher's own directory is removed or moved
 // away (a file watcher's: the file's directory), it reports its root
 // removed (relative path ".") and stops. Each watcher debounces per path: an event waits
 // Debounce in its watcher's queue, and later events of the same type for
@@ -65,7 +70,9 @@
 // directory cannot be watched (the max_user_watches budget), or when a
 // reader's cursor falls behind the ring, the next poll reports overflow,
 // which means "events were dropped; rescan the tree". Overflow markers
-// take a sequence number of their own, so a cursor moves past them.
+// take a sequence number of their own, so a cursor moves past them, and
+// a poll's page ends before one: the events of a page that reports
+// overflow all came after the loss.
 // After a kernel queue overflow the watches are brought up to date
 // before the marker is set. A cursor past the latest sequence number
 // (not one this watcher gave out) is reported as overflow too, with the

@@ -208,6 +208,19 @@ func (r *Registry) resyncLocked(now time.Time) {
 			r.rootGoneLocked(w, true, now)
 		}
 	}
+	// Directories removed or moved out meanwhile lost their IN_IGNORED
+	// or MOVED_FROM with the other dropped events, and the walk above
+	// does not meet them: their watches would stay held, counted against
+	// the budget, for as long as their watchers live.
+	var c dirs
+	defer c.close()
+	var stale []*dirWatch
+	for p, dw := range r.byPath {
+		if id, ok := r.identifyLocked(&c, dw.subs, p); !ok || id != dw.id {
+			stale = append(stale, dw)
+		}
+	}
+	r.dropLocked(stale, now)
 }
 
 // deliverLocked offers ev, made of the kernel's kev, to the watchers of
@@ -375,8 +388,11 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 		return budgetErr // gone or unreadable: its watch reports what follows
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	if dw := r.byPath[dir]; scan && dw != nil && dw != before {
-		r.openWindowLocked(dw, from, ents)
+	if dw := r.byPath[dir]; scan && dw != nil {
+		if dw != before {
+			r.openWindowLocked(dw, from, ents)
+		}
+		dw.listed = dw.listed || len(ents) > 0
 	}
 	now := time.Now()
 	for _, e := range ents {
@@ -611,6 +627,29 @@ func (r *Registry) budgetError(w *Watcher) *Error {
 // wanted, added and scanned where newly wanted).
 func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bool, now time.Time) {
 	oldPath := path.Join(m.dir.path, m.name)
+	// The watch at the old name may be on a directory made there since
+	// (mkdir a; mv a b; mkdir -p a/x, read late): the creation of a,
+	// read after all that, opened the new a and reported what it holds
+	// (a/x). For the watchers of that watch the old name's entries are
+	// the new directory's, not the one that moved: when there are any,
+	// the move is a remove of the old name and a create of the new one
+	// (listed below), not a rename that would carry them along. (Every
+	// event of the new directory comes after the move: only a listing
+	// can have reported its entries yet.)
+	top, moved := r.byPath[oldPath], true
+	if isDir && top != nil {
+		var c dirs
+		id, ok := r.identifyLocked(&c, to.subs, newPath)
+		c.close()
+		moved = !ok || id == top.id
+	}
+	replaced := func(w *Watcher) bool {
+		if moved || !top.listed {
+			return false
+		}
+		_, ok := top.subs[w]
+		return ok
+	}
 	ws := map[*Watcher]struct{}{}
 	for w := range m.dir.subs {
 		ws[w] = struct{}{}
@@ -626,16 +665,24 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 		// joined it. For it the rename is what that half says: a
 		// create of the new name, or a remove of the old one.
 		fromLate, toLate := m.dir.joinedAfter(w, m.ev), to.joinedAfter(w, m.ev)
-		_, oldIn := w.covers(oldPath)
-		rel, newIn := w.covers(newPath)
+		oldRel, oldIn := w.coversMove(oldPath, isDir)
+		rel, newIn := w.coversMove(newPath, isDir)
+		removed := rawEvent{typ: Remove, path: oldPath, isDir: isDir, at: now}
 		switch {
 		case fromLate && toLate:
 			// Renamed before w started: not w's.
 		case toLate:
 			if oldIn {
-				w.offer(rawEvent{typ: Remove, path: oldPath, isDir: isDir, at: now})
+				w.enqueue(removed, oldRel)
 			}
 		case fromLate:
+			if newIn {
+				w.enqueue(rawEvent{typ: Create, path: newPath, isDir: isDir, at: now}, rel)
+			}
+		case replaced(w):
+			if oldIn {
+				w.enqueue(removed, oldRel)
+			}
 			if newIn {
 				w.enqueue(rawEvent{typ: Create, path: newPath, isDir: isDir, at: now}, rel)
 			}
@@ -647,22 +694,16 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 			// Moved in, or a staging entry put into place: created.
 			w.enqueue(rawEvent{typ: Create, path: newPath, isDir: isDir, at: now}, rel)
 		case oldIn:
-			w.offer(rawEvent{typ: Remove, path: oldPath, isDir: isDir, at: now})
+			w.enqueue(removed, oldRel)
 		}
 	}
 	if !isDir {
 		return
 	}
 	had := map[*Watcher]bool{}
-	if top := r.byPath[oldPath]; top != nil {
-		// The watch at the old name may be on a directory made there
-		// since (mkdir a; mv a b; mkdir a, read late): then it stays.
-		var c dirs
-		id, ok := r.identifyLocked(&c, to.subs, newPath)
-		c.close()
-		if !ok || id == top.id {
-			had = r.relocateLocked(oldPath, newPath, now)
-		}
+	if top != nil && moved {
+		// A watch on a directory made at the old name since stays.
+		had = r.relocateLocked(oldPath, newPath, now)
 	}
 	var fresh []*Watcher
 	for w := range to.subs {
@@ -702,7 +743,11 @@ func (r *Registry) settleMovesLocked() {
 	for cookie, m := range r.moves {
 		delete(r.moves, cookie)
 		oldPath := path.Join(m.dir.path, m.name)
-		r.deliverLocked(m.dir, m.ev, rawEvent{typ: Remove, path: oldPath, isDir: m.isDir, at: m.at})
+		for w := range m.dir.subs {
+			if rel, ok := w.coversMove(oldPath, m.isDir); ok && m.dir.sees(w, m.ev) {
+				w.enqueue(rawEvent{typ: Remove, path: oldPath, isDir: m.isDir, at: m.at}, rel)
+			}
+		}
 		if m.isDir {
 			r.goneLocked(oldPath, true, m.at)
 		}
@@ -779,6 +824,13 @@ func (r *Registry) goneLocked(p string, below bool, now time.Time) {
 	} else if dw := r.byPath[p]; dw != nil {
 		stale = append(stale, dw)
 	}
+	r.dropLocked(stale, now)
+}
+
+// dropLocked drops the watches stale, whose directories are no longer
+// at their paths: the watchers rooted at one of them stop, the others
+// leave them.
+func (r *Registry) dropLocked(stale []*dirWatch, now time.Time) {
 	var gone []*Watcher
 	for _, dw := range stale {
 		for w := range dw.subs {

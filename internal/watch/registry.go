@@ -154,9 +154,12 @@ type dirWatch struct {
 	// 0 for those that added the watch, where the stream then was for
 	// those that joined them. What a watch queued before a watcher joined
 	// it happened before that watcher started (see sees).
-	subs    map[*Watcher]uint64
-	scan    *scanWindow // nil unless just listed (see scanWindow)
-	retired bool        // see retireLocked
+	subs map[*Watcher]uint64
+	scan *scanWindow // nil unless just listed (see scanWindow)
+	// listed records that a scan reported entries of the directory as
+	// created (see renamedLocked).
+	listed  bool
+	retired bool // see retireLocked
 	// unreached holds the directories that appeared in this one (made
 	// or moved in) while it could not be reached at its path, because
 	// it was moved (or replaced) and the reader has yet to see that:

@@ -38,11 +38,14 @@ func (m *ringModel) poll(cursor int64, limit int) PollResult {
 		if len(res.Events) == limit {
 			break
 		}
-		res.Cursor = ev.Seq
 		if ev.Type == overflow {
-			res.Overflow = true
+			if len(res.Events) > 0 {
+				break // a page holds events from one side of a marker
+			}
+			res.Cursor, res.Overflow = ev.Seq, true
 			continue
 		}
+		res.Cursor = ev.Seq
 		res.Events = append(res.Events, ev)
 	}
 	return res

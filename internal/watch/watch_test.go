@@ -386,10 +386,13 @@ func TestWatchBudget(t *testing.T) {
 	w := mustCreate(t, r, Config{Path: small, Recursive: true})
 	sh(t, small, "for i in $(seq 1 25); do mkdir x$i; done")
 	deadline := time.Now().Add(bound)
+	var cursor int64
 	for time.Now().Before(deadline) {
-		if res := w.Poll(context.Background(), 0, 1000, time.Second); res.Overflow {
+		res := w.Poll(context.Background(), cursor, 1000, time.Second)
+		if res.Overflow {
 			return
 		}
+		cursor = res.Cursor
 	}
 	t.Fatal("directories beyond the watch budget were not reported as overflow")
 }

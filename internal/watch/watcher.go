@@ -36,6 +36,9 @@ type PollResult struct {
 	Cursor int64
 	// Overflow says events after the given cursor were dropped (kernel
 	// queue overflow, an unwatchable new directory, or ring wrap): rescan.
+	// A page never holds events from both sides of a loss: with Overflow
+	// its events all came after it (a rescan may already show them),
+	// without it they all came before the next one.
 	Overflow bool
 }
 
@@ -192,6 +195,22 @@ func (w *Watcher) covers(p string) (string, bool) {
 		return "", false
 	}
 	if w.cfg.excluded(rel) || !w.cfg.included(rel) || w.reg.staged(rel) {
+		return "", false
+	}
+	return rel, true
+}
+
+// coversMove is covers for an entry that moved (renamed, or moved out of
+// the tree). A directory's move concerns the watcher also when its
+// include globs leave the directory's own name out, as long as it watches
+// below it: the move took along the files below that it reported (a/x.py
+// is now b/x.py, or gone), and no event of their own says so.
+func (w *Watcher) coversMove(p string, isDir bool) (string, bool) {
+	if rel, ok := w.covers(p); ok || !isDir || w.file || !w.cfg.Recursive {
+		return rel, ok
+	}
+	rel, ok := within(p, w.root)
+	if !ok || rel == "." || w.cfg.excluded(rel) || w.reg.staged(rel) {
 		return "", false
 	}
 	return rel, true
@@ -504,11 +523,18 @@ func (w *Watcher) collectLocked(cursor int64, limit int) PollResult {
 	}
 	for i := skip; i < w.count && len(res.Events) < limit; i++ {
 		ev := w.ring[(w.start+i)%len(w.ring)]
-		res.Cursor = ev.Seq
 		if ev.Type == overflow {
-			res.Overflow = true
+			if len(res.Events) > 0 {
+				// The page ends before the loss: its events all come
+				// before a marker or all after one, so that a client
+				// that rescans on overflow and then applies the page
+				// replays nothing from before its rescan.
+				break
+			}
+			res.Cursor, res.Overflow = ev.Seq, true
 			continue
 		}
+		res.Cursor = ev.Seq
 		res.Events = append(res.Events, ev)
 	}
 	return res
