@@ -369,6 +369,9 @@ func (w *Workspace) planOne(op string, p *planned, keepPrev bool) error {
 	}
 	switch {
 	case rq.Delete:
+		if err := stickyRefusal(op, given, root, rel, fi); err != nil {
+			return err
+		}
 		p.kind = kindDelete
 	case nlink > 1 && rq.link == "":
 		p.kind = kindInPlace
@@ -408,6 +411,10 @@ func planLink(op string, p *planned, fi fs.FileInfo) error {
 	case rq.ExpectLink != "" && rq.ExpectLink != target:
 		return fserr.New(fserr.StaleVersion, op, given, "%s now points to %s, not to %s", given, target, rq.ExpectLink).
 			WithHint("look at the path again (stat) and rebuild the change")
+	}
+	// Deleted or replaced, the link itself is unlinked or renamed over.
+	if err := stickyRefusal(op, given, p.res.r.root, p.res.Rel, fi); err != nil {
+		return err
 	}
 	p.existed = true
 	p.prevLink = target

@@ -37,7 +37,8 @@ import (
 // directory, opened through the root. A file that is immutable or
 // append-only (chattr +i, +a; Linux) is refused the same way, even for
 // root, with the flag named: neither can be replaced or deleted, and
-// chmod does not help.
+// chmod does not help. A file of another account in a sticky directory
+// is refused too (stickyRefusal).
 func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) error {
 	flag, err := access(root, path.Dir(rel), path.Base(rel), unix.W_OK)
 	var opened *openError
@@ -51,7 +52,10 @@ func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) 
 			WithErrno(syscall.EPERM)
 	case err == nil, errors.Is(err, unix.ETXTBSY):
 		// A running program is replaced by a rename, not written.
-		return nil
+		if _, _, nlink := fileOwner(fi); nlink > 1 {
+			return nil // rewritten in place; a delete asks stickyRefusal itself
+		}
+		return stickyRefusal(op, given, root, rel, fi)
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
 		return fserr.New(fserr.PermissionDenied, op, given,
 			"%s is read-only for fsplane (%s): it does not replace or delete a file it could not open for writing", given, fi.Mode().Perm()).
@@ -59,6 +63,42 @@ func checkWritable(op, given string, root *os.Root, rel string, fi fs.FileInfo) 
 			WithErrno(syscall.EACCES)
 	}
 	return osErr(op, given, &os.PathError{Op: "faccessat", Path: rel, Err: err})
+}
+
+// stickyRefusal refuses (permission_denied) to replace or delete rel,
+// described by fi, when its directory is sticky (chmod +t, as /tmp) and
+// neither the directory nor the file belongs to this process's user: the
+// kernel then refuses the rename over the file and its unlink (EPERM),
+// however writable both are. Found only at that step, the refusal came
+// after a transaction had linked its backup beside the file, a link the
+// process cannot remove either: the rollback failed, the backup stayed,
+// and every path of the change stayed blocked. Root passes, as the kernel
+// lets it (CAP_FOWNER). checkWritable asks it for a file with one link;
+// a file with several is rewritten in place, which the sticky bit does
+// not govern, unless it is deleted (planOne asks then). A symbolic link
+// changed itself (Change.Entry) is asked about by planLink.
+func stickyRefusal(op, given string, root *os.Root, rel string, fi fs.FileInfo) error {
+	euid := os.Geteuid()
+	uid, _, _ := fileOwner(fi)
+	if euid == 0 || uid == euid || uid < 0 {
+		return nil
+	}
+	d, err := openDir(root, path.Dir(rel))
+	if err != nil {
+		return osErr(op, given, err)
+	}
+	defer d.Close()
+	di, err := d.Stat()
+	if err != nil {
+		return osErr(op, given, err)
+	}
+	if duid, _, _ := fileOwner(di); di.Mode()&fs.ModeSticky == 0 || duid == euid {
+		return nil
+	}
+	return fserr.New(fserr.PermissionDenied, op, given,
+		"%s belongs to uid %d and its directory is sticky (chmod +t, as /tmp) and not fsplane's (uid %d): the system lets only their owners replace or delete it", given, uid, euid).
+		WithHint("have the file's owner make the change, or give the file to uid %d (chown), then retry", euid).
+		WithErrno(syscall.EPERM)
 }
 
 // dirRefusal gives e, the error of a change of rel in root (configured

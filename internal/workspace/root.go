@@ -339,12 +339,18 @@ func (w *Workspace) rootList() string {
 }
 
 // stateErr reports a failure in the state directory, which is not the
-// caller's path, so the message names it.
+// caller's path, so the message names it, and so does the hint of a full
+// disk: freeing space beside the files, which may have plenty, would not
+// help. Every caller fails before it changes a file (or says otherwise in
+// a hint of its own).
 func stateErr(op, path string, err error) *fserr.Error {
 	e := fserr.FromOS(op, "", err)
 	e.Message = "state directory " + path + ": " + e.Message
-	if errors.Is(err, fs.ErrPermission) {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
 		e.Hint = "choose a writable state directory"
+	case e.Code == fserr.NoSpaceLeft:
+		e.Hint = "free space on the state directory's device (it holds the transaction journals and undo records), or choose a state directory on another one; nothing was changed"
 	}
 	return e
 }
