@@ -744,7 +744,9 @@ func (r *reader) startStream(m *proto.TransferStart) {
 		err := fmt.Errorf("transfer %d is already open", m.TransferID)
 		sink.Finish(err)
 		r.abortIn(*m, err.Error())
-	case r.receiving()+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
+	case m.TotalBytes > 0 && r.receiving()+r.asm.Open() >= c.Limits().MaxConcurrentTransfers:
+		// A transfer of no bytes holds nothing, and its sender takes no
+		// slot for it (see sendData): it is never one too many.
 		sink.Finish(proto.ErrTooManyTransfers)
 		r.abortIn(*m, proto.ErrTooManyTransfers.Error())
 	case m.TotalBytes > c.Limits().MaxTransferBytes:

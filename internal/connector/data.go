@@ -90,7 +90,7 @@ func (c *Conn) takeSink(opID string) (DataSink, bool) {
 
 // SendData streams size bytes from r as the data transfer of opID, in
 // chunks, computing the SHA-256 on the way (sent in transfer_end). It
-// takes one of the outbound transfer slots.
+// takes one of the outbound transfer slots, unless size is 0.
 //
 // The peer waits for these bytes once it has the op's result, so every
 // failure tells it: when SendData cannot start (size over the transfer
@@ -145,7 +145,12 @@ func (c *Conn) sendData(ctx context.Context, opID string, r io.Reader, size int6
 	if size > l.MaxTransferBytes {
 		return fmt.Errorf("%w: %d bytes, the transfer limit is %d", ErrTooLarge, size, l.MaxTransferBytes)
 	}
-	if reserved == nil {
+	// A transfer of no bytes (an empty file's download) is its start and
+	// its end, and holds nothing: it takes no slot, or it waited behind
+	// slow downloads for one, up to dataSlotWait, and then failed while
+	// the peer waited for its end (the hub answers an empty file once the
+	// transfer has ended).
+	if reserved == nil && size > 0 {
 		actx, stop := context.WithTimeoutCause(ctx, dataSlotWait, ErrBusy)
 		release, err := c.acquire(actx, true)
 		stop()

@@ -223,7 +223,9 @@ func download(e *ops.Engine, p string, req proto.DownloadRequest) call {
 			// hub's answer (200 and the size): a download that finds
 			// none is refused as busy, not answered and then cut. An
 			// answer with no bytes (304, 412, 416, an empty file) needs
-			// none: the hub answers it from the result alone.
+			// none: its transfer, empty, takes no slot (see
+			// connector.SendData), and the hub answers it from the result
+			// and that transfer's end.
 			var rel func()
 			if rel, err = conn.ReserveData(ctx, downloadSlotWait); err != nil {
 				s.Close()

@@ -45,7 +45,8 @@ const (
 	WelcomeTimeout = 10 * time.Second
 	// DialTimeout bounds one connection attempt (TCP, TLS, upgrade).
 	DialTimeout = 15 * time.Second
-	// helloTimeout bounds sending one hello.
+	// helloTimeout bounds sending a connection's first hello (see
+	// SetMode for the others).
 	helloTimeout = 5 * time.Second
 	// inlineBudget is how long an operation runs on the reading goroutine
 	// before reading moves on without it: a small read or stat finishes
@@ -342,9 +343,16 @@ func (h *Host) Status() Status {
 }
 
 // SetMode switches the mode. Operations that start from now on obey it;
-// when connected, hello is re-sent at once so the hub sees the change. An
-// error means the mode changed but the hub could not be told (the
-// connection is failing; the next connection's hello carries the mode).
+// when connected, hello is re-sent at once so the hub sees the change,
+// and SetMode returns once it is sent. An error means the mode changed
+// but the hub could not be told (the connection failed; the next
+// connection's hello carries the mode).
+//
+// The hello waits for the messages ahead of it as long as the connection
+// lives, with no bound of its own (WriteTimeout bounds a write to a hub
+// that stopped reading): on a slow uplink a result being written may take
+// longer than any fixed bound, and a hello given up on a working
+// connection left the hub with the old mode for as long as it lasted.
 func (h *Host) SetMode(m proto.Mode) error {
 	if !m.Valid() {
 		return fmt.Errorf("host: mode %q: use %s or %s", m, proto.ReadOnly, proto.ReadWrite)
@@ -359,7 +367,7 @@ func (h *Host) SetMode(m proto.Mode) error {
 	if h.live == nil {
 		return nil
 	}
-	return h.sendHelloLocked(h.live)
+	return h.sendHelloLocked(h.live, 0)
 }
 
 // hello builds the announcement for the current mode.
@@ -374,10 +382,15 @@ func (h *Host) hello() *proto.Hello {
 	}
 }
 
-// sendHelloLocked sends hello on s; h.helloMu must be held.
-func (h *Host) sendHelloLocked(s *session) error {
-	ctx, cancel := context.WithTimeout(s.ctx, helloTimeout)
-	defer cancel()
+// sendHelloLocked sends hello on s, giving up after limit (0: when the
+// session ends); h.helloMu must be held.
+func (h *Host) sendHelloLocked(s *session, limit time.Duration) error {
+	ctx := s.ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	if err := s.conn.Send(ctx, h.hello()); err != nil {
 		return fmt.Errorf("sending hello: %w", err)
 	}
@@ -497,7 +510,7 @@ func (h *Host) connectOnce(ctx context.Context) (welcomed bool, err error) {
 
 	h.helloMu.Lock()
 	h.live = s
-	err = h.sendHelloLocked(s)
+	err = h.sendHelloLocked(s, helloTimeout)
 	h.helloMu.Unlock()
 	if err != nil {
 		conn.Close()

@@ -102,11 +102,15 @@ type Limits struct {
 var DefaultLimits = Limits{MaxMessageBytes: 1 << 20, MaxTransferBytes: 256 << 20, MaxConcurrentTransfers: 4, ChunkBytes: 256 << 10,
 	WindowBytes: 2 << 20}
 
-// Merge returns the smaller of each limit, ignoring unset (zero) values.
+// Merge returns the smaller of each limit, ignoring unset (zero) values
+// and negative ones, which no side can obey: a peer's hello or welcome
+// with a negative chunk_bytes crashed the host's next download (a frame
+// buffer of negative length), and a negative max_transfer_bytes refused
+// every transfer.
 func (l Limits) Merge(o Limits) Limits {
 	pick64 := func(a, b int64) int64 {
-		if a == 0 || (b != 0 && b < a) {
-			return b
+		if a <= 0 || (b > 0 && b < a) {
+			return max(b, 0)
 		}
 		return a
 	}
@@ -124,13 +128,25 @@ func (l Limits) Merge(o Limits) Limits {
 // the 64 KiB a sender may put in a frame must always fit.
 const MinWindowBytes = 64 << 10
 
+// MinChunkBytes is the smallest chunk_bytes: a peer announcing less gets
+// chunks of this size. A wrapped message is cut into all its chunks at
+// once (Split), so a peer announcing 1 byte had a 256 MiB write cost its
+// sender gigabytes of frames, one allocation per byte; and with flow
+// control no data chunk is to be under 1 KiB (docs/connector-protocol.md
+// §5). Every receiver's read limit holds it.
+const MinChunkBytes = 1 << 10
+
 // Negotiate returns the limits both sides of a connection obey, l being
 // this side's and peer those of the peer's hello or welcome: the smaller
-// of each, and flow control only when both sides announce a window (a
-// peer that predates it sends none, and neither side then waits for or
-// sends credit), of at least MinWindowBytes.
+// of each (see Merge), chunks of at least MinChunkBytes, and flow control
+// only when both sides announce a window (a peer that predates it sends
+// none, and neither side then waits for or sends credit), of at least
+// MinWindowBytes.
 func (l Limits) Negotiate(peer Limits) Limits {
 	m := l.Merge(peer)
+	if m.ChunkBytes > 0 {
+		m.ChunkBytes = max(m.ChunkBytes, MinChunkBytes)
+	}
 	switch {
 	case l.WindowBytes <= 0 || peer.WindowBytes <= 0:
 		m.WindowBytes = 0
