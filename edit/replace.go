@@ -49,6 +49,10 @@ type Names struct {
 	// imperative (HTTP: "use the insert command"); MCP's line edits when
 	// empty.
 	AddLines string
+	// Modes tells how to have one of several matches (or all) replaced,
+	// as an imperative (HTTP: "set replace_mode to ALL, FIRST or LAST");
+	// MCP's replace_all when empty.
+	Modes string
 }
 
 func (n Names) new() string { return cmp.Or(n.New, "new_text") }
@@ -60,6 +64,8 @@ func (n Names) addLines() string {
 func (n Names) old() string { return cmp.Or(n.Old, "old_text") }
 
 func (n Names) tolerant() string { return cmp.Or(n.Tolerant, "use tolerant matching") }
+
+func (n Names) modes() string { return cmp.Or(n.Modes, "set replace_all to change every occurrence") }
 
 // ReplaceResult describes a successful replacement.
 type ReplaceResult struct {
@@ -111,7 +117,7 @@ func Replace(content []byte, old, new string, opts ReplaceOptions) (*ReplaceResu
 	switch mode {
 	case ModeUnique:
 		if len(matches) > 1 {
-			return nil, ambiguous(content, matches, tier)
+			return nil, ambiguous(content, matches, tier, opts.Names)
 		}
 		chosen = matches
 	case ModeFirst:
@@ -295,7 +301,7 @@ func changedLines(out []byte, edits []Edit) (startLine, endLine int, snip string
 // see Replace): how many, on which lines and how often on each, and a
 // hint that fits where they are (several on one line need more of that
 // line, not more lines).
-func ambiguous(content []byte, matches []Match, tier Tier) *Error {
+func ambiguous(content []byte, matches []Match, tier Tier, names Names) *Error {
 	type onLine struct{ line, n int }
 	var at []onLine
 	prev, line := 0, 1
@@ -342,9 +348,10 @@ func ambiguous(content []byte, matches []Match, tier Tier) *Error {
 	for _, l := range at[:min(len(at), maxReportedLines)] {
 		lines = append(lines, l.line)
 	}
-	hint := "include more surrounding lines so old_text matches once, or choose replace mode all, first or last"
+	hint := fmt.Sprintf("include more surrounding lines so %s matches once, or %s", names.old(), names.modes())
 	if len(at) == 1 {
-		hint = fmt.Sprintf("old_text occurs more than once within line %d: include more of that line's text (what comes before or after it there) so it matches once, or choose replace mode all, first or last", at[0].line)
+		// More lines cannot tell apart matches within one line.
+		hint = fmt.Sprintf("%s occurs more than once within line %d: include more of that line's text (what comes before or after it there) so it matches once, or %s", names.old(), at[0].line, names.modes())
 	}
 	return &Error{
 		Code:    CodeAmbiguousMatch,

@@ -106,7 +106,8 @@ type editorParams struct {
 // editNames are this front's names for what the engine's no_match hints
 // mention: the old text is old_str, and tolerant matching is asked for
 // with the match field.
-var editNames = edit.Names{Old: "old_str", New: "new_str", Tolerant: `send "match": "tolerant"`, AddLines: "use the insert command"}
+var editNames = edit.Names{Old: "old_str", New: "new_str", Tolerant: `send "match": "tolerant"`, AddLines: "use the insert command",
+	Modes: "set replace_mode to ALL, FIRST or LAST"}
 
 var replaceModes = map[string]edit.Mode{"": edit.ModeUnique, "ALL": edit.ModeAll, "FIRST": edit.ModeFirst, "LAST": edit.ModeLast}
 

@@ -180,6 +180,10 @@ func TestV2Edit(t *testing.T) {
 	if ce.Message != "old_str has multiple occurrences; replace_mode is required" || !cmp.Equal(ce.Data.Lines, []int{4, 8}) {
 		t.Errorf("ambiguous: %q lines %v", ce.Message, ce.Data.Lines)
 	}
+	// The hint names this route's fields, not MCP's (old_text, replace_all).
+	if want := "include more surrounding lines so old_str matches once, or set replace_mode to ALL, FIRST or LAST"; ce.Hint != want {
+		t.Errorf("ambiguous hint %q, want %q", ce.Hint, want)
+	}
 	_, err = e.c.Edit(bg, client.EditRequest{Command: "str_replace", Path: "f.go", OldStr: client.String("return 3"), NewStr: client.String("x")})
 	ce = wantErr(t, err, 400, "no_match")
 	if ce.Message != "old_str not found in file" || !strings.Contains(ce.Hint, "closest match at line 4") {

@@ -89,14 +89,6 @@ func editFile(ctx context.Context, c *Call, in editArgs) (string, editResult, er
 	r, err := c.srv.eng.Edit(ctx, ops.EditRequest{
 		Path: p, Old: in.OldText, New: *in.NewText, Mode: mode, ExpectedVersion: in.ExpectedVersion, Caller: c.Caller,
 	})
-	if fe, ok := fserr.As(err); ok && fe.Code == fserr.AmbiguousMatch {
-		// The engine's hint names replace modes this tool does not have.
-		fe.Hint = recovery[fserr.AmbiguousMatch]
-		if len(fe.Lines) == 1 {
-			// More lines cannot tell apart matches within one line.
-			fe.Hint = fmt.Sprintf("old_text occurs more than once within line %d: include more of that line's text (what comes before or after it there) so it matches once, or set replace_all to change every occurrence", fe.Lines[0])
-		}
-	}
 	if err != nil {
 		return "", editResult{}, err
 	}

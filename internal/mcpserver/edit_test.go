@@ -94,7 +94,7 @@ func TestEdit(t *testing.T) {
 	t.Run("ambiguous refused, replace_all", func(t *testing.T) {
 		e := e.on(t)
 		r := e.fail("edit", args("path", "dup.txt", "old_text", "x = 1", "new_text", "x = 3"), "ambiguous_match")
-		wantContains(t, r.text, "on lines 1, 3", "Hint: add surrounding lines to old_text", "set replace_all")
+		wantContains(t, r.text, "on lines 1, 3", "Hint: include more surrounding lines so old_text matches once, or set replace_all", "set replace_all")
 		if strings.Contains(r.text, "first or last") {
 			t.Fatalf("hint names modes the tool lacks: %s", r.text)
 		}
