@@ -125,8 +125,11 @@ func parseCodexCheckMarkers(lines []string) error {
 		return parseInvalidPatch("The last line of the patch must be '*** End Patch'",
 			"the patch is empty: write '*** Begin Patch', the file sections, then '*** End Patch'")
 	case strings.TrimSpace(lines[0]) != codexBeginMarker:
-		return parseInvalidPatch("The first line of the patch must be '*** Begin Patch'",
-			"start the patch with a '*** Begin Patch' line")
+		hint := "start the patch with a '*** Begin Patch' line"
+		if looksUnified(lines) {
+			hint = unifiedCodexHint
+		}
+		return parseInvalidPatch("The first line of the patch must be '*** Begin Patch'", hint)
 	case len(lines) == 1 || strings.TrimSpace(lines[len(lines)-1]) != codexEndMarker:
 		return parseInvalidPatch("The last line of the patch must be '*** End Patch'",
 			"end the patch with a '*** End Patch' line")
@@ -325,6 +328,9 @@ func ParseAgentZero(text, path string) (*Patch, error) {
 	if len(lines) == 0 {
 		return nil, parseAZError("patch_text is required",
 			"pass the change as patch_text: '@@ <anchor>' lines, then ' ', '-' and '+' lines")
+	}
+	if looksUnified(lines) {
+		return nil, parseAZError("patch_text is a unified diff, which this tool does not take", unifiedAZHint)
 	}
 	op := FileOp{Kind: Update, Path: path}
 	body, first := lines, 1 // first: the line number of body[0]
