@@ -195,3 +195,40 @@ func TestHostCodesAreEveryStableCode(t *testing.T) {
 		t.Errorf("fserr has %d codes, hostCodes %d", n, len(hostCodes))
 	}
 }
+
+// TestLostAnswerMayHaveApplied: when the hub aborts a host's result on its
+// way in (here its SHA-256 does not match), the host ran the op: the
+// caller is told it may have been applied and to re-read, as after a
+// disconnect, not just "transfer aborted", which read as though nothing
+// had happened.
+func TestLostAnswerMayHaveApplied(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{})
+	r := dialRaw(t, srv, "lossy", proto.ReadWrite, proto.DefaultLimits)
+	rem, err := h.Remote("lossy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := rem.Write(context.Background(), ops.WriteRequest{Path: "a.txt", Content: []byte("new\n")})
+		errc <- err
+	}()
+	_, op := r.next()
+	res, err := proto.Encode(&proto.Result{OpID: op["op_id"].(string), OK: true, Result: json.RawMessage(`{"path":"/r/a.txt"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, frames, end := proto.Split(1, op["op_id"].(string), proto.TypeResult, res, 1<<10)
+	start.Type, end.Type, start.SHA256 = proto.TypeTransferStart, proto.TypeTransferEnd, strings.Repeat("0", 64)
+	r.sendJSON(start)
+	for _, f := range frames {
+		r.send(websocket.MessageBinary, f)
+	}
+	r.sendJSON(end)
+	err = <-errc
+	e, ok := fserr.As(err)
+	if !ok || e.Code != fserr.Unavailable || !strings.Contains(e.Message, "may or may not have been applied: re-read before retrying") || e.Retryable {
+		t.Errorf("the write failed with %#v, want unavailable, not retryable, saying it may have been applied", err)
+	}
+}

@@ -273,7 +273,11 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.Spin
 		}
 	})
 	defer deadline.Stop()
-	c.OnAbort(func(a proto.TransferAbort) { x.fail(a.OpID, "transfer aborted: "+a.Reason) })
+	// What the hub aborts coming in is a host's answer (a result or a
+	// download's data): the host ran the op, which may have changed files.
+	c.OnAbort(func(a proto.TransferAbort) {
+		x.fail(a.OpID, "the host's answer was lost: transfer aborted: "+a.Reason+mayHaveApplied)
+	})
 	err := c.Run(ctx, func(msg any) {
 		switch m := msg.(type) {
 		case *proto.Hello:
@@ -297,7 +301,9 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.Spin
 		case *proto.Result:
 			x.deliver(m)
 		case *proto.TransferAbort:
-			x.fail(m.OpID, "transfer aborted by the host: "+m.Reason)
+			// The host's own answer, or the hub's op it could not take
+			// whole: the hub cannot tell which it gave up on.
+			x.fail(m.OpID, "transfer aborted by the host: "+m.Reason+"; if the host had taken the operation whole"+mayHaveApplied)
 		case *proto.ErrorMsg:
 			h.log.Warn("Host reported a protocol error", "id", x.info.ID, "code", m.Code, "message", m.Message)
 		}
@@ -562,7 +568,10 @@ func (x *Host) sendFailed(op, path string, err error, ended bool) *fserr.Error {
 // mayHaveRun is the message of an op the host may have got whole and
 // never answered because its connection ended: nothing says whether it
 // was applied.
-const mayHaveRun = "host disconnected before completing the operation; it may or may not have been applied: re-read before retrying"
+const mayHaveRun = "host disconnected before completing the operation" + mayHaveApplied
+
+// mayHaveApplied ends the message of an op whose answer never came whole.
+const mayHaveApplied = "; it may or may not have been applied: re-read before retrying"
 
 // notSent is the error of an op that never reached the host whole
 // because its connection ended first: nothing was applied, and the same
