@@ -1,12 +1,15 @@
 package hub
 
 import (
+	"context"
 	"net"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
@@ -117,5 +120,43 @@ func TestCloseDoesNotQueueSilentHosts(t *testing.T) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		t.Errorf("Close dropped a host's connection when only %d of %d hosts had been told goodbye: it closes them one after the other", g.written, hosts)
+	}
+}
+
+// TestCloseEndsConnectionsBeforeHello: Close also ends a connection that
+// has not said hello yet (it used to close registered hosts only, so one
+// saying hello a moment later registered with a closed hub), and a hello
+// after Close is refused. The hello timeout is long here, so only Close
+// can end the connection.
+func TestCloseEndsConnectionsBeforeHello(t *testing.T) {
+	t.Parallel()
+	h, srv := newHub(t, Options{HelloTimeout: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard for a hang
+	defer cancel()
+	silent := dialHub(ctx, t, srv)
+	defer silent.CloseNow()
+	late := dialHub(ctx, t, srv)
+	defer late.CloseNow()
+	// Each connection is being served once the hub answers on it: a
+	// garbage frame gets a bad_message back.
+	for _, ws := range []*websocket.Conn{silent, late} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"nonsense"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ws.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+	if _, _, err := silent.Read(ctx); websocket.CloseStatus(err) == -1 {
+		t.Errorf("the silent connection read %v after Close, want a close frame", err)
+	}
+	hello := `{"type":"hello","protocol":"` + proto.Protocol + `","name":"late","roots":["/r"],"mode":"read_only"}`
+	_ = late.Write(ctx, websocket.MessageText, []byte(hello))
+	if _, _, err := late.Read(ctx); websocket.CloseStatus(err) == -1 {
+		t.Errorf("a hello after Close read %v, want a close frame", err)
+	}
+	if hosts := h.Hosts(); len(hosts) != 0 {
+		t.Errorf("hosts after Close: %+v", hosts)
 	}
 }

@@ -74,6 +74,11 @@ type Hub struct {
 	hosts map[string]*Host // by id
 	subs  map[int]func()
 	next  int
+	// conns holds every connection being served, hello or not, and
+	// closed is set by Close: a host that says hello after it is
+	// refused, so none is left connected to a hub that closed.
+	conns  map[*Host]struct{}
+	closed bool
 }
 
 // New returns a hub.
@@ -88,7 +93,8 @@ func New(opts Options) *Hub {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{opts: opts, log: log.With("component", "hub"), hosts: map[string]*Host{}, subs: map[int]func(){}}
+	return &Hub{opts: opts, log: log.With("component", "hub"), hosts: map[string]*Host{}, subs: map[int]func(){},
+		conns: map[*Host]struct{}{}}
 }
 
 // Info describes a connected host.
@@ -263,6 +269,13 @@ func newID() string {
 
 func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.SpinConn) {
 	x := &Host{hub: h, conn: c, spin: spin, pending: map[string]chan *proto.Result{}, opPrefix: newID() + "-"}
+	h.mu.Lock()
+	closed := h.closed
+	h.conns[x] = struct{}{}
+	h.mu.Unlock()
+	if closed {
+		c.Close()
+	}
 	deadline := time.AfterFunc(h.opts.HelloTimeout, func() {
 		h.mu.Lock()
 		ok := x.registered
@@ -310,6 +323,7 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.Spin
 	})
 	c.Close()
 	h.mu.Lock()
+	delete(h.conns, x)
 	registered := x.registered
 	if registered {
 		delete(h.hosts, x.info.ID)
@@ -332,6 +346,9 @@ func (h *Hub) serve(ctx context.Context, c *connector.Conn, spin *connector.Spin
 func (h *Hub) admit(x *Host, m *proto.Hello) (first bool, why string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return false, "the hub is shutting down"
+	}
 	if err := proto.CheckName(m.Name); err != nil {
 		return false, err.Error() + ": choose another --name"
 	}
@@ -364,14 +381,16 @@ func (h *Hub) namedLocked(name string) bool {
 	return false
 }
 
-// Close disconnects every host, telling each it is a shutdown (a close
-// frame), all at once: a host that does not answer holds its Close up
+// Close disconnects every host, those yet to say hello too, and refuses
+// any that connects or says hello after it; it tells each it is a
+// shutdown (a close frame), all at once: a host that does not answer holds its Close up
 // for a moment (connector.Conn.Close), and one after the other they
 // would hold up the hub's exit that much each.
 func (h *Hub) Close() {
 	h.mu.Lock()
-	hosts := make([]*Host, 0, len(h.hosts))
-	for _, x := range h.hosts {
+	h.closed = true
+	hosts := make([]*Host, 0, len(h.conns))
+	for x := range h.conns {
 		hosts = append(hosts, x)
 	}
 	h.mu.Unlock()
