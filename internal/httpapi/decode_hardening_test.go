@@ -350,10 +350,12 @@ func TestManyUnknownFieldsAnswerQuickly(t *testing.T) {
 		}
 		err = json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
-		if err != nil || resp.StatusCode != 422 || len(body.Errors) != n {
-			t.Fatalf("%s: status %d, %d errors (%v), want 422 and %d", tc.path, resp.StatusCode, len(body.Errors), err, n)
+		// All n are found and sorted; the first 100 are listed, and one
+		// more error says how many were left out.
+		if err != nil || resp.StatusCode != 422 || len(body.Errors) != 101 || !strings.Contains(body.Errors[100].Message, fmt.Sprintf("and %d more", n-100)) {
+			t.Fatalf("%s: status %d, %d errors (%v), want 422 and 101 (100 of %d, then how many more)", tc.path, resp.StatusCode, len(body.Errors), err, n)
 		}
-		if !slices.IsSortedFunc(body.Errors, func(a, b client.ValidationError) int {
+		if !slices.IsSortedFunc(body.Errors[:100], func(a, b client.ValidationError) int {
 			return strings.Compare(strings.Join(a.Location, "."), strings.Join(b.Location, "."))
 		}) {
 			t.Errorf("%s: errors not sorted by location", tc.path)
@@ -367,4 +369,31 @@ func pow(b, e int) int {
 		p *= b
 	}
 	return p
+}
+
+// TestValidationErrorsAreBounded: a body with thousands of refused keys
+// gets the first 100 errors and one saying how many more there were, not
+// one each (a million keys were answered with about 8 times the body's
+// size, built in memory). The status is decided on all of them.
+func TestValidationErrorsAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, httpapi.Options{})
+	var b strings.Builder
+	b.WriteString(`{"path":"n.txt","content":"x"`)
+	for i := range 5000 {
+		fmt.Fprintf(&b, `,"k%05d":1`, i)
+	}
+	b.WriteString("}")
+	status, body := e.raw("POST", "/v2/fs/write", b.String())
+	errs, _ := body["errors"].([]any)
+	if status != 422 || len(errs) != 101 {
+		t.Fatalf("status %d with %d errors, want 422 with 101", status, len(errs))
+	}
+	last, _ := errs[100].(map[string]any)
+	if msg, _ := last["message"].(string); !strings.Contains(msg, "and 4900 more errors") {
+		t.Errorf("last error %v, want it to say how many more", last)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "n.txt")); err == nil {
+		t.Error("the refused write made n.txt")
+	}
 }

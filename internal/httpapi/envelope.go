@@ -84,10 +84,21 @@ func invalid(w http.ResponseWriter, errs []client.ValidationError) {
 			status = http.StatusRequestEntityTooLarge
 		}
 	}
+	if len(errs) > maxReportedErrors {
+		// A body of a million unknown keys got a million errors back,
+		// about 8 times its own size, built in memory.
+		more := len(errs) - maxReportedErrors
+		errs = append(errs[:maxReportedErrors:maxReportedErrors], client.ValidationError{Location: []string{"body"}, Type: "value_error",
+			Message: "and " + strconv.Itoa(more) + " more errors, not listed; fix these and send the request again"})
+	}
 	writeJSON(w, status, validationFailure{
 		Message: "Request data validation failed", Errors: errs,
 	})
 }
+
+// maxReportedErrors bounds the validation errors one answer lists; one
+// more entry says how many were left out.
+const maxReportedErrors = 100
 
 // writeRead writes a read's success envelope byte for byte as writeJSON
 // does (a test holds them equal), the file's text escaped by
