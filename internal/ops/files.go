@@ -156,13 +156,7 @@ func (e *Engine) Move(_ context.Context, req MoveRequest) (*MoveResult, error) {
 	if err != nil {
 		return nil, fserr.From(op, req.Source, err)
 	}
-	seen, ok := e.fresh.Seen(req.Caller, r.Source.Abs)
-	e.fresh.Forget(req.Caller, r.Source.Abs)
-	if ok && r.Version != "" && seen == r.Version {
-		e.fresh.Saw(req.Caller, r.Destination.Abs, r.Version)
-	} else {
-		e.fresh.Forget(req.Caller, r.Destination.Abs)
-	}
+	e.fresh.Moved(req.Caller, r.Source.Abs, r.Destination.Abs, r.Version)
 	e.log.Info("Move", "source", r.Source.Abs, "destination", r.Destination.Abs, "dir", r.IsDir,
 		"overwrite", req.Overwrite, "copied", r.Copied)
 	return &MoveResult{
@@ -207,7 +201,7 @@ func (e *Engine) Delete(_ context.Context, req DeleteRequest) (*DeleteResult, er
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	e.fresh.Forget(req.Caller, info.Path.Abs)
+	e.fresh.Gone(req.Caller, info.Path.Abs)
 	e.log.Info("Delete", "path", info.Path.Abs, "dir", rm.IsDir, "recursive", req.Recursive)
 	return &DeleteResult{Path: info.Path.Abs, IsDirectory: rm.IsDir, UndoRecorded: rm.UndoRecorded}, nil
 }

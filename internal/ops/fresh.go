@@ -63,6 +63,12 @@ type seenFile struct {
 	// earlier holds the versions the caller saw before version, oldest
 	// first, at most maxEarlier: an undo brings one of them back.
 	earlier []string
+	// made is the version the caller's own last change left, whether it
+	// knew the rest of the file or not (see MayUndo); "" after an undo.
+	made string
+	// gone: the file was deleted or moved away (see Gone); the entry
+	// counts as none, except to Returned, until it is seen again.
+	gone bool
 }
 
 // maxEarlier bounds the earlier versions remembered per file.
@@ -125,6 +131,10 @@ func (t *Tracker) sawLocked(caller, key, version string) *seenFile {
 	s := t.stateLocked(caller, true)
 	if el, ok := s.byKey[key]; ok {
 		f := el.Value.(*seenFile)
+		if f.gone {
+			// A new file at the path: nothing of the gone one's carries.
+			*f = seenFile{key: key, version: version}
+		}
 		if f.version != version {
 			f.earlier = append(f.earlier, f.version)
 			if len(f.earlier) > maxEarlier {
@@ -178,16 +188,33 @@ func (t *Tracker) forgetOldestLocked(s *seenFiles) {
 // it then knows to's content, so nothing will say the file changed behind
 // its back, but not to's line numbers, which SeenLines reports until a
 // Saw. A change never makes line numbers known again: the caller knows
-// them only as well as it knew from's.
+// them only as well as it knew from's. Either way, the change is the
+// caller's own to undo (see MayUndo).
 func (t *Tracker) Changed(caller, key, from, to string, knew, linesMoved bool) {
 	if caller == "" {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if f := t.lookupLocked(caller, key); knew || f != nil && f.version == from {
-		f := t.sawLocked(caller, key, to)
+	f := t.lookupLocked(caller, key)
+	if knew || f != nil && f.version == from {
+		f = t.sawLocked(caller, key, to)
 		f.linesUnknown = f.linesUnknown || linesMoved
+	}
+	if f != nil {
+		f.made = to
+	}
+}
+
+// Made records that caller's own change left key at version without
+// showing it the file, and without its view advancing (it did not know
+// the content changed; see Changed): its view stays as it was, but the
+// change is its own to undo (see MayUndo).
+func (t *Tracker) Made(caller, key, version string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.lookupLocked(caller, key); f != nil {
+		f.made = version
 	}
 }
 
@@ -198,15 +225,64 @@ func (t *Tracker) Changed(caller, key, from, to string, knew, linesMoved bool) {
 func (t *Tracker) Reverted(caller, key, from, to string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if f := t.lookupLocked(caller, key); f != nil && f.version == from && slices.Contains(f.earlier, to) {
+	f := t.lookupLocked(caller, key)
+	if f == nil {
+		return
+	}
+	// The undo is no change of the caller's to undo in turn: the change
+	// before it is someone's, which MayUndo holds to the caller's view.
+	f.made = ""
+	if f.version == from && slices.Contains(f.earlier, to) {
 		t.sawLocked(caller, key, to)
 	}
 }
 
-// lookupLocked returns what caller saw of key, or nil (t.mu held). The
+// MayUndo reports whether caller may undo the change that left key at
+// version: undo reverts a file's newest change, whoever made it, so a
+// caller that saw key in another version since its last read would
+// revert a change it never saw, believing it undoes its own. It may when
+// it saw version, or made it (its own change, on a view outdated or
+// not), or knows nothing of key (it never read it; a stateless front):
+// there is no view to hold it to.
+func (t *Tracker) MayUndo(caller, key, version string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.lookupLocked(caller, key)
+	return f == nil || f.version == version || f.made == version
+}
+
+// Moved records that caller moved key from to key to, whose version is
+// then version (a rename, or a patch's "Move to" before its hunks: see
+// Changed). A view of from at that version moves to to, line numbers
+// known as well as they were; any other, and what caller saw of to
+// before, is not carried: to is then unread. from is gone (see Gone).
+func (t *Tracker) Moved(caller, from, to, version string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.lookupLocked(caller, from)
+	t.goneLocked(caller, from)
+	t.forgetLocked(caller, to)
+	if old == nil || old.version != version {
+		return
+	}
+	f := t.sawLocked(caller, to, version)
+	f.linesUnknown, f.made = old.linesUnknown, version
+}
+
+// lookupLocked returns what caller saw of key, or nil (t.mu held); a
+// gone file's entry counts as none. The
 // check and the update of Changed and Reverted happen under one lock, so
 // a concurrent Saw is not overwritten.
 func (t *Tracker) lookupLocked(caller, key string) *seenFile {
+	if f := t.entryLocked(caller, key); f != nil && !f.gone {
+		return f
+	}
+	return nil
+}
+
+// entryLocked returns caller's entry of key, gone or not, or nil (t.mu
+// held).
+func (t *Tracker) entryLocked(caller, key string) *seenFile {
 	if s := t.stateLocked(caller, false); s != nil {
 		if el, ok := s.byKey[key]; ok {
 			return el.Value.(*seenFile)
@@ -215,10 +291,45 @@ func (t *Tracker) lookupLocked(caller, key string) *seenFile {
 	return nil
 }
 
+// Gone records that the file at key was deleted (or moved away) by
+// caller: it is no longer seen, as after Forget, but what caller saw of it
+// is kept, so that an undo bringing that very content back brings the
+// caller's view back with it (see Returned).
+func (t *Tracker) Gone(caller, key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.goneLocked(caller, key)
+}
+
+// goneLocked is Gone for a caller that holds t.mu.
+func (t *Tracker) goneLocked(caller, key string) {
+	if f := t.entryLocked(caller, key); f != nil {
+		f.gone = true
+	}
+}
+
+// Returned records that an undo re-created the file at key with version,
+// which it had before it was deleted or moved away (see Gone). A caller
+// whose view of it then was of version has that view again, line numbers
+// known as well as they were. Any other view, and none, leaves the file
+// unread.
+func (t *Tracker) Returned(caller, key, version string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.entryLocked(caller, key); f != nil && f.gone && f.version == version {
+		f.gone = false
+	}
+}
+
 // Forget drops what caller saw of key (the file was deleted).
 func (t *Tracker) Forget(caller, key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.forgetLocked(caller, key)
+}
+
+// forgetLocked is Forget for a caller that holds t.mu.
+func (t *Tracker) forgetLocked(caller, key string) {
 	s := t.stateLocked(caller, false)
 	if s == nil {
 		return

@@ -213,3 +213,37 @@ func TestTrackerChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestTrackerGoneAndReturned: a deleted file's view is no view (a line
+// edit of a file made again there needs a read), unless an undo brings
+// back the very content it was of, line numbers known as well as before.
+func TestTrackerGoneAndReturned(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		then       func(tr *Tracker)
+		want       string // the version seen; "" for none
+		linesKnown bool
+	}{
+		{"gone", func(*Tracker) {}, "", false},
+		{"the same content back", func(tr *Tracker) { tr.Returned("c", "/f", "v1") }, "v1", false},
+		{"other content back", func(tr *Tracker) { tr.Returned("c", "/f", "v2") }, "", false},
+		{"a new file read", func(tr *Tracker) { tr.Saw("c", "/f", "v1") }, "v1", true},
+		{"a new file changed unseen", func(tr *Tracker) { tr.Changed("c", "/f", "v1", "v2", false, false) }, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := NewTracker()
+			tr.Saw("c", "/f", "v1")
+			tr.Changed("c", "/f", "v1", "v1b", false, true) // lines moved unseen
+			tr.Changed("c", "/f", "v1b", "v1", false, true)
+			tr.Gone("c", "/f")
+			tt.then(tr)
+			v, linesKnown, ok := tr.SeenLines("c", "/f")
+			if v != tt.want || ok != (tt.want != "") || ok && linesKnown != tt.linesKnown {
+				t.Errorf("SeenLines = %q, %v, %v; want %q, %v", v, linesKnown, ok, tt.want, tt.linesKnown)
+			}
+		})
+	}
+}

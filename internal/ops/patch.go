@@ -280,9 +280,11 @@ func (e *Engine) patch(ctx context.Context, op, display string, req PatchRequest
 			versions[plan.Changes[i].Canonical] = d.Version
 			switch {
 			case d.Deleted:
-				e.fresh.Forget(req.Caller, d.Path.Abs)
+				e.fresh.Gone(req.Caller, d.Path.Abs)
 			case known[plan.Changes[i].Canonical]:
 				e.fresh.Changed(req.Caller, d.Path.Abs, d.PrevVersion, d.Version, true, req.LinesStaleAfterMove && shifts[i] != nil)
+			default:
+				e.fresh.Made(req.Caller, d.Path.Abs, d.Version)
 			}
 		}
 		e.log.Info("Patch", "files", len(done), "hunks", len(plan.Hunks))

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/workspace"
@@ -29,10 +30,22 @@ type UndoResult struct {
 }
 
 // Undo reverts the newest recorded change of a file (workspace.Undo): it
-// refuses with conflict when the file changed since that change.
-func (e *Engine) Undo(_ context.Context, req UndoRequest) (*UndoResult, error) {
+// refuses with conflict when the file changed since that change, and with
+// stale_version when the caller's view of the file is outdated by a
+// change it neither saw nor made (see Tracker.MayUndo). The file's lock is
+// held from that check to the undo, so that no change of this engine's
+// comes in between.
+func (e *Engine) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	const op = "undo"
 	if err := e.writable(op, req.Path); err != nil {
+		return nil, err
+	}
+	unlock, err := e.locks.lock(ctx, e.lockKeys(true, req.Path))
+	if err != nil {
+		return nil, cancelled(op, req.Path, err)
+	}
+	defer unlock()
+	if err := e.undoable(op, req.Path, req.Caller); err != nil {
 		return nil, err
 	}
 	r, err := e.ws.Undo(req.Path)
@@ -49,17 +62,45 @@ func (e *Engine) Undo(_ context.Context, req UndoRequest) (*UndoResult, error) {
 	return out, nil
 }
 
+// undoable refuses the undo of a change caller never saw (see
+// Tracker.MayUndo): one made since its last read, by another caller. It
+// leaves every other refusal to workspace.Undo, and does not look at the
+// history unless caller has a view of the file. Undoing a delete re-creates
+// the file and so loses no one's work: that is not held to the view.
+func (e *Engine) undoable(op, path, caller string) error {
+	if caller == "" {
+		return nil
+	}
+	p, err := e.ws.Resolve(path)
+	if err != nil {
+		return nil
+	}
+	if _, ok := e.fresh.Seen(caller, p.Abs); !ok {
+		return nil
+	}
+	h, err := e.ws.UndoHistory(path)
+	if err != nil || len(h) == 0 || !h[0].AfterExists || e.fresh.MayUndo(caller, p.Abs, h[0].AfterVersion) {
+		return nil
+	}
+	return fserr.New(fserr.StaleVersion, op, path, "%s changed since you last read it: undo reverts its last change (%s at %s), which came after your read, whoever made it; nothing was undone",
+		path, h[0].Op, h[0].Time.UTC().Format(time.TimeOnly)).
+		WithHint("read the file to see that change, then undo again if you mean to revert it")
+}
+
 // sawUndone updates the caller's view of a file an undo reverted. The
 // undo shows the caller nothing, so its view is current afterwards only if
 // it was current before and it had seen the restored content
 // (Tracker.Reverted); a stale view stays stale and a caller that never
 // read the file still has to. A file the undo re-created (the undone
-// change deleted it, or moved it away) is unread.
+// change deleted it, or moved it away) is seen again as the caller last
+// saw it, if that is the content it comes back with (Tracker.Returned).
 func (e *Engine) sawUndone(caller string, f workspace.UndoResult) {
 	switch {
 	case f.Deleted:
 		e.fresh.Forget(caller, f.Path.Abs)
 	case f.Replaced != "":
 		e.fresh.Reverted(caller, f.Path.Abs, f.Replaced, f.Version)
+	default:
+		e.fresh.Returned(caller, f.Path.Abs, f.Version)
 	}
 }
