@@ -186,6 +186,8 @@ func (s *Server) remoteUndo(ctx context.Context, c *Call, in remoteUndoArgs) (st
 	if err != nil {
 		return "", undoResult{}, err
 	}
-	text, out, err := undoIn(ctx, c, pl, in.undoArgs)
+	// The session's text_editor_remote edits in this context (see
+	// textEditorRemote): its undos are of those edits.
+	text, out, err := undoIn(ctx, hub.TextEditorCaller(c.Caller), pl, in.undoArgs)
 	return text, out, hostError(err)
 }

@@ -163,6 +163,15 @@ func TestRemoteToolsFollowTheHosts(t *testing.T) {
 	if got := r.hostFile(t, "notes.txt"); got != "alpha\nbeta\n" {
 		t.Fatalf("after two undos: %q", got)
 	}
+	// The undos were text_editor_remote's own context's: its view follows
+	// them, so a line edit needs no new read (with another caller, the
+	// undo looked like someone else's change: stale_version).
+	r.ok(toolTextEditorRemote, args("action", "patch", "path", "notes.txt",
+		"edits", []map[string]any{{"from": 2, "to": 2, "content": "gamma"}}))
+	if got := r.hostFile(t, "notes.txt"); got != "alpha\ngamma\n" {
+		t.Fatalf("line edit after the undos: %q", got)
+	}
+	r.ok(toolRemoteUndo, args("path", "notes.txt"))
 	r.fail(toolRemoteUndo, args("path", "notes.txt"), "bad_request") // nothing left to undo
 	r.fail(toolRemoteUndo, args("path", "/etc/passwd"), "outside_root")
 	if err := r.host.SetMode(proto.ReadOnly); err != nil {

@@ -27,17 +27,18 @@ type undoResult struct {
 }
 
 func undoFile(ctx context.Context, c *Call, in undoArgs) (string, undoResult, error) {
-	return undoIn(ctx, c, c.local(), in)
+	return undoIn(ctx, c.Caller, c.local(), in)
 }
 
-// undoIn reverts a file's last change in pl; the history is pl's (a
-// connected host keeps its own).
-func undoIn(ctx context.Context, c *Call, pl place, in undoArgs) (string, undoResult, error) {
+// undoIn reverts a file's last change in pl, as caller (the freshness
+// context whose view the undo is held to and updates); the history is
+// pl's (a connected host keeps its own).
+func undoIn(ctx context.Context, caller string, pl place, in undoArgs) (string, undoResult, error) {
 	p, err := pl.path("undo", in.Path)
 	if err != nil {
 		return "", undoResult{}, err
 	}
-	r, err := pl.eng.Undo(ctx, ops.UndoRequest{Path: p, Caller: c.Caller})
+	r, err := pl.eng.Undo(ctx, ops.UndoRequest{Path: p, Caller: caller})
 	if err != nil {
 		return "", undoResult{}, err
 	}

@@ -50,10 +50,7 @@ func (h *Hub) TextEditor(ctx context.Context, host string, b client.TextEditorRe
 	if action != "read" && remote.Host().Info().Mode != proto.ReadWrite {
 		return teFail(res, h.readOnlyError(action, b.Path, res.Host), false)
 	}
-	caller := "text_editor:" + b.ContextID
-	if b.ContextID == "" {
-		caller = "text_editor:default"
-	}
+	caller := TextEditorCaller(b.ContextID)
 	switch action {
 	case "read":
 		err = teRead(ctx, remote, &b, caller, res)
@@ -351,4 +348,16 @@ func teRouteError(err error) error {
 		out.Message = "text_editor_remote: no CLI client connected to this hub. Make sure `fsplane connect` is running and connected to this instance."
 	}
 	return &out
+}
+
+// TextEditorCaller is the freshness context (ops' caller) in which
+// text_editor reads and edits for contextID, "" being the default one. A
+// remote undo meant for the same context must run as it, or the undo
+// reads to that context as another caller's change (stale_version at the
+// next line edit) and is not held to the context's view.
+func TextEditorCaller(contextID string) string {
+	if contextID == "" {
+		return "text_editor:default"
+	}
+	return "text_editor:" + contextID
 }
