@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/testenv"
 )
 
 type discardSink struct{ done chan error }
@@ -30,7 +31,7 @@ func pairWith(b testing.TB, gather bool) (client, server *Conn) {
 // pairOpts shape the client side of a pair.
 type pairOpts struct {
 	gather bool                    // write through a FrameConn, as the host does
-	uplink int                     // throttle the client's bytes to this many per second (see throttle)
+	uplink int                     // throttle the client's bytes to this many per second (see testenv.Throttle)
 	wrap   func(net.Conn) net.Conn // wraps the client's network connection (under any FrameConn)
 }
 
@@ -51,7 +52,7 @@ func pair(b testing.TB, o pairOpts) (client, server *Conn) {
 	b.Cleanup(srv.Close)
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	if uplink > 0 {
-		addr = throttle(b, addr, uplink)
+		addr = testenv.Throttle(b, addr, uplink, nil)
 	}
 	var fc *FrameConn
 	opts := &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{

@@ -2,61 +2,12 @@ package connector
 
 import (
 	"context"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/connector/proto"
 )
-
-// throttle forwards one TCP connection to target, passing the dialer's
-// bytes on at rate bytes per second (the other direction at full speed),
-// with small socket buffers so the dialer's writes block as on a slow
-// uplink rather than filling megabytes of loopback buffer.
-func throttle(t testing.TB, target string, rate int) (addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		in, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		in.(*net.TCPConn).SetReadBuffer(8 << 10)
-		out, err := net.Dial("tcp", target)
-		if err != nil {
-			in.Close()
-			return
-		}
-		t.Cleanup(func() { in.Close(); out.Close() })
-		go io.Copy(in, out)
-		const piece = 2 << 10
-		buf := make([]byte, piece)
-		start, sent := time.Now(), 0
-		for {
-			n, err := in.Read(buf)
-			if n > 0 {
-				if _, err := out.Write(buf[:n]); err != nil {
-					return
-				}
-				sent += n
-				if ahead := time.Duration(sent)*time.Second/time.Duration(rate) - time.Since(start); ahead > 0 {
-					time.Sleep(ahead)
-				}
-			}
-			if err != nil {
-				out.(*net.TCPConn).CloseWrite()
-				return
-			}
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // TestPongCrossesASlowUplink: a host on a slow uplink answers a read with a
 // message under max_message_bytes (no transfer) that takes seconds to

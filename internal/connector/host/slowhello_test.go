@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,55 +19,6 @@ import (
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
-// slowUplink forwards connections to target, passing the dialer's bytes
-// on at rate bytes per second (the other way at full speed), and counts
-// them.
-func slowUplink(t *testing.T, target string, rate int, sent *atomic.Int64) (addr string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			in.(*net.TCPConn).SetReadBuffer(8 << 10)
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			t.Cleanup(func() { in.Close(); out.Close() })
-			go io.Copy(in, out)
-			go func() {
-				buf := make([]byte, 2<<10)
-				start, n0 := time.Now(), sent.Load()
-				for {
-					n, err := in.Read(buf)
-					if n > 0 {
-						if _, err := out.Write(buf[:n]); err != nil {
-							return
-						}
-						s := sent.Add(int64(n)) - n0
-						if ahead := time.Duration(s)*time.Second/time.Duration(rate) - time.Since(start); ahead > 0 {
-							time.Sleep(ahead)
-						}
-					}
-					if err != nil {
-						out.(*net.TCPConn).CloseWrite()
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestModeReachesTheHubOnASlowUplink: a mode switched while a result
 // crosses a slow uplink (the write holds the connection for longer than
 // the 5 s a hello was given) still reaches the hub, once the result is
@@ -83,7 +33,7 @@ func TestModeReachesTheHubOnASlowUplink(t *testing.T) {
 	}
 	hub := hosttest.Start(t, hosttest.Options{})
 	var sent atomic.Int64
-	proxy := slowUplink(t, strings.TrimPrefix(hub.URL, "http://"), 16<<10, &sent)
+	proxy := testenv.Throttle(t, strings.TrimPrefix(hub.URL, "http://"), 16<<10, &sent)
 	root := t.TempDir()
 	// 160 KB of text: one message, under max_message_bytes, that takes
 	// some 10 s to send (in fragments of 64 KiB, each well within the 5 s
