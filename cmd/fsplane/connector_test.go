@@ -352,10 +352,11 @@ func TestConnectorTimeoutCancelsAndKilledHostFailsAtOnce(t *testing.T) {
 	if failed == 0 {
 		t.Fatal("every grep finished before the kill; the test needs slower operations")
 	}
-	if d := time.Since(killed); d > 5*time.Second {
-		t.Errorf("callers learned of the disconnect only after %v", d)
-	}
-	t.Logf("%d of %d calls were in flight at the kill and failed at once", failed, calls)
+	// "At once" is checked by the error, not a clock: a hub that noticed
+	// the death only by its op deadline would have failed them as
+	// timeout, not as disconnected (a clock failed this test on a loaded
+	// machine, 8 s after the kill).
+	t.Logf("%d of %d calls were in flight at the kill and failed as disconnected %v after it", failed, calls, time.Since(killed))
 }
 
 func TestConnectorHubRestart(t *testing.T) {
