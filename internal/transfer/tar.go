@@ -135,8 +135,9 @@ func (s *sourceReader) Read(p []byte) (int, error) {
 // target has ".." after a name (see checkSymlinkTarget), an archive over
 // lim (too_large, 413; the directories that member names imply count as
 // entries, checked before the member reaches the sink), a compressed or
-// malformed archive (bad_request). The caller discards the sink's work on
-// error.
+// malformed archive, or one cut short: inside a member, or after one
+// without the end-of-archive blocks, which archive/tar takes for the end
+// (bad_request). The caller discards the sink's work on error.
 func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 	src := &sourceReader{r: r}
 	br := bufio.NewReaderSize(src, 64<<10)
@@ -144,9 +145,16 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 		bytes.HasPrefix(magic, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
 		return 0, invalidArchive("the archive is compressed; send an uncompressed tar")
 	}
-	tr := tar.NewReader(br)
+	consumed := &countReader{r: br}
+	tr := tar.NewReader(consumed)
 	var total int64
 	entries := 0
+	// next is where the member after the last one read starts: archive/tar
+	// reports the archive's end (io.EOF) when the input ends there, as
+	// when it ends after the end-of-archive blocks, so only what it has
+	// consumed by then tells a cut archive from a whole one.
+	var next int64
+	last := ""
 	// dirs holds the directories of the tree so far, named by members or
 	// implied by their names: the sink makes a missing parent, and it
 	// counts as an entry like any other.
@@ -154,11 +162,19 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
+			// An empty body is an empty archive, as it always was here
+			// (GNU tar refuses it): only one cut after a member is
+			// refused.
+			if last != "" && consumed.n <= next {
+				return entries, cutArchive("the archive ends after member %q without its end-of-archive blocks", last)
+			}
 			return entries, nil
 		}
 		if err != nil {
 			return entries, readErr(src, err, lim)
 		}
+		next = memberEnd(consumed.n, hdr)
+		last = hdr.Name
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue
 		}
@@ -209,7 +225,7 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 				return entries, readErr(src, src.err, lim)
 			}
 			if member.err != nil {
-				return entries, invalidArchive("member %q is truncated: %v", hdr.Name, member.err)
+				return entries, cutArchive("member %q is truncated: %v", hdr.Name, member.err)
 			}
 		case tar.TypeSymlink:
 			if err := checkSymlinkTarget(hdr.Name, hdr.Linkname); err != nil {
@@ -238,6 +254,43 @@ func Extract(r io.Reader, sink TreeSink, lim Limits) (int, error) {
 func invalidArchive(format string, args ...any) *fserr.Error {
 	return fserr.New(fserr.BadRequest, "tree", "", "invalid tar archive: "+format, args...).
 		WithHint("send an uncompressed tar of regular files, directories and links inside the tree")
+}
+
+// cutArchive reports an archive that ends before its end: its hint is
+// not invalidArchive's, for the archive was made right and then cut.
+func cutArchive(format string, args ...any) *fserr.Error {
+	return fserr.New(fserr.BadRequest, "tree", "", "invalid tar archive: "+format, args...).
+		WithHint("send the whole archive: it was cut in transit, or whatever wrote it stopped before its end " +
+			"(a tar ends with two 512-byte zero blocks); nothing was extracted")
+}
+
+// countReader counts the bytes read through it. archive/tar reads no
+// further than it needs: a header a block at a time, a member's data and
+// padding as they are read or skipped.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// memberEnd is where the member after hdr starts, given that hdr's
+// headers ended at (or, for a global header whose records archive/tar
+// has read, its data ends at) off: past its data, padded to a block.
+// Members of the header-only types have no data, whatever Size says, as
+// archive/tar reads them.
+func memberEnd(off int64, hdr *tar.Header) int64 {
+	size := hdr.Size
+	switch hdr.Typeflag {
+	case tar.TypeLink, tar.TypeSymlink, tar.TypeChar, tar.TypeBlock, tar.TypeDir, tar.TypeFifo:
+		size = 0
+	}
+	const block = 512
+	return (off + size + block - 1) / block * block
 }
 
 // tooLarge reports an archive over lim, the limits in force (not
