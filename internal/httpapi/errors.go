@@ -147,7 +147,7 @@ func (p plane) failures(rt route, statuses ...int) route {
 // a raw OS string; the hint says what to do.
 func fail(w http.ResponseWriter, p plane, op, path string, err error) {
 	e := fserr.From(op, path, err)
-	if h := idleHint(err); h != "" && e.Hint == "" {
+	if h := idleHint(err); h != "" { // the cause, whatever the operation guessed
 		e.Hint, e.Retryable = h, true // nothing was written: send it again
 	}
 	status := http.StatusOK

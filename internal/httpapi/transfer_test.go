@@ -849,3 +849,48 @@ func TestDownloadShrunkIsLogged(t *testing.T) {
 		t.Errorf("the log does not say why:\n%s", e.logBuf.String())
 	}
 }
+
+// TestUploadEndedEarlyHasAHint: an upload whose body ends before its
+// Content-Length (the client half-closes) is refused with a hint saying
+// to send it whole, whether the path came before the file (streamed into
+// place) or after it (spooled first); it had none.
+func TestUploadEndedEarlyHasAHint(t *testing.T) {
+	t.Parallel()
+	for _, pathFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("path first %v", pathFirst), func(t *testing.T) {
+			t.Parallel()
+			e := newXEnv(t, ops.Options{})
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			if pathFirst {
+				mw.WriteField("path", "target.bin")
+			}
+			fw, _ := mw.CreateFormFile("file", "target.bin")
+			fw.Write(bytes.Repeat([]byte("z"), 1<<20))
+			if !pathFirst {
+				mw.WriteField("path", "target.bin")
+			}
+			mw.Close()
+			conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST /v2/fs/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", mw.FormDataContentType(), body.Len())
+			conn.Write(body.Bytes()[:body.Len()/2])
+			conn.(*net.TCPConn).CloseWrite()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || !strings.Contains(string(b), `"hint":"send the whole file again`) {
+				t.Errorf("status %d %s, want 400 with a hint to send it whole", resp.StatusCode, b)
+			}
+			if _, err := os.Stat(e.path("target.bin")); err == nil {
+				t.Error("the cut upload made target.bin")
+			}
+		})
+	}
+}

@@ -329,7 +329,8 @@ func copyPart(ctx context.Context, sp *os.File, part io.Reader) error {
 		case rerr == io.EOF:
 			return nil
 		default:
-			e := fserr.New(fserr.BadRequest, "upload", "", "upload interrupted: the request body ended early or could not be read; nothing was written")
+			e := fserr.New(fserr.BadRequest, "upload", "", "upload interrupted: the request body ended early or could not be read; nothing was written").
+				WithHint("send the whole file again: the connection ended, or the client stopped sending, before the body was complete")
 			e.Err = rerr
 			return e
 		}

@@ -146,7 +146,8 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 	part, size, version, err := spool(ctx, root, pdir, dir, src, meta)
 	if err != nil {
 		if se, ok := errors.AsType[errSource](err); ok {
-			e := fserr.New(fserr.BadRequest, op, p, "upload of %s interrupted: the request body ended early or could not be read; nothing was written", p)
+			e := fserr.New(fserr.BadRequest, op, p, "upload of %s interrupted: the request body ended early or could not be read; nothing was written", p).
+				WithHint("send the whole file again: the connection ended, or the client stopped sending, before the body was complete")
 			e.Err = se.err
 			return StreamResult{}, e
 		}
