@@ -28,8 +28,8 @@ func newApplyCmd() *cobra.Command {
 		Short: "Apply a Codex-style patch (all files or none)",
 		Long: `Apply a patch in OpenAI Codex's apply_patch format ("*** Begin Patch" …
 "*** End Patch") to the files under the current directory (or --root), taken
-from the argument or, without one, from standard input (a file or a pipe,
-not a terminal: fsplane apply < change.patch).
+from the argument or, without one (or with "-"), from standard input (a
+file or a pipe, not a terminal: fsplane apply < change.patch).
 
 Every hunk of every file is resolved first; the files are then committed in
 one transaction, so either all of them change or none does. On success the
@@ -56,6 +56,11 @@ the same state directory and a root that holds the file.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] == "-" {
+				// Standard input, as "-" is for most commands that read
+				// a file: as patch text it could only be refused.
+				args = nil
+			}
 			// Reading a terminal would wait, silently, for a patch typed
 			// by hand: nobody means that, and it looks like a hang.
 			if len(args) == 0 && isTerminal(cmd.InOrStdin()) {
@@ -93,8 +98,13 @@ the same state directory and a root that holds the file.`,
 			for _, n := range res.Notices {
 				fmt.Fprintln(cmd.ErrOrStderr(), "Note:", n)
 			}
-			_, err = io.WriteString(out, res.Summary())
-			return err
+			if _, err := io.WriteString(out, res.Summary()); err != nil {
+				// Exit status 1 otherwise means nothing changed: an
+				// agent told only "no space left on device" would apply
+				// the patch again.
+				return &exitError{code: 1, err: fmt.Errorf("the patch was applied (the files changed), but its summary could not be written: %s\nHint: do not apply it again; see what changed in the files", errText(err))}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().Var(root, "root", "directory the patch's paths are relative to; nothing outside it is touched")
@@ -133,7 +143,13 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 		return "", stoppedError(ctx, fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx)))
 	}
 	if r.err != nil {
-		return "", &exitError{code: 1, err: fmt.Errorf("reading the patch from standard input: %w", r.err)}
+		msg := "reading the patch from standard input: " + errText(r.err)
+		if errors.Is(r.err, syscall.EISDIR) {
+			// fsplane apply < dir: the shell opens a directory all the
+			// same, and only the read fails.
+			msg += "\nHint: redirect a patch file, not a directory: fsplane apply < change.patch"
+		}
+		return "", &exitError{code: 1, err: errors.New(msg)}
 	}
 	if strings.TrimSpace(string(r.b)) == "" {
 		return "", &exitError{code: 1, err: errors.New("no patch given: pass the patch as the argument or on standard input")}

@@ -40,7 +40,7 @@ func runFiles(ctx context.Context, cmd string, stdout, stderr io.Writer, f *grep
 	tuneRuntime(&opts)
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	listed := false
-	return searchPaths(w, stderr, cmd, f, args, "no files", &listed, func(sr *searchRoot) (search.Stats, error) {
+	return searchPaths(ctx, w, stderr, cmd, f, args, "no files", &listed, func(sr *searchRoot) (search.Stats, error) {
 		o := opts
 		o.Ancestors, o.GlobalIgnore, o.GlobPrefix = sr.ancestors, sr.global, sr.globPrefix
 		return search.Files(ctx, sr.root, sr.start, o, func(rel string) error {

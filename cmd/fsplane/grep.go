@@ -203,10 +203,13 @@ func (f *grepFlags) searchOptions() (search.Options, error) {
 		o.ContextBefore = min(o.ContextBefore, search.MaxContext)
 		o.ContextAfter = min(o.ContextAfter, search.MaxContext)
 	}
+	if f.threads < 0 {
+		return o, fmt.Errorf("-j (--threads) must not be negative (got %d)\nHint: pass 0 (one per CPU, the default) or more", f.threads)
+	}
 	if f.maxFilesize != "" {
 		n, err := search.ParseSize(f.maxFilesize)
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("--max-filesize: %w", err)
 		}
 		if n == 0 {
 			// rg would search only empty files, in which nothing
@@ -282,7 +285,7 @@ func runGrep(cmd *cobra.Command, f *grepFlags, args []string) error {
 	r := &grepRenderer{context: opts.ContextBefore > 0 || opts.ContextAfter > 0, count: f.count, filesOnly: f.filesOnly}
 	matched := false
 	searched := 0 // files opened to be searched, as rg counts them
-	err = searchPaths(w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
+	err = searchPaths(ctx, w, stderr, cmd.CommandPath(), f, args, "no match", &matched, func(sr *searchRoot) (search.Stats, error) {
 		st, err := search.Stream(ctx, sr.root, sr.start, q.WithAncestors(sr.ancestors).WithGlobalIgnore(sr.global).WithGlobPrefix(sr.globPrefix), func(fm *search.FileMatches) grepOutput {
 			return r.render(fm, joinDisplay(sr.prefix, fm.Path))
 		}, func(_ string, out grepOutput) error {
@@ -379,9 +382,10 @@ func (f *grepFlags) flagName(opt string) (string, bool) {
 // next PATH is searched all the same; otherwise *found decides between 0
 // and 1 (none is the silent message of status 1). Only what no other
 // PATH could escape ends the run at once: options the engine refuses,
-// output that cannot be written, a cancelled context. Output is flushed
-// before any message, so the two never interleave mid-line.
-func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, args []string, none string, found *bool,
+// output that cannot be written, a stop (ctx done, see searchStopped).
+// Output is flushed before any message, so the two never interleave
+// mid-line.
+func searchPaths(ctx context.Context, w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, args []string, none string, found *bool,
 	run func(sr *searchRoot) (search.Stats, error)) error {
 	errored := false
 	var global *search.GlobalIgnore
@@ -414,6 +418,12 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 	for _, p := range paths {
 		shown := p
 		if shown == "" {
+			if len(args) > 0 {
+				// "$DIR" with DIR unset: searching the current
+				// directory instead would answer another question.
+				report(`""`, errors.New("an empty PATH names no file (an unset variable?)\nHint: name a file or directory; . is the current one"))
+				continue
+			}
 			shown = "."
 		}
 		sr, err := openSearchRoot(p, !f.noIgnore)
@@ -437,6 +447,15 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 		}
 		st, err := run(sr)
 		sr.root.Close()
+		if ctx.Err() != nil {
+			// Checked whatever run returned: a file named as PATH comes
+			// back from a stop as searched, with the matches found
+			// before it.
+			if ferr := w.Flush(); ferr != nil {
+				return &exitError{code: 2, err: ferr}
+			}
+			return searchStopped(ctx)
+		}
 		if err != nil {
 			var ie *search.InvalidError
 			if ferr := w.Flush(); ferr != nil {
@@ -465,6 +484,19 @@ func searchPaths(w *bufio.Writer, stderr io.Writer, cmd string, f *grepFlags, ar
 		return &exitError{code: 1, silent: true, err: errors.New(none)}
 	}
 	return nil
+}
+
+// searchStopped is the error of a search that ctx stopped before it
+// finished (a SIGINT): what it printed is not all there is, so neither
+// success nor "no match" (exit 1, which scripts act on) would be true.
+// A signal makes the status 128 plus its number (130 for SIGINT), as rg
+// killed by it exits; else it is 2, an error.
+func searchStopped(ctx context.Context) error {
+	err := fmt.Errorf("stopped (%s) before the search finished: what was printed is not all there is; run it again to search everything", stopReason(ctx))
+	if sig := stopSignal(ctx); sig != 0 {
+		return &exitError{code: 128 + int(sig), err: err}
+	}
+	return &exitError{code: 2, err: err}
 }
 
 // rgGlobPrefix is what ripgrep's -g globs see before the path of an
@@ -521,7 +553,8 @@ type searchRoot struct {
 // search.ReadAncestorIgnores), so that, as with rg, a PATH below a
 // repository's top (or the current directory there) honours the
 // repository's .gitignore; a file named as p is searched whatever they
-// say.
+// say. What is neither a file nor a directory is refused (see
+// unsearchable).
 func openSearchRoot(p string, ignores bool) (*searchRoot, error) {
 	dir := p
 	if dir == "" {
@@ -531,7 +564,16 @@ func openSearchRoot(p string, ignores bool) (*searchRoot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before EvalSymlinks: bash's <(cmd) is /dev/fd/63, a link to
+	// "pipe:[N]", which resolves to no path ("no such file or
+	// directory", of something that is there).
+	if fi, serr := os.Stat(abs); serr == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, unsearchable(fi.Mode())
+	}
 	real, err := filepath.EvalSymlinks(abs)
+	if p == "-" && errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("standard input cannot be searched: fsplane searches files and directories\nHint: save the input to a file and name that file")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -549,6 +591,20 @@ func openSearchRoot(p string, ignores bool) (*searchRoot, error) {
 		return nil, err
 	}
 	return sr, nil
+}
+
+// unsearchable is the error for a PATH of mode m, neither a regular file
+// nor a directory (rg reads pipes and devices as a stream; the engine
+// searches files through an os.Root), saying what to name instead.
+func unsearchable(m fs.FileMode) error {
+	kind, hint := "a device", "name regular files or directories"
+	switch m.Type() {
+	case fs.ModeNamedPipe:
+		kind, hint = "a pipe or FIFO", "save the output to a file and name that file"
+	case fs.ModeSocket:
+		kind = "a socket"
+	}
+	return fmt.Errorf("%s (%s): fsplane searches files and directories\nHint: %s", search.ErrNotRegular, kind, hint)
 }
 
 // tuneRuntime sets up this process for one search: one worker per CPU

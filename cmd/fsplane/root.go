@@ -101,9 +101,45 @@ func newVersionCmd() *cobra.Command {
 // stateDirFlag registers --state-dir, the same for every command that
 // keeps undo history.
 func stateDirFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "state-dir", "",
+	f.Var(&stateDirValue{p: p}, "state-dir",
 		"where undo history and transaction journals live (default $XDG_STATE_HOME/fsplane or ~/.local/state/fsplane)")
 	bindEnv(f, "state-dir", "FSPLANE_STATE_DIR")
+}
+
+// stateDirValue is --state-dir's value, given once (pflag would keep the
+// last of two silently, and an undo run with the other would find no
+// record), which may not start with "~". The shell expands ~ only at the start of a word, so --state-dir=~/st,
+// or FSPLANE_STATE_DIR=~/st in an env file, arrives as it is: taken as a
+// relative path, it put the undo journal (old contents of the files
+// changed) into a directory named "~" of the current directory, often
+// the very root being changed, where "rm -rf ~" is how one removes it.
+type stateDirValue struct {
+	p   *string
+	set bool
+}
+
+func (v *stateDirValue) String() string {
+	if v.p == nil { // a zero value, as flag packages make to find defaults
+		return ""
+	}
+	return *v.p
+}
+
+func (v *stateDirValue) Type() string { return "string" }
+
+func (v *stateDirValue) Set(s string) error {
+	if v.set {
+		return fmt.Errorf("given twice (%q, %q): undo history lives in one state directory; give it once", *v.p, s)
+	}
+	if rest, ok := strings.CutPrefix(s, "~"); ok {
+		instead := "without ~ (" + s + ": another user's home directory)"
+		if rest == "" || strings.HasPrefix(rest, "/") {
+			instead = "as $HOME" + rest
+		}
+		return fmt.Errorf("~ is not expanded here (the shell expands it only at the start of a word): give the path %s", instead)
+	}
+	*v.p, v.set = s, true
+	return nil
 }
 
 // envVarsKey is the flag annotation that lists a flag's environment
