@@ -258,6 +258,34 @@ func TestUploadPathSources(t *testing.T) {
 	}
 }
 
+// TestUploadTwoFileParts: a form with two file parts is refused and writes
+// nothing, wherever its path is; the second part was dropped silently
+// (AIO's Python server keeps the last, so a client could not tell which
+// file it stored).
+func TestUploadTwoFileParts(t *testing.T) {
+	t.Parallel()
+	for name, parts := range map[string][]formPart{
+		"path first":   {pathPart("q.txt"), filePart("one"), filePart("two")},
+		"path last":    {filePart("one"), filePart("two"), pathPart("q.txt")},
+		"path between": {filePart("one"), pathPart("q.txt"), filePart("two")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newXEnv(t, ops.Options{})
+			before := e.stateFiles()
+			status, m := e.postForm("/v2/fs/upload", parts...)
+			data, _ := m["data"].(map[string]any)
+			if msg, _ := m["message"].(string); status != 400 || data["error_type"] != "bad_request" || !strings.Contains(msg, "more than one file part") {
+				t.Fatalf("status %d %v, want 400 bad_request naming the second file part", status, m)
+			}
+			if _, err := os.Lstat(e.path("q.txt")); err == nil {
+				t.Error("q.txt written")
+			}
+			e.assertClean(t, before)
+		})
+	}
+}
+
 // TestUploadFileFirstFailures: a file sent before its path is held until
 // the path arrives; every way the upload can then fail answers as the
 // path-first upload would and leaves nothing behind.

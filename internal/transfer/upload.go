@@ -172,7 +172,9 @@ func (f *form) readPath(part io.Reader) error {
 // oversized field) is returned; a syntax error ends the reading and is
 // kept in f.trailing, for the caller to judge: once the file part is
 // whole and its target known, a damaged end of the form does not matter.
-// Further file parts are ignored, as before.
+// A second file part is a conflict, as two targets are: which one was
+// meant is a guess (AIO's Python server keeps the last, this kept the
+// first), and nothing is written.
 func (f *form) rest() error {
 	for {
 		part, err := f.mr.NextPart()
@@ -183,10 +185,14 @@ func (f *form) rest() error {
 			f.trailing = err
 			return nil
 		}
-		if part.FormName() == "path" {
+		switch part.FormName() {
+		case "path":
 			if err := f.readPath(part); err != nil {
 				return err
 			}
+		case "file":
+			return fserr.New(fserr.BadRequest, "upload", f.target(), "the form holds more than one file part; nothing was written").
+				WithHint("upload one file per request")
 		}
 		if err := drain(part); err != nil {
 			f.trailing = err
