@@ -138,7 +138,7 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 	}
 	// A signal wins over what the read brought, even when both are there:
 	// whoever signalled often closes the pipe too, and "no patch given"
-	// (exit 1) would hide that apply was stopped.
+	// (exit 2) would hide that apply was stopped.
 	if ctx.Err() != nil {
 		return "", stoppedError(ctx, fmt.Errorf("stopped (%s) while reading the patch from standard input; nothing was changed", stopReason(ctx)))
 	}
@@ -151,7 +151,13 @@ func patchText(ctx context.Context, stdin io.Reader, args []string) (string, err
 		}
 		return "", &exitError{code: 1, err: errors.New(msg)}
 	}
-	if strings.TrimSpace(string(r.b)) == "" {
+	switch {
+	case len(r.b) == 0:
+		// Codex's apply_patch answers an empty standard input with its
+		// usage and exit status 2, a usage error: nothing was given.
+		return "", &exitError{code: 2, err: errors.New("no patch given: pass the patch as the argument or on standard input\n" +
+			"Usage: fsplane apply 'PATCH'\n       echo 'PATCH' | fsplane apply")}
+	case strings.TrimSpace(string(r.b)) == "":
 		return "", &exitError{code: 1, err: errors.New("no patch given: pass the patch as the argument or on standard input")}
 	}
 	return string(r.b), nil
