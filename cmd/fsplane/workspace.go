@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 
 	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/workspace"
@@ -45,8 +48,13 @@ func rootError(source, root string, fe *fserr.Error) *fserr.Error {
 	switch {
 	case fe.Err != nil:
 		e.Message = fmt.Sprintf("cannot open the %s directory %s: %s", source, root, fserr.FromOS(fe.Op, root, fe.Err).Message)
+		e.Hint = fmt.Sprintf("give %s an existing directory this user can read (create a new one first with mkdir -p)", source)
+		if errors.Is(fe.Err, fs.ErrPermission) {
+			e.Hint = fmt.Sprintf("give %s a directory this user can read and enter, or run as a user who can", source)
+		}
 	case fe.Code == fserr.InvalidTarget:
 		e.Message = fmt.Sprintf("the %s directory %s is not a directory", source, root)
+		e.Hint = fmt.Sprintf("give %s a directory: %s holds this file", source, filepath.Dir(root))
 	default:
 		e.Message = fmt.Sprintf("%s %q: %s", source, root, fe.Message)
 	}
