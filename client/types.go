@@ -86,7 +86,8 @@ type PatchResult struct {
 
 // UndoRequest is POST /v2/fs/undo's body (extension).
 type UndoRequest struct {
-	Path string `json:"path"`
+	Path            string `json:"path"`
+	ExpectedVersion string `json:"expected_version,omitempty" jsonschema:"undo only if the file still has this version, the one you read (409 stale_version otherwise): undo reverts the newest change, whoever made it"`
 }
 
 // UndoResult is the data of an undo.

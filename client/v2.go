@@ -28,9 +28,17 @@ func (c *Client) Patch(ctx context.Context, req PatchRequest) (*PatchResult, err
 	return do[PatchResult](ctx, c, "POST", "/v2/fs/patch", nil, req)
 }
 
-// Undo reverts a file's last recorded change (POST /v2/fs/undo).
+// Undo reverts a file's last recorded change (POST /v2/fs/undo), whoever
+// made it; UndoVersion holds it to a version read.
 func (c *Client) Undo(ctx context.Context, path string) (*UndoResult, error) {
 	return do[UndoResult](ctx, c, "POST", "/v2/fs/undo", nil, UndoRequest{Path: path})
+}
+
+// UndoVersion reverts a file's last recorded change only while the file
+// has version, the one the caller read (stale_version otherwise): another
+// agent's later change is not reverted unseen.
+func (c *Client) UndoVersion(ctx context.Context, path, version string) (*UndoResult, error) {
+	return do[UndoResult](ctx, c, "POST", "/v2/fs/undo", nil, UndoRequest{Path: path, ExpectedVersion: version})
 }
 
 // Capabilities reports what the server can do (GET /v1/capabilities).

@@ -133,6 +133,27 @@ func TestMkdirCopyMoveDelete(t *testing.T) {
 	if _, err := e.c.Undo(bg, "g.txt"); err != nil || e.file("g.txt") != "two\n" {
 		t.Fatalf("undo of delete: %v", err)
 	}
+	// expected_version holds an undo to the version read: another
+	// agent's later write is not reverted unseen.
+	read, err := e.c.Read(bg, client.ReadQuery{Path: "g.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Write(bg, client.WriteRequest{Path: "g.txt", Content: "theirs\n"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.UndoVersion(bg, "g.txt", read.Version)
+	wantErr(t, err, 409, "stale_version")
+	if e.file("g.txt") != "theirs\n" {
+		t.Fatalf("a refused undo changed g.txt to %q", e.file("g.txt"))
+	}
+	now, err := e.c.Read(bg, client.ReadQuery{Path: "g.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.UndoVersion(bg, "g.txt", now.Version); err != nil || e.file("g.txt") != "two\n" {
+		t.Fatalf("undo expecting the current version: %v, g.txt %q", err, e.file("g.txt"))
+	}
 }
 
 func strOr(v any) string {

@@ -216,7 +216,7 @@ func (s *Server) v2Undo(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return nil, err
 			}
-			res, err := eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path})
+			res, err := eng.Undo(r.Context(), ops.UndoRequest{Path: b.Path, ExpectedVersion: b.ExpectedVersion})
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,11 @@ import (
 type UndoRequest struct {
 	Path   string
 	Caller string
+	// ExpectedVersion, when set, is the version the file must have: the
+	// one the newest change left, which undo reverts. For a caller that
+	// keeps no view of the file (HTTP), it is what holds the undo to
+	// what the caller saw; "" reverts the newest change, whoever made it.
+	ExpectedVersion string
 }
 
 // UndoResult describes an undo.
@@ -46,6 +51,9 @@ func (e *Engine) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error)
 	}
 	defer unlock()
 	if err := e.undoable(op, req.Path, req.Caller); err != nil {
+		return nil, err
+	}
+	if err := e.undoExpected(op, req.Path, req.ExpectedVersion); err != nil {
 		return nil, err
 	}
 	r, err := e.ws.Undo(req.Path)
@@ -85,6 +93,34 @@ func (e *Engine) undoable(op, path, caller string) error {
 	return fserr.New(fserr.StaleVersion, op, path, "%s changed since you last read it: undo reverts its last change (%s at %s), which came after your read, whoever made it; nothing was undone",
 		path, h[0].Op, h[0].Time.UTC().Format(time.TimeOnly)).
 		WithHint("read the file to see that change, then undo again if you mean to revert it")
+}
+
+// undoExpected refuses with stale_version an undo whose expected version
+// is not the one the newest change left (a deleted file has none).
+// workspace.Undo itself refuses when the file is no longer as that change
+// left it, under its own locks, so together the undo runs only on the
+// content the caller named, whoever else changes the file.
+func (e *Engine) undoExpected(op, path, expected string) error {
+	if expected == "" {
+		return nil
+	}
+	if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
+		return err
+	}
+	h, err := e.ws.UndoHistory(path)
+	if err != nil || len(h) == 0 {
+		return nil // workspace.Undo says why there is nothing to undo
+	}
+	now := "none: the file does not exist"
+	if h[0].AfterExists {
+		if h[0].AfterVersion == expected {
+			return nil
+		}
+		now = h[0].AfterVersion
+	}
+	return fserr.New(fserr.StaleVersion, op, path, "%s changed since version %s (now %s): undo reverts its last change (%s at %s), which came after it; nothing was undone",
+		path, expected, now, h[0].Op, h[0].Time.UTC().Format(time.TimeOnly)).
+		WithHint("re-read the file, then undo with its current version if you mean to revert that change")
 }
 
 // sawUndone updates the caller's view of a file an undo reverted. The

@@ -192,3 +192,49 @@ func TestUndoBringsBackTheView(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoExpectedVersion: with expected_version, an undo (of a caller
+// that keeps no view, as over HTTP) runs only while the file has that
+// version, the one its newest change left: another's later change is not
+// reverted unseen. A mistyped version is bad_request; a deleted file has
+// no version to expect.
+func TestUndoExpectedVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eng, root := newEngine(t, map[string]string{"f.txt": "one\n"}, Options{})
+	mine, err := eng.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("two\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := eng.Write(ctx, WriteRequest{Path: "f.txt", Content: []byte("three\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expected string
+		code     fserr.Code
+	}{
+		{mine.Version, fserr.StaleVersion},
+		{"not-a-version", fserr.BadRequest},
+	} {
+		_, err := eng.Undo(ctx, UndoRequest{Path: "f.txt", ExpectedVersion: tc.expected})
+		if fserr.CodeOf(err) != tc.code {
+			t.Errorf("undo expecting %q: %v, want %s", tc.expected, err, tc.code)
+		}
+		if got := readFile(t, root, "f.txt"); got != "three\n" {
+			t.Fatalf("a refused undo changed the file to %q", got)
+		}
+	}
+	if _, err := eng.Undo(ctx, UndoRequest{Path: "f.txt", ExpectedVersion: theirs.Version}); err != nil {
+		t.Fatalf("undo expecting the current version: %v", err)
+	}
+	if got := readFile(t, root, "f.txt"); got != "two\n" {
+		t.Errorf("after the undo: %q, want two", got)
+	}
+	if _, err := eng.Delete(ctx, DeleteRequest{Path: "f.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Undo(ctx, UndoRequest{Path: "f.txt", ExpectedVersion: mine.Version}); fserr.CodeOf(err) != fserr.StaleVersion {
+		t.Errorf("undo of a delete expecting a version: %v, want stale_version", err)
+	}
+}
