@@ -72,6 +72,20 @@ const (
 	Busy Code = "busy"
 )
 
+// stable holds every code above.
+var stable = map[Code]bool{
+	NotFound: true, PermissionDenied: true, AlreadyExists: true, InvalidPath: true,
+	OutsideRoot: true, InvalidTarget: true, BadRequest: true, DecodeError: true,
+	TooLarge: true, NoSpaceLeft: true, ReadOnlyFilesystem: true, ReadOnly: true,
+	NoMatch: true, AmbiguousMatch: true, StaleVersion: true, MustRead: true,
+	Conflict: true, IOError: true, Unavailable: true, Timeout: true, Busy: true,
+}
+
+// Stable reports whether c is one of the stable codes above: what another
+// process (a connected host) sends may be any string, and fronts switch
+// on the code.
+func (c Code) Stable() bool { return stable[c] }
+
 // Error is fsplane's error. The zero value is not useful; use New or FromOS.
 type Error struct {
 	Code      Code

@@ -1,8 +1,12 @@
 package fserr
 
 import (
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -26,5 +30,42 @@ func TestRootEscapeIsOutsideRoot(t *testing.T) {
 	}
 	if e := FromOS("grep", "out/x", err); e.Code != OutsideRoot {
 		t.Errorf("FromOS(%v) = %s %q, want outside_root", err, e.Code, e.Message)
+	}
+}
+
+// TestStableListsEveryCode: Stable knows each Code constant, read from
+// this package's source, so a code added there is not taken for a
+// foreign one (the hub turns a host's foreign code into io_error).
+func TestStableListsEveryCode(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(gotoken.NewFileSet(), "fserr.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != gotoken.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			v := s.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "Code" {
+				continue
+			}
+			for _, val := range v.Values {
+				code, err := strconv.Unquote(val.(*ast.BasicLit).Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+				if !Code(code).Stable() {
+					t.Errorf("code %q is missing from stable", code)
+				}
+			}
+		}
+	}
+	if n != len(stable) || n == 0 {
+		t.Errorf("%d Code constants, %d stable codes", n, len(stable))
 	}
 }

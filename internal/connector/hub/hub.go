@@ -629,7 +629,10 @@ func (x *Host) settle() {
 func decodeResult(op, path string, res *proto.Result, out any) error {
 	if res.Error != nil {
 		e := &fserr.Error{Code: fserr.Code(res.Error.Code), Op: op, Path: path, Message: res.Error.Message, Hint: res.Error.Hint}
-		if !hostCodes[e.Code] {
+		// Another version of the host, or a hostile one, may send any
+		// code; the fronts switch on it (an "unauthorized" made the HTTP
+		// front answer 401, as though the caller's key were wrong).
+		if !e.Code.Stable() {
 			e.Code = fserr.IOError
 			e.Message = fmt.Sprintf("the host answered with error code %q, which is not one of fsplane's: %s", res.Error.Code, res.Error.Message)
 		}
@@ -659,19 +662,4 @@ func decodeResult(op, path string, res *proto.Result, out any) error {
 		return fserr.New(fserr.IOError, op, path, "the host's result could not be decoded: %v", err)
 	}
 	return nil
-}
-
-// hostCodes are the codes a host's error may carry: fserr's stable codes
-// (docs/connector-protocol.md §2). The hub's callers switch on the code
-// (the HTTP front maps it to a status), so another one, which a host of
-// another version or a hostile one may send, is passed on as io_error
-// with the host's code in the message: none at all broke the promise of
-// a stable code, and a front's own, such as unauthorized, made the HTTP
-// front answer 401 as though the caller's API key were wrong.
-var hostCodes = map[fserr.Code]bool{
-	fserr.NotFound: true, fserr.PermissionDenied: true, fserr.AlreadyExists: true, fserr.InvalidPath: true,
-	fserr.OutsideRoot: true, fserr.InvalidTarget: true, fserr.BadRequest: true, fserr.DecodeError: true,
-	fserr.TooLarge: true, fserr.NoSpaceLeft: true, fserr.ReadOnlyFilesystem: true, fserr.ReadOnly: true,
-	fserr.NoMatch: true, fserr.AmbiguousMatch: true, fserr.StaleVersion: true, fserr.MustRead: true,
-	fserr.Conflict: true, fserr.IOError: true, fserr.Unavailable: true, fserr.Timeout: true, fserr.Busy: true,
 }
