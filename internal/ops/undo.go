@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -37,7 +38,8 @@ type UndoResult struct {
 // Undo reverts the newest recorded change of a file (workspace.Undo): it
 // refuses with conflict when the file changed since that change, and with
 // stale_version when the caller's view of the file is outdated by a
-// change it neither saw nor made (see Tracker.MayUndo). The file's lock is
+// change it neither saw nor made, or the file's version is not the one
+// expected (see undoHeld). The file's lock is
 // held from that check to the undo, so that no change of this engine's
 // comes in between.
 func (e *Engine) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
@@ -50,10 +52,7 @@ func (e *Engine) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error)
 		return nil, cancelled(op, req.Path, err)
 	}
 	defer unlock()
-	if err := e.undoable(op, req.Path, req.Caller); err != nil {
-		return nil, err
-	}
-	if err := e.undoExpected(op, req.Path, req.ExpectedVersion); err != nil {
+	if err := e.undoHeld(op, req.Path, req.Caller, req.ExpectedVersion); err != nil {
 		return nil, err
 	}
 	r, err := e.ws.Undo(req.Path)
@@ -70,57 +69,53 @@ func (e *Engine) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error)
 	return out, nil
 }
 
-// undoable refuses the undo of a change caller never saw (see
-// Tracker.MayUndo): one made since its last read, by another caller. It
-// leaves every other refusal to workspace.Undo, and does not look at the
-// history unless caller has a view of the file. Undoing a delete re-creates
-// the file and so loses no one's work: that is not held to the view.
-func (e *Engine) undoable(op, path, caller string) error {
-	if caller == "" {
-		return nil
+// undoHeld refuses with stale_version an undo of a change the caller did
+// not see, and leaves every other refusal to workspace.Undo. The change
+// undo reverts is the file's newest, whoever made it; a caller that keeps
+// a view of the file (see Tracker.MayUndo) is held to it, and any caller
+// to expected, the version that change must have left (a deleted file has
+// none). workspace.Undo itself refuses when the file is no longer as that
+// change left it, under its own locks. The history is read only when
+// there is something to hold the undo to. Undoing a delete re-creates the
+// file and so loses no one's work: it is not held to a view.
+func (e *Engine) undoHeld(op, path, caller, expected string) error {
+	if expected != "" {
+		if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
+			return err
+		}
 	}
-	p, err := e.ws.Resolve(path)
-	if err != nil {
-		return nil
+	viewed := ""
+	if caller != "" {
+		if p, err := e.ws.Resolve(path); err == nil {
+			if _, ok := e.fresh.Seen(caller, p.Abs); ok {
+				viewed = p.Abs
+			}
+		}
 	}
-	if _, ok := e.fresh.Seen(caller, p.Abs); !ok {
+	if expected == "" && viewed == "" {
 		return nil
-	}
-	h, err := e.ws.UndoHistory(path)
-	if err != nil || len(h) == 0 || !h[0].AfterExists || e.fresh.MayUndo(caller, p.Abs, h[0].AfterVersion) {
-		return nil
-	}
-	return fserr.New(fserr.StaleVersion, op, path, "%s changed since you last read it: undo reverts its last change (%s at %s), which came after your read, whoever made it; nothing was undone",
-		path, h[0].Op, h[0].Time.UTC().Format(time.TimeOnly)).
-		WithHint("read the file to see that change, then undo again if you mean to revert it")
-}
-
-// undoExpected refuses with stale_version an undo whose expected version
-// is not the one the newest change left (a deleted file has none).
-// workspace.Undo itself refuses when the file is no longer as that change
-// left it, under its own locks, so together the undo runs only on the
-// content the caller named, whoever else changes the file.
-func (e *Engine) undoExpected(op, path, expected string) error {
-	if expected == "" {
-		return nil
-	}
-	if err := workspace.CheckVersionFormat(op, path, expected); err != nil {
-		return err
 	}
 	h, err := e.ws.UndoHistory(path)
 	if err != nil || len(h) == 0 {
 		return nil // workspace.Undo says why there is nothing to undo
 	}
-	now := "none: the file does not exist"
-	if h[0].AfterExists {
-		if h[0].AfterVersion == expected {
-			return nil
+	last := h[0]
+	var since, hint string
+	switch {
+	case expected != "" && (!last.AfterExists || last.AfterVersion != expected):
+		now := "none: the file does not exist"
+		if last.AfterExists {
+			now = last.AfterVersion
 		}
-		now = h[0].AfterVersion
+		since = fmt.Sprintf("version %s (now %s)", expected, now)
+		hint = "re-read the file, then undo with its current version if you mean to revert that change"
+	case viewed != "" && last.AfterExists && !e.fresh.MayUndo(caller, viewed, last.AfterVersion):
+		since, hint = "you last read it", "read the file to see that change, then undo again if you mean to revert it"
+	default:
+		return nil
 	}
-	return fserr.New(fserr.StaleVersion, op, path, "%s changed since version %s (now %s): undo reverts its last change (%s at %s), which came after it; nothing was undone",
-		path, expected, now, h[0].Op, h[0].Time.UTC().Format(time.TimeOnly)).
-		WithHint("re-read the file, then undo with its current version if you mean to revert that change")
+	return fserr.New(fserr.StaleVersion, op, path, "%s changed since %s: undo reverts its last change (%s at %s), which came after it, whoever made it; nothing was undone",
+		path, since, last.Op, last.Time.UTC().Format(time.TimeOnly)).WithHint("%s", hint)
 }
 
 // sawUndone updates the caller's view of a file an undo reverted. The
