@@ -99,3 +99,37 @@ func TestApplyStdinIsADirectory(t *testing.T) {
 		t.Errorf("exit %v, stdout %q, stderr (-want +got):\n%s", err, stdout.String(), diff)
 	}
 }
+
+// TestApplyEmptyStdin: an empty standard input is a usage error, exit
+// status 2 with a usage line, as Codex's apply_patch answers it; standard
+// input of white space only is an empty patch (exit 1). Nothing changes
+// either way. (A command-line matter, so not among the scenarios the
+// library shares.)
+func TestApplyEmptyStdin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		stdin, usage string
+		exit         int
+	}{
+		{"", "Usage: fsplane apply 'PATCH'", 2},
+		{" \n\t\n", "", 1},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(binary, "apply", "--state-dir", t.TempDir())
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(tc.stdin)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.exit || stdout.Len() > 0 ||
+			!strings.Contains(stderr.String(), "no patch given") || !strings.Contains(stderr.String(), tc.usage) {
+			t.Errorf("stdin %q: exit %v, stdout %q, stderr %q; want exit %d naming the missing patch", tc.stdin, err, stdout.String(), stderr.String(), tc.exit)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "a\n" {
+			t.Errorf("stdin %q: a.txt changed to %q", tc.stdin, b)
+		}
+	}
+}
