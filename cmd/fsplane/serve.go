@@ -22,6 +22,7 @@ import (
 	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/mcpserver"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/sendq"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
@@ -288,6 +289,8 @@ func serve(ctx context.Context, c serveConfig, stderr interface{ Write([]byte) (
 		}
 		return &exitError{code: 1, err: err}
 	}
+	// Slow readers and slow links: see sendq.
+	ln = sendq.Listener(ln)
 	if c.maxConns > 0 {
 		if lim, ok := openFileLimit(); ok && uint64(c.maxConns)+fdReserve > lim {
 			log.Warn("The open-file limit leaves little room beyond --max-connections; raise it (ulimit -n) or lower --max-connections",

@@ -25,6 +25,7 @@ import (
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/httpapi"
 	"github.com/fsplane/fsplane/internal/ops"
+	"github.com/fsplane/fsplane/internal/sendq"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
@@ -57,6 +58,7 @@ func newHubEnvWith(t *testing.T, smallSendBuffers bool, opts httpapi.Options) *h
 	h := hub.New(hub.Options{Token: hubToken})
 	opts.Hub = h
 	srv := httptest.NewUnstartedServer(httpapi.New(ops.New(ws, ops.Options{}), opts))
+	srv.Listener = sendq.Listener(srv.Listener) // as fsplane serve's
 	if smallSendBuffers {
 		srv.Listener = sendBufferListener{srv.Listener}
 	}
@@ -134,12 +136,19 @@ func (e *hubEnv) connectHost(t *testing.T, files map[string]int64, limits proto.
 // ends.
 func (e *hubEnv) connectHostRoot(t *testing.T, root string, limits proto.Limits) *notices {
 	t.Helper()
+	return e.connectHostVia(t, e.url, root, limits)
+}
+
+// connectHostVia is connectHostRoot with the host dialling url (a proxy
+// in front of the hub).
+func (e *hubEnv) connectHostVia(t *testing.T, url, root string, limits proto.Limits) *notices {
+	t.Helper()
 	ws, err := workspace.Open(workspace.Options{Roots: []string{root}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := &notices{}
-	x, err := host.New(host.Options{URL: e.url, Token: hubToken, Name: "laptop", Mode: proto.ReadOnly,
+	x, err := host.New(host.Options{URL: url, Token: hubToken, Name: "laptop", Mode: proto.ReadOnly,
 		Engine: ops.New(ws, ops.Options{}), Limits: limits, OnEvent: n.add})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +159,21 @@ func (e *hubEnv) connectHostRoot(t *testing.T, root string, limits proto.Limits)
 	t.Cleanup(func() { cancel(); <-done; ws.Close() })
 	e.waitHosts(t, 1)
 	return n
+}
+
+// openHostDownload starts a GET of url with c, requires 200, and closes
+// the body when the test ends; the caller reads it, or not.
+func openHostDownload(t *testing.T, c *http.Client, url string) *http.Response {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %s", resp.Status)
+	}
+	return resp
 }
 
 // get fetches url and reads the whole body with a client that gives up
@@ -369,14 +393,7 @@ func TestStalledHostDownloadDoesNotBlockTheHost(t *testing.T) {
 	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Second})
 	n := e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "a.txt": 10}, proto.Limits{})
 	stalled := smallReadBufferClient()
-	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close() // never read: the client stalls
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("download: %s", resp.Status)
-	}
+	openHostDownload(t, stalled, e.url+"/v2/hosts/laptop/fs/download?path=big.bin") // never read: the client stalls
 	start := time.Now()
 	c := &http.Client{Timeout: 25 * time.Second}
 	r, err := c.Get(e.url + "/v2/hosts/laptop/fs/stat?path=a.txt")
@@ -412,14 +429,7 @@ func TestSlowHostDownloadClientGetsTheWholeFile(t *testing.T) {
 	e := newHubEnv(t, true)
 	e.connectHost(t, map[string]int64{"big.bin": size, "a.txt": 10}, proto.Limits{})
 	slow := smallReadBufferClient()
-	resp, err := slow.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("download: %s", resp.Status)
-	}
+	resp := openHostDownload(t, slow, e.url+"/v2/hosts/laptop/fs/download?path=big.bin")
 	read := make(chan error, 1)
 	var got int
 	go func() {
@@ -473,14 +483,7 @@ func TestSteadyHostDownloadClientIsNotCut(t *testing.T) {
 	const size = 1 << 20
 	e := newHubEnv(t, true)
 	e.connectHost(t, map[string]int64{"big.bin": size}, proto.Limits{})
-	resp, err := smallReadBufferClient().Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("download: %s", resp.Status)
-	}
+	resp := openHostDownload(t, smallReadBufferClient(), e.url+"/v2/hosts/laptop/fs/download?path=big.bin")
 	got := 0
 	buf := make([]byte, 2<<10)
 	for start := time.Now(); time.Since(start) < 7*time.Second; {
@@ -508,16 +511,9 @@ func TestHostHeadNeedsNoDataSlot(t *testing.T) {
 	e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "b.bin": 10}, proto.Limits{MaxConcurrentTransfers: 2})
 	small, _ := getWith(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin", nil)
 	stalled := smallReadBufferClient()
-	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Never read: the client holds the host's one data slot until the
 	// subtests are done.
-	t.Cleanup(func() { resp.Body.Close() })
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("stalled download: %s", resp.Status)
-	}
+	resp := openHostDownload(t, stalled, e.url+"/v2/hosts/laptop/fs/download?path=big.bin")
 	for _, tt := range []struct {
 		name   string
 		path   string
@@ -574,14 +570,7 @@ func TestHostDownloadBusyIsRefusedBeforeItStarts(t *testing.T) {
 	e := newHubEnvWith(t, true, httpapi.Options{HostWriteTimeout: time.Minute})
 	e.connectHost(t, map[string]int64{"big.bin": 64 << 20, "b.bin": 10}, proto.Limits{MaxConcurrentTransfers: 2})
 	stalled := smallReadBufferClient()
-	resp, err := stalled.Get(e.url + "/v2/hosts/laptop/fs/download?path=big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close() // never read: the client holds the slot
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("first download: %s", resp.Status)
-	}
+	openHostDownload(t, stalled, e.url+"/v2/hosts/laptop/fs/download?path=big.bin") // never read: the client holds the slot
 	for _, h := range []map[string]string{{"If-Match": `"nope"`}, {"Range": "bytes=100-"}} {
 		start := time.Now()
 		r, _ := getWith(t, e.url+"/v2/hosts/laptop/fs/download?path=b.bin", h)

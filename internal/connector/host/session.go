@@ -21,6 +21,7 @@ import (
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/sendq"
 )
 
 // dial opens the WebSocket, authenticating with the token and requesting
@@ -63,6 +64,10 @@ func dialFrameConn(d *net.Dialer) func(ctx context.Context, network, addr string
 		if err != nil {
 			return nil, err
 		}
+		// A download on a slow uplink then queues in the host, not in
+		// the kernel, and an answer written meanwhile waits for one
+		// chunk, not for megabytes (see sendq).
+		_ = sendq.Bound(c)
 		fc := connector.NewFrameConn(c)
 		if slot, ok := ctx.Value(frameSlot{}).(**connector.FrameConn); ok {
 			*slot = fc
