@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,7 +18,20 @@ import (
 // bytes passed on. Everything ends with the test.
 func Throttle(t testing.TB, target string, rate int, sent *atomic.Int64) (addr string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The small buffer is set on the listener, so accepted connections
+	// start with it and their handshake advertises a window that fits
+	// it. Shrunk after accept, the peer had been promised more, and the
+	// link stalled in zero-window probes at a tenth of rate.
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 8<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +42,6 @@ func Throttle(t testing.TB, target string, rate int, sent *atomic.Int64) (addr s
 			if err != nil {
 				return
 			}
-			in.(*net.TCPConn).SetReadBuffer(8 << 10)
 			out, err := net.Dial("tcp", target)
 			if err != nil {
 				in.Close()
