@@ -9,7 +9,12 @@ import "github.com/fsplane/fsplane/internal/jsonx"
 // copies the runs between escapes.
 type text string
 
+// UnmarshalJSON leaves t as it is for null, as encoding/json does for a
+// string (and asks of every Unmarshaler).
 func (t *text) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	s, err := jsonx.Unquote(b)
 	if err != nil {
 		return err

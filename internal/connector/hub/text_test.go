@@ -160,3 +160,21 @@ func TestQuotedReadResult(t *testing.T) {
 		t.Fatalf("decodeFast kept a literal holding invalid UTF-8: %q", bad.quoted)
 	}
 }
+
+// TestReadResultNullContent: a null text field decodes as encoding/json
+// decodes null into a string (it is left as it was), with either decoder
+// the connector uses, instead of failing the whole result.
+func TestReadResultNullContent(t *testing.T) {
+	t.Parallel()
+	raw := []byte(`{"Path":"/a","Content":null,"TotalLines":0}`)
+	for name, unmarshal := range map[string]func([]byte, any) error{"encoding/json": json.Unmarshal, "segmentio": sj.Unmarshal} {
+		var r readResult
+		if err := unmarshal(raw, &r); err != nil {
+			t.Errorf("%s: %v, want a result with no content", name, err)
+			continue
+		}
+		if r.Content != "" || r.Path != "/a" {
+			t.Errorf("%s: decoded %+v", name, r)
+		}
+	}
+}
