@@ -75,7 +75,7 @@ func (s *Server) listHosts(w http.ResponseWriter, r *http.Request) {
 	for _, h := range s.hub.Hosts() {
 		out.Hosts = append(out.Hosts, client.HostInfo{
 			ID: h.ID, Name: h.Name, Mode: string(h.Mode), Roots: h.Roots,
-			ConnectedAt: h.ConnectedAt.UTC().Format(time.RFC3339Nano), Capabilities: h.Capabilities.Ops, Version: h.Version,
+			ConnectedAt: h.ConnectedAt.UTC().Format(time.RFC3339Nano), Capabilities: h.Capabilities.Ops, Features: h.Capabilities.Features, Version: h.Version,
 		})
 	}
 	ok(w, "Operation successful", out)

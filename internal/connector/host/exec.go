@@ -30,6 +30,9 @@ var Ops = []string{
 	proto.OpDownload,
 }
 
+// Features are the proto.Capabilities features this host honours.
+var Features = []string{proto.FeatureUndoExpectedVersion}
+
 // call is an operation decoded and ready to run.
 type call struct {
 	dryRun bool // the op writes nothing (a dry run of edit, edit_lines or patch)

@@ -376,7 +376,7 @@ func (h *Host) hello() *proto.Hello {
 		Name:         h.opts.Name,
 		Roots:        h.roots,
 		Mode:         h.Mode(),
-		Capabilities: proto.Capabilities{Ops: Ops, Transfer: 1},
+		Capabilities: proto.Capabilities{Ops: Ops, Transfer: 1, Features: Features},
 		Limits:       h.limits,
 		Version:      h.opts.Version,
 	}

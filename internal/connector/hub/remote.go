@@ -6,6 +6,7 @@ import (
 
 	"github.com/fsplane/fsplane/internal/connector"
 	"github.com/fsplane/fsplane/internal/connector/proto"
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/jsonx"
 	"github.com/fsplane/fsplane/internal/ops"
 )
@@ -182,8 +183,16 @@ func (r *Remote) Insert(ctx context.Context, req ops.InsertRequest) (*ops.LinesR
 	return call[ops.LinesResult](ctx, r, proto.OpInsert, req.Path, req.Caller, req)
 }
 
-// Undo runs ops.Engine.Undo on the host.
+// Undo runs ops.Engine.Undo on the host. An undo with ExpectedVersion is
+// refused (bad_request) on a host that does not announce
+// proto.FeatureUndoExpectedVersion: it would ignore the version and
+// revert whatever change is newest.
 func (r *Remote) Undo(ctx context.Context, req ops.UndoRequest) (*ops.UndoResult, error) {
+	if req.ExpectedVersion != "" && !r.host.Info().Capabilities.Has(proto.FeatureUndoExpectedVersion) {
+		return nil, fserr.New(fserr.BadRequest, proto.OpUndo, req.Path,
+			"host %s runs an fsplane that ignores expected_version on undo", r.host.Info().Name).
+			WithHint("update fsplane on that computer and reconnect it, or read the file and undo without expected_version once you have checked that its newest change is the one to revert")
+	}
 	return call[ops.UndoResult](ctx, r, proto.OpUndo, req.Path, req.Caller, req)
 }
 

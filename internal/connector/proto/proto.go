@@ -81,7 +81,20 @@ func (m Mode) Valid() bool { return m == ReadOnly || m == ReadWrite }
 type Capabilities struct {
 	Ops      []string `json:"ops"`
 	Transfer int      `json:"transfer"` // transfer protocol version; 1
+	// Features name what a host honours in the args of ops it has
+	// executed from the start, where an older host would ignore a new
+	// field and do something else than asked (see FeatureUndoExpectedVersion).
+	Features []string `json:"features,omitempty"`
 }
+
+// FeatureUndoExpectedVersion: the host's undo honours expected_version
+// (it reverts only while the file has that version). A host without it
+// would ignore the field and revert the file's newest change, whoever
+// made it, so the hub refuses such an undo instead of sending it.
+const FeatureUndoExpectedVersion = "undo_expected_version"
+
+// Has reports whether the host announced feature f.
+func (c Capabilities) Has(f string) bool { return slices.Contains(c.Features, f) }
 
 // Limits bound messages and transfers; each side obeys the smaller of the
 // two peers' values (see Merge).
