@@ -118,6 +118,11 @@ type planned struct {
 	// bytes: a staged upload) instead of req.Content.
 	src     io.ReaderAt
 	srcSize int64
+	// madeParents counts the innermost parent directories of the file
+	// that the change creates (len(dirs), or the directories a copy, a
+	// move or a tree merge makes outside the plan), for undo of the
+	// create to remove them (undoEntry.Dirs).
+	madeParents int
 }
 
 type plan []*planned
@@ -458,6 +463,7 @@ func (w *Workspace) planAbsent(op string, p *planned) error {
 		fi, err := root.Lstat(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			p.dirs = dirs[i:]
+			p.madeParents = len(p.dirs)
 			break
 		}
 		if err != nil {

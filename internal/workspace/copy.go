@@ -145,6 +145,7 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 		removeDirs(root, dirs)
 		return osErr(op, s.Given, err)
 	}
+	st.parents = len(dirs)
 	var recorded bool
 	err = w.locked(op, dst, func() error {
 		var err error
@@ -191,6 +192,9 @@ type staged struct {
 	// temp, which is then removed), as Commit does, instead of renaming
 	// temp over the one name.
 	keepLinks bool
+	// parents counts the destination's parent directories made for it
+	// (makeParents), which undo of its creation removes again.
+	parents int
 }
 
 // stageCopy copies the regular file srcRel into a new temp file beside
@@ -251,7 +255,7 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	if expected != "" && dfi == nil {
 		return false, staleVersion(op, d.Given, expected, "")
 	}
-	p := &planned{res: d, kind: kindCreate, newVersion: st.version}
+	p := &planned{res: d, kind: kindCreate, newVersion: st.version, madeParents: st.parents}
 	if tfi, err := root.Lstat(st.temp); err == nil {
 		// The mode the file will have, for undo to notice a chmod since.
 		p.mode = tfi.Mode() & permBits

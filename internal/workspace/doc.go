@@ -100,12 +100,15 @@
 // # Undo
 //
 // Commit records the previous state of each changed file in a bounded,
-// persistent journal in the state directory; Undo restores it, and refuses
-// when the file changed since the recorded edit; UndoHistory lists it. The
-// record is written before the change is made, pending, and confirmed
-// after it, so a process killed right after a change still leaves its
-// record; the next process settles a pending record from the file (kept
-// when the change was made, dropped when it was not). An
+// persistent journal in the state directory; Undo restores it (content,
+// mode and owner), and refuses when the file changed since the recorded
+// edit, in content, existence, permission bits or owner; UndoHistory
+// lists it. The record is written before the change is made, pending,
+// and confirmed after it, so a process killed right after a change still
+// leaves its record; the next process settles a pending record from the
+// file (kept when the change was made, dropped when it was not; the
+// owner the change left comes with the confirmation, so a settled record
+// does not check it). An
 // undo interrupted between restoring a file and dropping its record
 // leaves the file as the record would restore it: the next Undo drops the
 // record and reports it done (UndoResult.AlreadyUndone).
@@ -116,7 +119,11 @@
 // change, which Undo of either path reverts as a whole. A tree merged
 // into a directory (TreeWriter) records each file it adds or replaces.
 // Changes of directories (mkdir, removing or moving a tree, a new tree)
-// and Move of a link are not recorded.
+// and Move of a link are not recorded, with one exception: the record of
+// a file's creation counts the parent directories that change made for
+// it, and Undo of the creation removes them again, deepest first, each
+// only while it is empty (never one that existed before, nor one that
+// holds anything now).
 //
 // Paths are those of a POSIX system; the package is written for Linux and
 // builds on other Unix systems.

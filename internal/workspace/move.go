@@ -181,7 +181,7 @@ func (w *Workspace) move(op string, s, d *resolved, overwrite bool, expectedVers
 	if sfi.Mode().IsRegular() && sp.kept && (dfi == nil || dp.kept) {
 		upl = plan{
 			{res: s, kind: kindDelete, existed: true, kept: true, prev: sp.content, prevMode: sp.mode, prevVersion: sp.version},
-			{res: d, kind: kindCreate, newVersion: sp.version, mode: sp.mode},
+			{res: d, kind: kindCreate, newVersion: sp.version, mode: sp.mode, madeParents: len(dirs)},
 		}
 		upl[0].uid, upl[0].gid, _ = fileOwner(sfi)
 		if dfi != nil {

@@ -133,20 +133,24 @@ const (
 // back (or finishes, past the commit point) like a patch. The transaction
 // has no limit of its own: its manifest holds names only, the content is
 // the staged tree and hard-link backups on the same file system, and it
-// needs a few hundred bytes of memory per entry plus the previous
-// contents kept for undo; the archive's limits bound it (transfer.Limits,
-// 100,000 entries and 4 GiB by default). Each regular file it adds or
-// replaces is recorded in undo like a patch's (Undo restores the previous
-// file or removes the added one) within UndoLimits: the first MaxEntries
-// files in path order, previous contents up to MaxEntryBytes each and
-// TotalBytes in all, evicting older records as any change does. Not
-// recorded: links it puts in place (Undo resolves a path through its
-// link), replaced special files (no content to keep), and the directories
-// it creates (undoing every file leaves them empty). A replaced file is
-// replaced by rename, as tar extracts over it: other hard links to it
-// keep the old content (Commit and WriteStream rewrite such a file in
-// place; a merge stages its files whole before the transaction, and
-// hard-link members of the archive make their own links).
+// needs a few hundred bytes of memory per entry plus the previous contents
+// kept for undo; the archive's limits bound it (transfer.Limits, 100,000
+// entries and 4 GiB by default). Each regular file it adds or replaces is
+// recorded in undo like a patch's (Undo restores the previous file or
+// removes the added one) within UndoLimits: the first MaxEntries files in
+// path order, each with the permission bits the merge gave it (a chmod
+// since is a conflict, as after a write), previous contents up to
+// MaxEntryBytes each and TotalBytes in all, evicting older records as any
+// change does. Not recorded: links it puts in place (Undo resolves a path
+// through its link) and replaced special files (no content to keep). The
+// directories it creates are not recorded of their own: the record of each
+// file it adds counts those that hold it, and undoing the file removes the
+// ones left empty, so undoing every file removes them all (unless a
+// directory was an empty member of the archive or holds a link of it). A
+// replaced file is replaced by rename, as tar extracts over it: other hard
+// links to it keep the old content (Commit and WriteStream rewrite such a
+// file in place; a merge stages its files whole before the transaction,
+// and hard-link members of the archive make their own links).
 type TreeWriter struct {
 	w     *Workspace
 	op    string
@@ -158,10 +162,13 @@ type TreeWriter struct {
 	kinds map[string]fs.FileMode // staged entries: name → type bits (0 for regular files)
 	perms map[string]fs.FileMode // directory permissions, applied at Commit
 	// versions holds a merge's staged files' versions, which its
-	// transaction journals and undo records.
-	versions map[string]string
-	entries  int
-	closed   bool
+	// transaction journals and undo records; fileModes their permission
+	// bits, which undo records too (undoEntry.AfterMode), so that a chmod
+	// made since is a conflict rather than silently reverted.
+	versions  map[string]string
+	fileModes map[string]fs.FileMode
+	entries   int
+	closed    bool
 }
 
 // TreeResult reports a committed tree.
@@ -201,7 +208,8 @@ func (w *Workspace) CreateTree(p string, owner *Owner) (*TreeWriter, error) {
 		return nil, osErr(op, p, err)
 	}
 	t := &TreeWriter{w: w, op: op, d: d, root: d.r.root, owner: owner,
-		kinds: map[string]fs.FileMode{".": fs.ModeDir}, perms: map[string]fs.FileMode{}, versions: map[string]string{}}
+		kinds: map[string]fs.FileMode{".": fs.ModeDir}, perms: map[string]fs.FileMode{}, versions: map[string]string{},
+		fileModes: map[string]fs.FileMode{}}
 	switch {
 	case fi == nil:
 		if err := checkParentDir(op, p, t.root, path.Dir(d.Rel)); err != nil {
@@ -319,6 +327,7 @@ func (t *TreeWriter) replace(name, rel string) error {
 	}
 	delete(t.kinds, name)
 	delete(t.versions, name)
+	delete(t.fileModes, name)
 	t.entries--
 	return nil
 }
@@ -370,8 +379,9 @@ func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, 
 	if err == nil && t.owner != nil {
 		err = f.Chown(t.owner.UID, t.owner.GID)
 	}
+	mode := treePerm(perm)
 	if err == nil {
-		err = f.Chmod(treePerm(perm))
+		err = f.Chmod(mode)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -382,7 +392,7 @@ func (t *TreeWriter) File(name string, perm fs.FileMode, src io.Reader) (int64, 
 	}
 	t.kinds[name] = 0
 	if h != nil {
-		t.versions[name] = h.Version()
+		t.versions[name], t.fileModes[name] = h.Version(), mode
 	}
 	t.entries++
 	return n, nil
@@ -437,7 +447,7 @@ func (t *TreeWriter) Link(name, target string) error {
 	}
 	t.kinds[name] = 0
 	if v, ok := t.versions[target]; ok {
-		t.versions[name] = v
+		t.versions[name], t.fileModes[name] = v, t.fileModes[target]
 	}
 	t.entries++
 	return nil
@@ -730,7 +740,8 @@ func (t *TreeWriter) planFile(m *mergePlan, b *undoBudget, name string, fi fs.Fi
 		req:  &request{Change: Change{Path: res.Given}},
 		res:  res,
 		kind: kindCreate, temp: path.Join(t.stage, name), newVersion: t.versions[name],
-		uid: -1, gid: -1,
+		mode: t.fileModes[name], // the staged file's, which it keeps
+		uid:  -1, gid: -1,
 	}
 	if t.kinds[name] == fs.ModeSymlink {
 		target, err := t.root.Readlink(p.temp)
@@ -763,6 +774,17 @@ func (t *TreeWriter) planFile(m *mergePlan, b *undoBudget, name string, fi fs.Fi
 			p.prev, p.kept, p.prevVersion = ps.content, ps.kept, ps.version
 		}
 		record = record && p.kept
+	}
+	if !p.existed {
+		// The merge's new directories that hold the file, which undo of
+		// its creation removes once they are empty: below the first
+		// created one, every one is created (planMerge descends no
+		// further at the destination).
+		for _, d := range parentDirs(name) {
+			if m.created[d] {
+				p.madeParents++
+			}
+		}
 	}
 	m.pl = append(m.pl, p)
 	if record && b.take(len(p.prev)) {

@@ -92,6 +92,22 @@ type undoEntry struct {
 	// Owner is the owner the file had (absent in entries written before
 	// it was kept): an undo that re-creates the file gives it back.
 	Owner *entryOwner `json:"owner,omitempty"`
+	// AfterOwner is the owner the change left the file with, as it was
+	// found once the change was made (nil: not known, as in entries
+	// written before it was kept, or whose confirmation a crash lost): a
+	// chown since is later work, which undo must not discard. It comes
+	// with the confirm record (undoRecord.AfterOwner): the add record is
+	// written before the change, when the owner the file will end up with
+	// is not known (a chown fsplane may not make, a setgid directory).
+	AfterOwner *entryOwner `json:"after_owner,omitempty"`
+	// Dirs counts the file's innermost parent directories that the change
+	// created along with it (a create only; 0 in entries written before
+	// it was kept): undo of the create removes them again, deepest first,
+	// each only while it is empty (see removeMadeDirs). A count, not
+	// names: the record is keyed by the file's path, links resolved, so
+	// its parents are the key's, and a path that no longer resolves to the
+	// key finds no record.
+	Dirs int `json:"dirs,omitempty"`
 	// Group ties entries of one transaction that are undone together (see
 	// Change.Group); GroupSize is how many changes it had.
 	Group     string `json:"group,omitempty"`
@@ -124,6 +140,9 @@ type undoRecord struct {
 	Add     *undoEntry `json:"add,omitempty"`
 	Confirm int64      `json:"confirm,omitempty"` // the pending entry's change was made
 	Drop    int64      `json:"drop,omitempty"`
+	// AfterOwner, with Confirm, is the owner the change left the file
+	// with (undoEntry.AfterOwner).
+	AfterOwner *entryOwner `json:"after_owner,omitempty"`
 }
 
 // undoJournal is the in-memory view of the log. It changes only by
@@ -214,11 +233,16 @@ func (j *undoJournal) forKey(key string) []*undoEntry { return j.byKey[key] }
 
 // Undo reverts the newest recorded change of p. It refuses with conflict
 // when the file is no longer as that change left it (content, existence,
-// or the permission bits the change wrote), because restoring would discard the later change; nothing is
-// changed then. Undoing a create deletes the file; otherwise the previous
-// content and mode are restored with the same atomic machinery as Commit.
-// The undo itself is not recorded, and the entry is consumed, so repeated
-// Undo calls walk back through the file's history. A move (see Move) is
+// the permission bits the change wrote, or its owner and group), because
+// restoring would discard the later change (a chmod or chown included);
+// nothing is changed then. What the change itself did to the owner is
+// undone with it: a file re-created or restored gets the owner it had
+// before the change (a move over it had given it the moved file's).
+// Undoing a create deletes the file, and then the parent directories that
+// create made, while they are empty; otherwise the previous content and
+// mode are restored with the same atomic machinery as Commit. The undo
+// itself is not recorded, and the entry is consumed, so repeated Undo
+// calls walk back through the file's history. A move (see Move) is
 // reverted as a whole from either of its paths: the source comes back and
 // the destination is removed or gets its overwritten content back, in one
 // transaction, or nothing happens when either file changed since.
@@ -337,6 +361,13 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 	if w.hooks.crashAt != nil && w.hooks.crashAt("undone") {
 		return nil, errCrashed
 	}
+	// The directories the undone creates made go after their files and
+	// before the records that name them: a crash in between leaves the
+	// records, and the next Undo (alreadyUndone) removes them.
+	removeAllMadeDirs(group, targets)
+	if w.hooks.crashAt != nil && w.hooks.crashAt("undone-dirs") {
+		return nil, errCrashed
+	}
 	// The files are restored; records whose drop fails (or is cut short
 	// by a crash) are settled by the next Undo (alreadyUndone).
 	_ = w.journal.drop(group...)
@@ -366,6 +397,9 @@ func (w *Workspace) undoLocked(op, p string, res *resolved) (*UndoResult, error)
 // writer who put back the very same content and mode gets the same
 // answer, which is as true.
 func (w *Workspace) alreadyUndone(op string, group []*undoEntry, targets []*resolved, states []fileState) (*UndoResult, error) {
+	// The interrupted undo may have stopped before the directories its
+	// creates made were removed.
+	removeAllMadeDirs(group, targets)
 	if err := w.journal.drop(group...); err != nil {
 		return nil, stateErr(op, w.stateDir, err)
 	}
@@ -386,17 +420,60 @@ func (w *Workspace) alreadyUndone(op string, group []*undoEntry, targets []*reso
 	return &out[0], nil
 }
 
+// removeAllMadeDirs removes, for each created file of group that undo
+// removed, the parent directories its change made (removeMadeDirs).
+func removeAllMadeDirs(group []*undoEntry, targets []*resolved) {
+	for i, ge := range group {
+		if !ge.Existed && ge.Dirs > 0 {
+			removeMadeDirs(targets[i].r.root, targets[i].Rel, ge.Dirs)
+		}
+	}
+}
+
+// removeMadeDirs removes the n innermost parent directories of rel, which
+// the change that created rel made (undoEntry.Dirs), deepest first, each
+// with rmdir, so only while it is an empty directory: one that holds
+// anything now (another writer's file or directory) stays, and so does
+// every one above it. One already gone (an undo cut short after removing
+// it) is passed over. The directory that held the outermost one removed
+// is fsynced. It is cleanup after the undo proper: failures leave
+// directories, never change a file.
+func removeMadeDirs(root *os.Root, rel string, n int) {
+	dirs := parentDirs(rel)
+	n = min(n, len(dirs))
+	removed := ""
+	for i := len(dirs) - 1; i >= len(dirs)-n; i-- {
+		if err := rmdir(root, dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		removed = dirs[i]
+	}
+	if removed != "" {
+		_ = syncDir(root, path.Dir(removed))
+	}
+}
+
 // undoRequest is the change that reverts e on target, whose state is cur,
 // or conflict when the file is no longer as e left it.
 func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved, cur fileState) (*request, error) {
 	p := target.Given
 	if !cur.isAfter(e) {
-		if cur.exists && cur.version == e.AfterVersion && e.AfterExists {
+		switch {
+		case !cur.exists || cur.version != e.AfterVersion || !e.AfterExists:
+		case !cur.modeAfter(e):
 			// Only the permissions changed: restoring the recorded
 			// ones would undo that chmod too.
 			return nil, fserr.New(fserr.Conflict, op, p,
 				"%s's permissions changed since the recorded edit (now %#o, left at %#o); undo would discard that change", p, cur.mode, e.AfterMode).
 				WithHint("if the change is to be undone all the same, set the permissions back to %#o first (chmod), then undo; or edit the file instead", e.AfterMode)
+		case !cur.ownerAfter(e):
+			// Only the owner changed: the undo would give the file the
+			// owner it had before the change (or delete it), undoing
+			// that chown too.
+			a := e.AfterOwner
+			return nil, fserr.New(fserr.Conflict, op, p,
+				"%s's owner changed since the recorded edit (now uid %d, gid %d; left as uid %d, gid %d); undo would discard that change", p, cur.uid, cur.gid, a.UID, a.GID).
+				WithHint("if the change is to be undone all the same, chown the file back to %d:%d first, then undo; or edit the file instead", a.UID, a.GID)
 		}
 		return nil, fserr.New(fserr.Conflict, op, p,
 			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)
@@ -428,17 +505,28 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved, cur f
 // or the target of a symbolic link. A directory or special file exists
 // with neither, which matches no recorded state.
 type fileState struct {
-	exists  bool
-	version string      // a regular file's
-	mode    fs.FileMode // a regular file's permission bits
-	isLink  bool
-	target  string // the link's
+	exists   bool
+	version  string      // a regular file's
+	mode     fs.FileMode // a regular file's permission bits
+	uid, gid int         // a regular file's owner
+	isLink   bool
+	target   string // the link's
 }
 
 // isAfter reports whether the file is as e's change left it: content,
-// and permission bits where recorded.
+// and permission bits and owner where recorded.
 func (s fileState) isAfter(e *undoEntry) bool {
-	return s.exists == e.AfterExists && (!s.exists || s.version == e.AfterVersion && (e.AfterMode == 0 || s.mode == e.AfterMode))
+	return s.exists == e.AfterExists && (!s.exists || s.version == e.AfterVersion && s.modeAfter(e) && s.ownerAfter(e))
+}
+
+// modeAfter reports whether the file has the permission bits e's change
+// left it with, or they were not recorded.
+func (s fileState) modeAfter(e *undoEntry) bool { return e.AfterMode == 0 || s.mode == e.AfterMode }
+
+// ownerAfter reports whether the file has the owner e's change left it
+// with, or it was not recorded.
+func (s fileState) ownerAfter(e *undoEntry) bool {
+	return e.AfterOwner == nil || s.uid == e.AfterOwner.UID && s.gid == e.AfterOwner.GID
 }
 
 // isBefore reports whether the file is as it was before e's change: what
@@ -469,7 +557,8 @@ func currentState(r *resolved) (fileState, error) {
 		return fileState{exists: true}, nil
 	}
 	v, err := fileVersion(root, r.Rel)
-	return fileState{exists: v != "", version: v, mode: fi.Mode() & permBits}, err
+	uid, gid, _ := fileOwner(fi)
+	return fileState{exists: v != "", version: v, mode: fi.Mode() & permBits, uid: uid, gid: gid}, err
 }
 
 func blobName(seq int64) string { return path.Join(blobDir, strconv.FormatInt(seq, 10)) }
@@ -543,6 +632,9 @@ func (j *undoJournal) apply(rec undoRecord, lineLen int64) {
 	}
 	if e := j.pending[rec.Confirm]; e != nil {
 		e.Pending = false
+		if rec.AfterOwner != nil {
+			e.AfterOwner = rec.AfterOwner
+		}
 		delete(j.pending, e.Seq)
 	}
 	if rec.Drop != 0 {
@@ -745,16 +837,22 @@ func (j *undoJournal) addPending(pend []*undoEntry, blobs [][]byte) (kept []bool
 	return kept, evicted, nil
 }
 
-// confirm marks the pending entries among es as made and drops the
-// entries of evict still live, in one append; sync fsyncs it. The blobs of
+// confirm marks the pending entries among es as made, with the owners
+// their changes left their files with (owners, by index; nil or a nil
+// element: not known), and drops the entries of evict still live, in one
+// append; sync fsyncs it. The blobs of
 // entries dropped by an append not fsynced are removed after the next one
 // that is (a crash before it keeps both the entry and its blob; an orphan
 // blob is removed by the next Open).
-func (j *undoJournal) confirm(es, evict []*undoEntry, sync bool) error {
+func (j *undoJournal) confirm(es, evict []*undoEntry, owners []*entryOwner, sync bool) error {
 	var recs []undoRecord
-	for _, e := range es {
+	for i, e := range es {
 		if e.Pending {
-			recs = append(recs, undoRecord{Confirm: e.Seq})
+			rec := undoRecord{Confirm: e.Seq}
+			if i < len(owners) {
+				rec.AfterOwner = owners[i]
+			}
+			recs = append(recs, rec)
 		}
 	}
 	var evicted []*undoEntry

@@ -600,5 +600,5 @@ func (j *undoJournal) add(pend []*undoEntry, blobs [][]byte) ([]bool, error) {
 			es = append(es, pend[i])
 		}
 	}
-	return kept, j.confirm(es, evicted, true)
+	return kept, j.confirm(es, evicted, nil, true)
 }

@@ -11,6 +11,7 @@ import (
 // is made (prepareUndo) and settled after it (finishUndo).
 type pendingUndo struct {
 	entries  []*undoEntry // in the journal, Pending
+	files    []*planned   // the planned change of each of entries
 	evict    []*undoEntry // live entries the limits evict once it is made
 	recorded []bool       // per planned file: it has an entry
 }
@@ -60,6 +61,8 @@ func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
 		}
 		if p.existed {
 			e.Owner = &entryOwner{UID: p.uid, GID: p.gid}
+		} else {
+			e.Dirs = p.madeParents
 		}
 		if g := group(p); g != "" {
 			e.Group, e.GroupSize = txID+"/"+g, sizes[g]
@@ -83,6 +86,7 @@ func (w *Workspace) prepareUndo(op, txID string, pl plan) *pendingUndo {
 		if ok[k] {
 			pu.recorded[i] = true
 			pu.entries = append(pu.entries, pend[k])
+			pu.files = append(pu.files, pl[i])
 			w.inflight[pend[k].Seq] = true
 		}
 	}
@@ -108,9 +112,35 @@ func (w *Workspace) finishUndo(pu *pendingUndo, committed bool) []bool {
 		clear(pu.recorded)
 		return pu.recorded
 	}
-	// A failure leaves them pending, and settlePending confirms them.
-	_ = w.journal.confirm(pu.entries, pu.evict, false)
+	// A failure leaves them pending, and settlePending confirms them
+	// (without the owners: a chown since could not be told from what the
+	// change did).
+	_ = w.journal.confirm(pu.entries, pu.evict, afterOwners(pu), false)
 	return pu.recorded
+}
+
+// afterOwners looks up the owner of each regular file pu's change left in
+// place, now that it is made and still locked: what the change gave it
+// (the previous owner, the caller's, a setgid directory's group, or the
+// process's where a chown was not permitted). nil where the file is not
+// a regular file (a link: undo compares its target only) or cannot be
+// looked at.
+func afterOwners(pu *pendingUndo) []*entryOwner {
+	owners := make([]*entryOwner, len(pu.entries))
+	for i, e := range pu.entries {
+		p := pu.files[i]
+		if !e.AfterExists || p.newLink != "" {
+			continue
+		}
+		fi, err := p.res.r.root.Lstat(p.res.Rel)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if uid, gid, _ := fileOwner(fi); uid >= 0 {
+			owners[i] = &entryOwner{UID: uid, GID: gid}
+		}
+	}
+	return owners
 }
 
 // executeRecorded runs apply, which makes the change pl describes, between
@@ -232,7 +262,7 @@ func (w *Workspace) settle(es []*undoEntry) {
 	// Two appends, fsynced: a path only crashes and failures take.
 	if len(confirm) > 0 {
 		_, evict := w.journal.evictions(nil)
-		_ = w.journal.confirm(confirm, evict, true)
+		_ = w.journal.confirm(confirm, evict, nil, true)
 	}
 	if len(gone) > 0 {
 		_ = w.journal.drop(gone...)
