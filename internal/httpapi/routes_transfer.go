@@ -155,6 +155,10 @@ func (s *Server) getTree(w http.ResponseWriter, r *http.Request) {
 		// report a truncated archive.
 		s.log.Warn("Tree stream cut", "path", path, "err", err)
 		abortResponse(w)
+	default:
+		if c := w.Header()[skippedCountTrailer]; len(c) == 1 {
+			s.log.Warn("Tree download left entries out", "path", path, "skipped", c[0])
+		}
 	}
 }
 

@@ -321,21 +321,49 @@ func readErr(src *sourceReader, err error, lim Limits) error {
 // each later name whose opened file is the same (device and inode) is a
 // hard link member naming it; names outside p, or skipped, do not count.
 // Remembering first names takes at most 16 MiB (see linkSet); past that,
-// later names of files not yet remembered carry their content. A file
-// that shrinks while it is archived fails the stream (the archive would
-// lie); one that grows is archived at its size when its header was
-// written, unless it has several names: fsplane rewrites those in place,
-// so, as in a download, any change of their content while it is copied
-// fails the stream. Files of procfs and sysfs, whose size stat does not
-// give, are read whole before their header, as a download reads them,
-// and left out when that fails (see writeSnapshot). The walk checks p
-// before anything is written, so an error with nothing written (see the
-// returned count) can still be reported.
+// later names of files not yet remembered carry their content.
+//
+// A regular file that cannot be opened (one the server may not read,
+// say) is left out, nothing of it written, and the archive goes on; the
+// archive then ends with a note naming every entry left out and why, and
+// a w that is a SkipObserver hears of each (see skipped.go). The archive
+// is never whole-looking yet incomplete without that note. A file that
+// shrinks while it is archived fails the stream (the archive would lie);
+// one that grows is archived at its size when its header was written,
+// unless it has several names: fsplane rewrites those in place, so, as
+// in a download, any change of their content while it is copied fails
+// the stream; so does any error reading a file once its header is out,
+// and a directory that cannot be listed. Files of procfs and sysfs,
+// whose size stat does not give, are read whole before their header, as
+// a download reads them, and left out (and noted) when that fails (see
+// writeSnapshot). The walk checks p before anything is written, so an
+// error with nothing written (see the returned count) can still be
+// reported.
 func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, err error) {
+	return writeTree(w, ws, p, treeOptions{})
+}
+
+// treeOptions are writeTree's knobs for tests.
+type treeOptions struct {
+	// fault, when set, is called with each regular file's archive name
+	// before it is opened; an error from it stands in for the open's
+	// (root opens every file, so a test cannot make one unreadable).
+	fault func(name string) error
+	// noteBudget bounds the note's list; 0 is noteBudget.
+	noteBudget int
+}
+
+func writeTree(w io.Writer, ws *workspace.Workspace, p string, opts treeOptions) (written int64, err error) {
 	cw := &countWriter{w: w}
 	tw := tar.NewWriter(cw)
 	buf := make([]byte, 256<<10)
 	links := newLinkSet(linkMemory)
+	observer, _ := w.(SkipObserver)
+	budget := opts.noteBudget
+	if budget == 0 {
+		budget = noteBudget
+	}
+	skips := newSkipNote(observer, budget)
 	_, err = ws.WalkTree(p, func(e workspace.TreeEntry, open func() (*os.File, error)) error {
 		if e.Name == "." {
 			return nil
@@ -347,12 +375,29 @@ func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, e
 		case m&fs.ModeSymlink != 0:
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
 		case m.IsRegular():
-			return writeFile(tw, hdr, open, buf, links)
+			if opts.fault != nil {
+				opener := open
+				open = func() (*os.File, error) {
+					if err := opts.fault(e.Name); err != nil {
+						return nil, err
+					}
+					return opener()
+				}
+			}
+			err := writeFile(tw, hdr, open, buf, links)
+			if se, ok := errors.AsType[*skipError](err); ok {
+				skips.add(hdr.Name, se.err)
+				return nil
+			}
+			return err
 		default:
 			return nil
 		}
 		return tw.WriteHeader(hdr)
 	})
+	if err == nil {
+		err = skips.write(tw)
+	}
 	if err == nil {
 		err = tw.Close()
 	}
@@ -361,19 +406,22 @@ func WriteTree(w io.Writer, ws *workspace.Workspace, p string) (written int64, e
 
 // writeFile archives the regular file hdr names, opened by open: as a
 // hard link member when links has its inode, else with its content,
-// recording the inode in links once that is written whole.
+// recording the inode in links once that is written whole. A file that
+// cannot be opened (or fstat-ed once open) for a reason of its own (see
+// skippable) is a *skipError, nothing of it written: the caller leaves
+// it out and goes on.
 func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), buf []byte, links *linkSet) error {
 	f, err := open()
 	if err != nil {
 		if fserr.Is(err, fserr.NotFound) {
 			return nil // removed while we walked
 		}
-		return err
+		return skipOr(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return skipOr(err)
 	}
 	if !fi.Mode().IsRegular() {
 		// Replaced since the walk saw it (by a directory, or by a link
@@ -395,6 +443,8 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
+	// From here on the header has promised hdr.Size bytes: a failure
+	// can only cut the stream (zeros would forge content).
 	n, err := io.CopyBuffer(tw, io.LimitReader(f, hdr.Size), buf)
 	if err != nil {
 		return err
@@ -420,11 +470,25 @@ func writeFile(tw *tar.Writer, hdr *tar.Header, open func() (*os.File, error), b
 // does not give (see sizeSuspect), at the size of its content read whole
 // first, as a download reads it (up to MemLimit). A file that cannot be
 // read so (an error, as sysfs gives for some attributes, or more than
-// MemLimit) is left out, like a device: it has no content to archive.
+// MemLimit) has no content to archive: it is a *skipError, as the read
+// happens before its header.
 func writeSnapshot(tw *tar.Writer, hdr *tar.Header, f *os.File) error {
 	b, err := io.ReadAll(io.LimitReader(f, MemLimit+1))
-	if err != nil || int64(len(b)) > MemLimit {
-		return nil
+	if err != nil {
+		// A read's failure, whatever its errno (sysfs gives EINVAL):
+		// io_error unless it is a refusal, or the file is gone.
+		fe := fserr.FromOS("tree", "", err)
+		switch fe.Code {
+		case fserr.NotFound:
+			return nil // gone meanwhile (a closed descriptor's fdinfo)
+		case fserr.PermissionDenied:
+		default:
+			fe.Code = fserr.IOError
+		}
+		return skipOr(fe)
+	}
+	if int64(len(b)) > MemLimit {
+		return skipOr(fserr.New(fserr.TooLarge, "tree", "", "a generated file of more than %d bytes", MemLimit))
 	}
 	hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(b))
 	if err := tw.WriteHeader(hdr); err != nil {

@@ -17,7 +17,7 @@ import (
 // reads it, instead of failing on the first sysfs file ("shrank while it
 // was archived", which no retry mends) or archiving procfs files empty.
 // A generated file that cannot be read (sysfs answers some with EINVAL)
-// is left out, like a device.
+// is left out, like a device (and noted: TestWriteTreePseudoFilesNoted).
 func TestWriteTreePseudoFiles(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
