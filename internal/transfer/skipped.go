@@ -38,14 +38,18 @@ import (
 // with a note extracts as it is.
 //
 // A procfs or sysfs file that cannot be read whole is left out and noted
-// the same way: it is read before its header (see writeSnapshot).
+// the same way: it is read before its header (see writeSnapshot). So is
+// what a directory holds when the server may not list or search it: the
+// directory itself is archived, empty, as GNU tar archives it, and noted
+// by its own name (workspace.TreeEntry.Unlisted).
 //
 // What is not left out but still cuts the stream: a file that fails
 // while its content is copied, after its header promised its size (an
 // I/O error, or a file that shrank or was rewritten in place: padding it
 // out would forge content), an error of the server rather than of the
 // file (out of file descriptors or memory: every later file would fail
-// too), and a directory that cannot be listed (the walk stops there).
+// too), and a tree whose top cannot be listed (nothing is written then,
+// and the caller answers with the error).
 // Files removed, or replaced by something that is not a regular file,
 // between the listing and the open are left out without a note: they are
 // no longer part of the tree.

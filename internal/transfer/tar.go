@@ -332,8 +332,9 @@ func readErr(src *sourceReader, err error, lim Limits) error {
 // one that grows is archived at its size when its header was written,
 // unless it has several names: fsplane rewrites those in place, so, as
 // in a download, any change of their content while it is copied fails
-// the stream; so does any error reading a file once its header is out,
-// and a directory that cannot be listed. Files of procfs and sysfs,
+// the stream; so does any error reading a file once its header is out.
+// A directory the server may not list or search is archived without its
+// entries, and noted. Files of procfs and sysfs,
 // whose size stat does not give, are read whole before their header, as
 // a download reads them, and left out (and noted) when that fails (see
 // writeSnapshot). The walk checks p before anything is written, so an
@@ -365,6 +366,9 @@ func writeTree(w io.Writer, ws *workspace.Workspace, p string, opts treeOptions)
 	}
 	skips := newSkipNote(observer, budget)
 	_, err = ws.WalkTree(p, func(e workspace.TreeEntry, open func() (*os.File, error)) error {
+		if e.Unlisted != nil && (e.Name == "." || !skippable(e.Unlisted)) {
+			return e.Unlisted // the whole tree, or the server's shortage
+		}
 		if e.Name == "." {
 			return nil
 		}
@@ -372,6 +376,10 @@ func writeTree(w io.Writer, ws *workspace.Workspace, p string, opts treeOptions)
 		switch m := e.Info.Mode(); {
 		case m.IsDir():
 			hdr.Typeflag, hdr.Name = tar.TypeDir, e.Name+"/"
+			if e.Unlisted != nil {
+				// As GNU tar: the directory, without what it holds.
+				skips.add(e.Name, e.Unlisted)
+			}
 		case m&fs.ModeSymlink != 0:
 			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
 		case m.IsRegular():

@@ -90,3 +90,69 @@ func TestWriteTreeSkipsUnreadableNonRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTreeSkipsUnlistableDirNonRoot: a directory the server may not
+// list or search no longer cuts the tree download there. Its header is
+// archived, as GNU tar archives it, without what it holds; the rest of
+// the tree follows, and the note names the directory with
+// permission_denied. A tree whose top cannot be listed is still refused
+// whole, with nothing written.
+func TestWriteTreeSkipsUnlistableDirNonRoot(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n", "sub/deep/c.txt": "c\n", "z.txt": "z\n"}
+	for _, tc := range []struct {
+		name string
+		dir  string // made unlistable
+		mode os.FileMode
+		ok   bool
+	}{
+		{"neither readable nor searchable", "sub", 0, true},
+		{"readable, not searchable", "sub", 0o400, true},
+		{"searchable, not readable", "sub", 0o100, true},
+		{"the top itself", ".", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dirs := filepath.SplitList(os.Getenv("FSPLANE_TEST_DIRS"))
+			if os.Getenv("FSPLANE_TEST_NONROOT") != t.Name() {
+				dirs = []string{t.TempDir(), t.TempDir()}
+				testenv.WriteTree(t, filepath.Join(dirs[0], "t"), files)
+			}
+			if !asNonRoot(t, dirs...) {
+				return
+			}
+			// Made unlistable by the process that lists it: asNonRoot
+			// hands the tree over to nobody with its modes.
+			if err := os.Chmod(filepath.Join(dirs[0], "t", tc.dir), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Chmod(filepath.Join(dirs[0], "t", tc.dir), 0o755)
+			ws, err := workspace.Open(workspace.Options{Roots: []string{dirs[0]}, StateDir: dirs[1]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ws.Close() })
+			var b bytes.Buffer
+			n, err := WriteTree(&b, ws, filepath.Join(dirs[0], "t"))
+			if !tc.ok {
+				if err == nil || n != 0 {
+					t.Fatalf("WriteTree of an unlistable top: %v, %d bytes written; want an error and nothing written", err, n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WriteTree: %v (%d bytes written)", err, n)
+			}
+			got := listArchive(t, b.Bytes())
+			if diff := cmp.Diff(map[string]string{"a.txt": "a\n", "z.txt": "z\n"}, got.files); diff != "" {
+				t.Errorf("files archived (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]byte{"sub/": tar.TypeDir}, got.others); diff != "" {
+				t.Errorf("other members (-want +got):\n%s", diff)
+			}
+			if len(got.skipped) != 1 || got.skipped[0].Path != "sub" || got.skipped[0].Code != "permission_denied" || got.count != "1" {
+				t.Errorf("note: count %q, %+v; want sub, permission_denied, once", got.count, got.skipped)
+			}
+		})
+	}
+}

@@ -25,14 +25,21 @@ type TreeEntry struct {
 	Name string
 	Info fs.FileInfo // from Lstat: links are described, not followed
 	Link string      // a symbolic link's target
+	// Unlisted, on a directory, is why its entries cannot be walked: its
+	// listing, or the description of an entry in it, was refused (a
+	// directory the server may not read, or not search). The walk goes
+	// on past it when fn returns nil: the caller decides whether a tree
+	// without those entries is still worth having.
+	Unlisted error
 }
 
 // WalkTree calls fn for the directory p and everything below it, each
 // directory before its entries, entries sorted by name. For a regular
 // file, open opens it for reading (the caller closes it); for anything
-// else open is nil. The state directory is skipped. An error from fn
-// stops the walk and is returned as is. p missing is not_found, p not a
-// directory is invalid_target.
+// else open is nil. A directory whose entries cannot be walked comes with
+// TreeEntry.Unlisted, and nothing below it. The state directory is
+// skipped. An error from fn stops the walk and is returned as is. p
+// missing is not_found, p not a directory is invalid_target.
 func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.File, error)) error) (Path, error) {
 	const op = "tree"
 	if err := w.checkOpen(op, p); err != nil {
@@ -72,18 +79,22 @@ func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.Fil
 			}
 			e.Link = t
 		}
-		if err := fn(e, open); err != nil {
-			return err
-		}
 		if !fi.IsDir() {
-			return nil
+			return fn(e, open)
 		}
+		// The entries are listed and described before the directory is
+		// passed on, so that one that cannot be walked comes with why.
+		type child struct {
+			rel, name string
+			fi        fs.FileInfo
+		}
+		var children []child
 		names, err := readNames(root, rel)
-		if err != nil {
-			if gone(err) {
-				return nil // removed while we walked
-			}
-			return osErr(op, filepath.Join(r.r.path, rel), err)
+		switch {
+		case gone(err):
+			return nil // removed while we walked
+		case err != nil:
+			e.Unlisted = osErr(op, filepath.Join(r.r.path, rel), err)
 		}
 		slices.Sort(names)
 		for _, n := range names {
@@ -93,12 +104,19 @@ func (w *Workspace) WalkTree(p string, fn func(e TreeEntry, open func() (*os.Fil
 				continue
 			}
 			if err != nil {
-				return osErr(op, filepath.Join(r.r.path, crel), err)
+				e.Unlisted, children = osErr(op, filepath.Join(r.r.path, crel), err), nil
+				break
 			}
 			if cfi.IsDir() && w.isStateDir(r.r, crel, cfi) {
 				continue
 			}
-			if err := walk(crel, path.Join(name, n), cfi); err != nil {
+			children = append(children, child{crel, path.Join(name, n), cfi})
+		}
+		if err := fn(e, open); err != nil {
+			return err
+		}
+		for _, c := range children {
+			if err := walk(c.rel, c.name, c.fi); err != nil {
 				return err
 			}
 		}
