@@ -173,7 +173,9 @@ func (c *Client) Download(ctx context.Context, path string, opts DownloadOptions
 }
 
 // GetTree streams the directory path as a tar archive (GET /v2/fs/tree).
-// A read error before the archive's end means the stream was cut.
+// A read error before the archive's end means the stream was cut. What the
+// server could not read is left out, and named by the archive's last
+// member: see SkippedInTree.
 func (c *Client) GetTree(ctx context.Context, path string) (io.ReadCloser, error) {
 	resp, err := c.request(ctx, "GET", "/v2/fs/tree", url.Values{"path": {path}}, nil, nil)
 	if err != nil {
