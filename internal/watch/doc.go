@@ -54,7 +54,27 @@
 // moved away and made again under its old name before the reader got to
 // the first one's creation (whose listing then found the second one's
 // entries) moves as a remove of the old name and a create of the new one,
-// not a rename that would carry those entries along. When a watcher's own directory is removed or moved
+// not a rename that would carry those entries along.
+//
+// An exchange (renameat2 with RENAME_EXCHANGE: the entries at a and b
+// swap places at once), which the kernel reports as a move of a to b
+// followed by one of b to a, is not two renames (those would carry both
+// entries to a). A watcher that sees both names gets a remove of b, a
+// rename of a to b, and a create of a, followed, when what is now at a
+// is a directory, by creates of what it holds; one that sees one of the
+// names gets a remove of it and a create of it (with what it holds). A
+// client that applies them ends with what is on disk, files and
+// directories either way round, without knowing of exchanges; the
+// watches of the two trees trade places, a watcher rooted in either
+// stopping (its directory moved away). A move there and back (mv a b;
+// mv b a) reads alike: the identities of watched directories, or for
+// other entries whether something is at b by the time the reader gets
+// there, tell them apart; a move there and back told by the latter only
+// is reported as the rename there, a remove of b and a create of a (see
+// pairedLocked). To be paired so, a rename waits, like a MOVED_FROM, for
+// the next event (briefly, when it ends a read).
+//
+// When a watcher's own directory is removed or moved
 // away (a file watcher's: the file's directory), it reports its root
 // removed (relative path ".") and stops. Each watcher debounces per path: an event waits
 // Debounce in its watcher's queue, and later events of the same type for
@@ -69,7 +89,14 @@
 // Nothing is lost silently: when the kernel queue overflows, when a new
 // directory cannot be watched (the max_user_watches budget), or when a
 // reader's cursor falls behind the ring, the next poll reports overflow,
-// which means "events were dropped; rescan the tree". Overflow markers
+// which means "events were dropped; rescan the tree". A directory left
+// unwatched for want of watches stays known to the registry, which
+// watches it (and what it holds) as soon as watches are released (a
+// directory removed, a watcher released or expired; and, for room freed
+// outside the process, now and then) and then reports overflow again,
+// since what changed there meanwhile went unreported; until then
+// PollResult.Unwatched and Info.Unwatched count such directories (see
+// starved.go). Overflow markers
 // take a sequence number of their own, so a cursor moves past them, and
 // a poll's page ends before one: the events of a page that reports
 // overflow all came after the loss.

@@ -24,22 +24,31 @@ const defaultMoveGrace = 20 * time.Millisecond
 func (r *Registry) read(in *inotify, done chan struct{}) {
 	defer close(done)
 	buf := make([]byte, 256<<10)
-	grace := r.moveGrace
+	grace, pairGrace := r.moveGrace, r.pairGrace
 	if grace <= 0 {
 		grace = defaultMoveGrace
 	}
-	waiting := false // a read deadline is set for pending MOVED_FROMs
+	if pairGrace <= 0 {
+		// The halves of an exchange are queued as close together as
+		// those of a rename.
+		pairGrace = defaultMoveGrace
+	}
+	waiting := false // a read deadline is set for pending MOVED_FROMs or a held rename
 	for {
 		// Read holding mu (see readLocked), so that Create finds every
 		// event taken from the kernel handled: where a new subscriber's
 		// events begin is then known (see dirWatch.subs).
 		n, err := in.readLocked(buf, &r.mu, r.readHook)
 		if waiting && errors.Is(err, os.ErrDeadlineExceeded) {
-			// No MOVED_TO came: moved out.
+			// No MOVED_TO came: moved out; no move back came: the
+			// held rename is one.
 			_ = in.setDeadline(time.Time{})
 			waiting = false
 			r.mu.Lock()
 			r.settleMovesLocked()
+			if r.freed {
+				r.rewatchLocked()
+			}
 			r.mu.Unlock()
 			continue
 		}
@@ -63,10 +72,19 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 		parseEvents(buf[:n], func(ev kernelEvent, off, end int) {
 			ev.pos, ev.end = base+uint64(off), base+uint64(end)
 			r.handleLocked(ev, now)
+			if r.freed {
+				// Watches were released: watch what could not be
+				// watched, before what follows is handled.
+				r.rewatchLocked()
+			}
 		})
 		r.closeWindowsLocked()
-		pending := len(r.moves) > 0
-		if pending && in.setDeadline(time.Now().Add(grace)) != nil {
+		pending := len(r.moves) > 0 || r.pair != nil
+		wait := grace
+		if len(r.moves) == 0 {
+			wait = pairGrace
+		}
+		if pending && in.setDeadline(time.Now().Add(wait)) != nil {
 			r.settleMovesLocked() // cannot wait: settle now
 			pending = false
 		}
@@ -81,6 +99,7 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 	if ev.mask&inOverflow != 0 {
 		r.log.Warn("inotify queue overflowed; watchers report overflow")
+		r.settlePairLocked()
 		// Watches first, then the marker: a client that rescans on
 		// seeing it misses nothing made after its rescan.
 		r.resyncLocked(now)
@@ -88,6 +107,14 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 			w.markOverflow()
 		}
 		return
+	}
+	if r.pair != nil {
+		switch r.pairGoesOnLocked(ev) {
+		case pairOwnMove:
+			return // the moved directory's MOVE_SELF: the pair moves its watch
+		case pairEnds:
+			r.settlePairLocked()
+		}
 	}
 	if len(r.moves) > 0 && (ev.mask&inMovedTo == 0 || r.moves[ev.cookie] == nil) {
 		// The kernel queues a rename's two halves back to back: a
@@ -170,13 +197,21 @@ func (r *Registry) handleLocked(ev kernelEvent, now time.Time) {
 			// the same name appeared: drop its watch now. (It was
 			// empty: nothing below it is watched.)
 			r.goneLocked(full, false, now)
+			r.unstarveBelowLocked(full)
 		}
 	case ev.mask&inMovedFrom != 0:
 		r.moves[ev.cookie] = &move{dir: dw, ev: ev, name: ev.name, isDir: isDir, at: now}
 	case ev.mask&inMovedTo != 0:
 		if m := r.moves[ev.cookie]; m != nil {
 			delete(r.moves, ev.cookie)
-			r.renamedLocked(m, dw, full, isDir, now)
+			if p := r.pair; p != nil {
+				// The move back of the pair's destination to its
+				// source (pairGoesOnLocked let nothing else through).
+				r.pair = nil
+				r.pairedLocked(p, m, dw, ev, isDir, now)
+				return
+			}
+			r.pair = &pairedMove{m: m, to: dw, newPath: full, isDir: isDir, at: now}
 			return
 		}
 		r.deliverLocked(dw, ev, rawEvent{typ: Create, path: full, isDir: isDir, at: now})
@@ -198,7 +233,7 @@ func (r *Registry) resyncLocked(now time.Time) {
 		var c dirs
 		d, err := c.get(w, w.root)
 		if err == nil {
-			if err := r.addTreeLocked(d, w.root, []*Watcher{w}, false); err != nil {
+			if err := r.addTreeLocked(d, w.root, []*Watcher{w}, treeRewatch); err != nil && !isBudget(err) {
 				r.log.Warn("cannot watch every directory after an overflow", "watcher", w.id, "err", err)
 			}
 		}
@@ -221,6 +256,9 @@ func (r *Registry) resyncLocked(now time.Time) {
 		}
 	}
 	r.dropLocked(stale, now)
+	// The walks may have watched directories left unwatched; and the
+	// marker that follows covers what changed in them.
+	r.freed = true
 }
 
 // deliverLocked offers ev, made of the kernel's kev, to the watchers of
@@ -273,7 +311,7 @@ func (r *Registry) addBelowLocked(dw *dirWatch, name string, ws []*Watcher) {
 		return
 	}
 	defer d.Close()
-	if err := r.addTreeLocked(d, dir, ws, true); err != nil {
+	if err := r.addTreeLocked(d, dir, ws, treeScan); err != nil {
 		r.log.Warn("cannot watch a new directory; its watchers report overflow", "dir", dir, "err", err)
 	}
 }
@@ -328,16 +366,38 @@ func (r *Registry) identifyLocked(c *dirs, ws map[*Watcher]uint64, p string) (fi
 	return fileID{}, false
 }
 
+// treeMode says why addTreeLocked adds watches.
+type treeMode int
+
+const (
+	// treeCreate: a watcher is being created. A directory over the
+	// watch budget fails it (its caller drops it).
+	treeCreate treeMode = iota
+	// treeScan: the directory appeared in a running watcher's tree (made
+	// or moved in). Every entry found is offered as created; a directory
+	// over the budget is left unwatched (see starveLocked) and its
+	// watchers get an overflow marker.
+	treeScan
+	// treeRewatch: the tree is running and its client told to rescan
+	// (after a kernel queue overflow, or when unwatched directories are
+	// watched after all); nothing is offered, and a directory over the
+	// budget is left unwatched (see starveLocked), the caller marking
+	// overflow.
+	treeRewatch
+)
+
 // addTreeLocked adds watches on dir, which d holds open, and,
 // recursively, the directories below it, for those of ws that want each.
 // Every directory below is opened relative to its parent's descriptor,
 // refusing symbolic links, and every watch is added through the
 // descriptor (see inotify.addDir): no path is resolved again, so none can
-// be swapped for a link that leads out of the tree. With scan, every
-// entry found is offered as created. It fails only when the watch budget
-// is exhausted; then each watcher concerned gets an overflow marker,
-// except during Create, whose caller fails instead.
-func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan bool) error {
+// be swapped for a link that leads out of the tree. With treeScan, every
+// entry found is offered as created. It fails when the watch budget is
+// exhausted (with treeCreate, at once; otherwise after the rest of the
+// tree was tried, each directory over the budget recorded unwatched), or
+// without /proc.
+func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, mode treeMode) error {
+	scan, running := mode == treeScan, mode != treeCreate
 	var mine []*Watcher
 	var budgetErr error
 	before := r.byPath[dir]
@@ -351,7 +411,7 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 			mine = append(mine, w)
 		case err == errGone:
 		case errors.As(err, &alias):
-			if !scan && dir == w.root {
+			if !running && dir == w.root {
 				return &Error{Kind: Invalid, Message: fmt.Sprintf("cannot watch %s: it is the same directory as %s (a bind mount or another alias), which is already watched; watch %s instead",
 					w.cfg.Path, alias.other, alias.other)}
 			}
@@ -361,12 +421,15 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 			return err
 		default:
 			budgetErr = err
+			if running {
+				r.starveLocked(dir, w)
+			}
 			if scan {
 				w.markOverflow()
 			}
 		}
 	}
-	if budgetErr != nil && !scan {
+	if budgetErr != nil && !running {
 		return budgetErr
 	}
 	walk := scan
@@ -413,10 +476,14 @@ func (r *Registry) addTreeLocked(d *os.File, dir string, ws []*Watcher, scan boo
 			overflowOnFDLimit(err, mine)
 			continue
 		}
-		err = r.addTreeLocked(sub, full, mine, scan)
+		err = r.addTreeLocked(sub, full, mine, mode)
 		sub.Close()
-		if err != nil && !scan {
+		switch {
+		case err == nil:
+		case !running || !isBudget(err):
 			return err
+		case budgetErr == nil:
+			budgetErr = err
 		}
 	}
 	return budgetErr
@@ -603,6 +670,7 @@ func (r *Registry) retireLocked(dw *dirWatch, now time.Time) {
 	if !dw.retired && r.dirs[dw.wd] == dw {
 		dw.retired = true
 		r.retired++
+		r.freed = true
 	}
 	var gone []*Watcher
 	for w := range dw.subs {
@@ -700,6 +768,8 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	if !isDir {
 		return
 	}
+	// Unwatched directories go along (watched ones by relocateLocked).
+	r.moveStarvedLocked([][2]string{{oldPath, newPath}})
 	had := map[*Watcher]bool{}
 	if top != nil && moved {
 		// A watch on a directory made at the old name since stays.
@@ -740,6 +810,7 @@ func (r *Registry) reachLocked(dw *dirWatch) {
 // settleMovesLocked turns MOVED_FROM events whose MOVED_TO cannot come
 // any more into removes: moved out of every watched directory.
 func (r *Registry) settleMovesLocked() {
+	r.settlePairLocked() // it came first
 	for cookie, m := range r.moves {
 		delete(r.moves, cookie)
 		oldPath := path.Join(m.dir.path, m.name)
@@ -750,6 +821,7 @@ func (r *Registry) settleMovesLocked() {
 		}
 		if m.isDir {
 			r.goneLocked(oldPath, true, m.at)
+			r.unstarveBelowLocked(oldPath)
 		}
 	}
 }
@@ -760,18 +832,40 @@ func (r *Registry) settleMovesLocked() {
 // not want a directory at its new path leave it. It returns the
 // watchers that still watch the directory at newPath.
 func (r *Registry) relocateLocked(oldPath, newPath string, now time.Time) map[*Watcher]bool {
+	r.moveWatchesLocked(now, [2]string{oldPath, newPath})
+	had := map[*Watcher]bool{}
+	if dw := r.byPath[newPath]; dw != nil {
+		for w := range dw.subs {
+			had[w] = true
+		}
+	}
+	return had
+}
+
+// moveWatchesLocked moves, for each {from, to} of moves, the watches at
+// from and below to the same places below to, all at once (an exchange
+// moves two trees into each other's place; no from lies below another).
+// Watchers rooted at one of the old paths stop; watchers that do not want
+// a directory at its new path leave it.
+func (r *Registry) moveWatchesLocked(now time.Time, moves ...[2]string) {
 	type moved struct {
 		dw  *dirWatch
 		old string
 	}
 	var ms []moved
 	for p, dw := range r.byPath {
-		if rel, ok := within(p, oldPath); ok {
-			delete(r.byPath, p)
-			dw.path = path.Join(newPath, rel)
-			ms = append(ms, moved{dw, p})
+		for _, mv := range moves {
+			if rel, ok := within(p, mv[0]); ok {
+				dw.path = path.Join(mv[1], rel)
+				ms = append(ms, moved{dw, p})
+				break
+			}
 		}
 	}
+	for _, m := range ms {
+		delete(r.byPath, m.old)
+	}
+	r.moveStarvedLocked(moves)
 	var gone []*Watcher
 	for _, m := range ms {
 		r.byPath[m.dw.path] = m.dw
@@ -790,13 +884,6 @@ func (r *Registry) relocateLocked(oldPath, newPath string, now time.Time) map[*W
 	for _, m := range ms {
 		r.reachLocked(m.dw)
 	}
-	had := map[*Watcher]bool{}
-	if dw := r.byPath[newPath]; dw != nil {
-		for w := range dw.subs {
-			had[w] = true
-		}
-	}
-	return had
 }
 
 // goneLocked drops the watches at p and, with below, under p that are

@@ -77,6 +77,16 @@ type Registry struct {
 	dirs     map[int32]*dirWatch
 	byPath   map[string]*dirWatch
 	moves    map[uint32]*move
+	// pair is a rename whose two halves were read but which is not
+	// handled yet: it may be the first move of an exchange (see
+	// pairedLocked).
+	pair *pairedMove
+	// starved holds the directories of running watchers' trees left
+	// unwatched for want of budget, by path, with the watchers that want
+	// them; freed records that watches were released since the last try
+	// to watch them (see starved.go).
+	starved map[string]map[*Watcher]struct{}
+	freed   bool
 	// retired counts the watches in dirs whose directory is gone (see
 	// retireLocked): kept for their queued events, they hold no kernel
 	// watch and no share of the budget.
@@ -88,6 +98,9 @@ type Registry struct {
 	// moveGrace is how long a MOVED_FROM left at the end of a read
 	// waits for its MOVED_TO.
 	moveGrace time.Duration
+	// pairGrace is how long a rename left at the end of a read (see
+	// pair) waits for the move back that would make it an exchange.
+	pairGrace time.Duration
 	// listHook, when set (tests), runs between adding the watch of a
 	// directory that appeared and listing it.
 	listHook func(dir string)
@@ -196,6 +209,17 @@ type move struct {
 	at    time.Time
 }
 
+// pairedMove is a MOVED_FROM matched with its MOVED_TO (to, newPath),
+// waiting for the next event to tell whether it is the first half of an
+// exchange.
+type pairedMove struct {
+	m       *move
+	to      *dirWatch
+	newPath string
+	isDir   bool
+	at      time.Time
+}
+
 // NewRegistry returns a registry; the inotify instance is created with
 // the first watcher.
 func NewRegistry(opts Options) *Registry {
@@ -295,7 +319,7 @@ func (r *Registry) create(cfg Config, hidden bool) (*Watcher, Created, error) {
 	}
 	w := newWatcher(r, newID(), cfg, file, hidden, root)
 	w.rootID = top.id
-	if err := r.addTreeLocked(d, w.root, []*Watcher{w}, false); err != nil {
+	if err := r.addTreeLocked(d, w.root, []*Watcher{w}, treeCreate); err != nil {
 		r.dropWatcherLocked(w)
 		return nil, Created{}, err
 	}
@@ -489,6 +513,9 @@ func (r *Registry) Release(id string) (Info, error) {
 		return Info{}, r.unknownLocked(id)
 	}
 	r.releaseLocked(w)
+	if r.freed {
+		r.rewatchLocked()
+	}
 	return w.info(), nil
 }
 
@@ -559,6 +586,9 @@ func (r *Registry) sweepLocked(now time.Time) {
 				fmt.Sprintf("watcher %s expired: nobody polled it for %v (watchers not polled for that long are stopped); create it again and poll it (or keep an event stream open)", w.id, r.opts.IdleTimeout))
 		}
 	}
+	if r.freed {
+		r.rewatchLocked()
+	}
 }
 
 // makeRoomLocked reports whether a new watcher may start: fewer than
@@ -607,6 +637,9 @@ func (r *Registry) readThrough(w *Watcher) {
 		return
 	}
 	r.removeLocked(w, "", stoppedWhy(w, "its last events were read"))
+	if r.freed {
+		r.rewatchLocked()
+	}
 }
 
 // janitor sweeps now and then, so that what nobody asks about (a
@@ -624,6 +657,9 @@ func (r *Registry) janitor(quit, swept chan struct{}) {
 		case <-t.C:
 			r.mu.Lock()
 			r.sweepLocked(r.now())
+			// Room may have freed up outside this process too.
+			r.freed = true
+			r.rewatchLocked()
 			r.mu.Unlock()
 		}
 	}
@@ -634,6 +670,7 @@ func (r *Registry) dropWatcherLocked(w *Watcher) {
 	for dw := range w.dirs {
 		r.unsubscribeLocked(dw, w)
 	}
+	r.forgetStarvedLocked(w)
 }
 
 // rootGoneLocked stops a watcher whose directory was removed or moved
@@ -665,6 +702,8 @@ func (r *Registry) forgetLocked(dw *dirWatch) {
 		delete(r.dirs, dw.wd)
 		if dw.retired {
 			r.retired--
+		} else {
+			r.freed = true
 		}
 	}
 	if r.byPath[dw.path] == dw {

@@ -40,6 +40,13 @@ type PollResult struct {
 	// its events all came after it (a rescan may already show them),
 	// without it they all came before the next one.
 	Overflow bool
+	// Unwatched counts the directories of the tree that exist but could
+	// not be watched, the watch budget being spent: nothing below them
+	// is reported. Each was reported as overflow when it could not be
+	// watched, and the registry watches it as soon as watches are
+	// released, reporting overflow again then (rescan: what changed
+	// there meanwhile went unreported).
+	Unwatched int
 }
 
 // Info describes a watcher.
@@ -52,6 +59,7 @@ type Info struct {
 	Subscribers int
 	EventCount  int64 // events emitted since creation
 	LatestSeq   int64
+	Unwatched   int // directories left unwatched for want of watches (see PollResult.Unwatched)
 	Created     time.Time
 }
 
@@ -124,6 +132,16 @@ type Watcher struct {
 	// no read for Options.IdleTimeout expires.
 	lastRead time.Time
 	readers  int
+	// unwatched counts the directories of its tree left unwatched for
+	// want of budget (see starved.go).
+	unwatched int
+}
+
+// addUnwatched adjusts the count of unwatched directories.
+func (w *Watcher) addUnwatched(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unwatched += n
 }
 
 // newWatcher returns a watcher for cfg; root names the directory it
@@ -502,7 +520,7 @@ func (w *Watcher) Stopped() bool {
 
 // collectLocked returns the events after cursor, at most limit.
 func (w *Watcher) collectLocked(cursor int64, limit int) PollResult {
-	res := PollResult{Cursor: cursor, Events: []Event{}}
+	res := PollResult{Cursor: cursor, Events: []Event{}, Unwatched: w.unwatched}
 	if cursor > w.seq {
 		// Not a cursor this watcher gave out (another watcher's, or one
 		// from before a restart): waiting for it to come round would
@@ -602,5 +620,5 @@ func (w *Watcher) info() Info {
 		status = "stopped"
 	}
 	return Info{ID: w.id, Path: w.cfg.Path, Recursive: w.cfg.Recursive && !w.file, Status: status, StopReason: w.reason,
-		Subscribers: w.subscribers, EventCount: w.emitted, LatestSeq: w.seq, Created: w.created}
+		Subscribers: w.subscribers, EventCount: w.emitted, LatestSeq: w.seq, Unwatched: w.unwatched, Created: w.created}
 }
