@@ -73,6 +73,7 @@ type WatcherInfo struct {
 	EventCount      int64   `json:"event_count"`
 	LatestSeq       int64   `json:"latest_seq"`
 	CreatedAt       float64 `json:"created_at"`
+	Unwatched       int     `json:"unwatched,omitempty" jsonschema:"directories left unwatched for want of inotify watches (see PollResult; fsplane; not in AIO)"`
 }
 
 // PollQuery is GET /v2/watch/{id}/poll's query (and, as PollRequest, the
@@ -102,9 +103,10 @@ type WatchEvent struct {
 
 // PollResult is AIO's PollWatchResult.
 type PollResult struct {
-	Events   []WatchEvent `json:"events"`
-	Cursor   int64        `json:"cursor" jsonschema:"pass back unchanged as the next cursor"`
-	Overflow bool         `json:"overflow" jsonschema:"events were dropped: rescan the tree"`
+	Events    []WatchEvent `json:"events"`
+	Cursor    int64        `json:"cursor" jsonschema:"pass back unchanged as the next cursor"`
+	Overflow  bool         `json:"overflow" jsonschema:"events were dropped: rescan the tree"`
+	Unwatched int          `json:"unwatched,omitempty" jsonschema:"directories of the tree that exist but are not watched, the inotify watches being spent: nothing below them is reported until they are, with another overflow (fsplane; not in AIO)"`
 }
 
 // WatcherStopped is the data of DELETE /v2/watch/{id}.

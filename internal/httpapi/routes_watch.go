@@ -102,7 +102,8 @@ func (s *Server) createWatch(w http.ResponseWriter, r *http.Request) {
 
 func watcherInfo(i watch.Info) client.WatcherInfo {
 	return client.WatcherInfo{WatcherID: i.ID, Path: i.Path, Recursive: i.Recursive, Status: i.Status, StopReason: i.StopReason,
-		SubscriberCount: i.Subscribers, EventCount: i.EventCount, LatestSeq: i.LatestSeq, CreatedAt: epoch(i.Created)}
+		SubscriberCount: i.Subscribers, EventCount: i.EventCount, LatestSeq: i.LatestSeq, CreatedAt: epoch(i.Created),
+		Unwatched: i.Unwatched}
 }
 
 func (s *Server) listWatches(w http.ResponseWriter, r *http.Request) {
@@ -208,7 +209,8 @@ func (s *Server) pollWatch(body bool) http.HandlerFunc {
 			return
 		}
 		res := wt.Poll(r.Context(), cursor, limit, timeout)
-		out := client.PollResult{Events: make([]client.WatchEvent, 0, len(res.Events)), Cursor: res.Cursor, Overflow: res.Overflow}
+		out := client.PollResult{Events: make([]client.WatchEvent, 0, len(res.Events)), Cursor: res.Cursor, Overflow: res.Overflow,
+			Unwatched: res.Unwatched}
 		for _, ev := range res.Events {
 			out.Events = append(out.Events, wireEvent(ev))
 		}
@@ -301,7 +303,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	for r.Context().Err() == nil {
 		res := wt.Poll(r.Context(), cursor, 1000, sseKeepalive)
 		if res.Overflow && !send("overflow", "", map[string]any{"watcher_id": id, "cursor": res.Cursor,
-			"message": "events were dropped; rescan the tree"}) {
+			"message": "events were dropped; rescan the tree", "unwatched": res.Unwatched}) {
 			return
 		}
 		for _, ev := range res.Events {

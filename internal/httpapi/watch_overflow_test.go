@@ -81,3 +81,54 @@ func TestWatchSSEOverflowInOrder(t *testing.T) {
 		t.Errorf("stream from the start: %v; want before's create ahead of the overflow", order)
 	}
 }
+
+// TestWatchReportsUnwatched: a poll and the watcher listing say how many
+// directories exist unwatched for want of watches (nothing below them is
+// reported), and that count falls to 0 once watches are freed and the
+// registry watches them.
+func TestWatchReportsUnwatched(t *testing.T) {
+	t.Parallel()
+	// The root and three of the six directories made below are watched.
+	e := newXEnv(t, ops.Options{Watch: watch.Options{MaxUserWatches: 4}})
+	created, err := e.c.CreateWatch(bg, client.CreateWatchRequest{Path: ".", Debounce: client.Int(50)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.WatcherID
+	for i := range 6 {
+		if err := os.Mkdir(e.path(fmt.Sprintf("d%d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUnwatched := func(want int) {
+		t.Helper()
+		var cursor int64
+		for deadline := time.Now().Add(watchBound); ; {
+			res, err := e.c.PollWatch(bg, id, client.PollQuery{Cursor: &cursor, Timeout: f64(0.2)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cursor = res.Cursor
+			list, err := e.c.Watches(bg)
+			if err != nil || len(list) != 1 {
+				t.Fatalf("watches: %+v %v", list, err)
+			}
+			if res.Unwatched == want && list[0].Unwatched == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("unwatched: poll %d, listing %d; want %d", res.Unwatched, list[0].Unwatched, want)
+			}
+		}
+	}
+	waitUnwatched(3)
+	for i := range 6 {
+		if err := os.Remove(e.path(fmt.Sprintf("d%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			break // three removed: room for the other three, whichever they are
+		}
+	}
+	waitUnwatched(0)
+}
