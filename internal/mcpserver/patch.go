@@ -8,6 +8,7 @@ import (
 
 	"github.com/fsplane/fsplane/edit"
 	"github.com/fsplane/fsplane/edit/patch"
+	"github.com/fsplane/fsplane/internal/fserr"
 	"github.com/fsplane/fsplane/internal/ops"
 )
 
@@ -126,7 +127,11 @@ func patchFiles(ctx context.Context, c *Call, in patchArgs) (string, patchResult
 // patches fills in both, so here they must agree. The engine checks the
 // same against the workspace's roots; this check resolves the header as
 // the session resolves paths, so the engine is told to skip its own.
-// A patch that does not parse is left for the engine to report.
+// Both sides are resolved (links followed), as the engine resolves
+// them: an absolute path and the relative header a model writes in its
+// envelope, "./a.txt", or a link and its target, are one file. A patch
+// that does not parse, or a path that does not resolve, is left for the
+// engine to report.
 func (c *Call) samePatchFile(op, text, given, abs string) error {
 	p, err := patch.ParseAgentZero(text, given)
 	if err != nil || p.Files[0].Header == "" {
@@ -137,7 +142,19 @@ func (c *Call) samePatchFile(op, text, given, abs string) error {
 	if err != nil {
 		return err // outside the session's roots, say: that error, not a mismatch
 	}
-	if other != abs {
+	if other == abs {
+		return nil
+	}
+	ws := c.srv.eng.Workspace()
+	want, err := ws.Resolve(abs)
+	if err != nil {
+		return nil
+	}
+	got, err := ws.Resolve(other)
+	if err != nil {
+		return fserr.From(op, name, err)
+	}
+	if got.Abs != want.Abs {
 		return ops.HeaderMismatch(op, name, given)
 	}
 	return nil

@@ -224,7 +224,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		timeout = 0
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.sdkLog, DisableLocalhostProtection: opts.HostChecked})
+		&mcp.StreamableHTTPOptions{SessionTimeout: timeout, Logger: s.sdkLog, DisableLocalhostProtection: opts.HostChecked,
+			// A message may be as long on /mcp as on stdio: the same
+			// tools take the same calls (the SDK's default is 4 MiB).
+			MaxRequestBodyBytes: StdioMaxLine})
 	max := opts.MaxSessions
 	if max <= 0 {
 		max = defaultMaxSessions

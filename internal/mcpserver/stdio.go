@@ -72,7 +72,10 @@ const stdioDrainTimeout = time.Minute
 // (requests and notifications to the client, error responses) is written
 // by the SDK, those it sends with code 0 — plain Go errors, such as a
 // call before initialize — given a JSON-RPC code first (withCode). Whole
-// messages are written one at a time, so lines never interleave.
+// messages are written one at a time, so lines never interleave. A call
+// the client cancelled (notifications/cancelled while it was in flight)
+// is not answered at all, as MCP asks: neither the error of a search cut
+// short nor the result of a change that completed all the same.
 //
 // JSON-RPC batches (protocol versions before 2025-06-18) must be answered
 // with one array, which only the SDK's transport assembles: once a batch
@@ -102,10 +105,11 @@ type stdioTransport struct {
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
-		w:        &lockedWriter{w: t.w},
-		inFlight: map[jsonrpc.ID]struct{}{},
-		idle:     make(chan struct{}, 1),
-		closed:   make(chan struct{}),
+		w:         &lockedWriter{w: t.w},
+		inFlight:  map[jsonrpc.ID]struct{}{},
+		cancelled: map[jsonrpc.ID]struct{}{},
+		idle:      make(chan struct{}, 1),
+		closed:    make(chan struct{}),
 	}
 	pr, pw := io.Pipe()
 	// The SDK's own line cap is off: it reads only lines the reader below
@@ -137,6 +141,9 @@ type stdioConn struct {
 	inFlight map[jsonrpc.ID]struct{}
 	writing  int
 	idle     chan struct{}
+	// cancelled holds the ids in inFlight that the client cancelled
+	// (notifications/cancelled): their responses are dropped (see Write).
+	cancelled map[jsonrpc.ID]struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by Close
@@ -148,8 +155,17 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return c.Connection.Write(ctx, msg)
 	}
 	if resp.ID.IsValid() {
-		c.answering(resp.ID)
+		cancelled := c.answering(resp.ID)
 		defer c.answered()
+		if cancelled && !c.batched.Load() {
+			// MCP: the receiver of notifications/cancelled should not
+			// answer the cancelled request, and clients that forgot it
+			// report the answer as an error of their own (the TypeScript
+			// SDK: "Received a response for an unknown message ID").
+			// A batch's answer is the SDK's to assemble, every member
+			// included.
+			return nil
+		}
 	}
 	if resp.Error != nil {
 		msg = withCode(resp)
@@ -219,12 +235,27 @@ func (c *stdioConn) Close() error {
 	return c.Connection.Close()
 }
 
-// answering records that the response to call id is about to be written.
-func (c *stdioConn) answering(id jsonrpc.ID) {
+// answering records that the response to call id is about to be written,
+// and reports whether the client cancelled the call.
+func (c *stdioConn) answering(id jsonrpc.ID) (cancelled bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	delete(c.inFlight, id)
+	_, cancelled = c.cancelled[id]
+	delete(c.cancelled, id)
 	c.writing++
-	c.mu.Unlock()
+	return cancelled
+}
+
+// cancel records that the client cancelled call id, if it is in flight;
+// a cancel of a call already answered (or never made) is ignored, as MCP
+// allows, so that a later call reusing the id is answered.
+func (c *stdioConn) cancel(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.inFlight[id]; ok {
+		c.cancelled[id] = struct{}{}
+	}
 }
 
 // answered records that a response has been written (or failed to be).

@@ -196,12 +196,19 @@ func TestStdioConnWrite(t *testing.T) {
 }
 
 // TestCancelledReadingToolIsNoResult: a reading tool cancelled by the
-// client (notifications/cancelled) is not answered with what it had found
-// by then — a search cut short would read as "no matches" — but with an
-// error.
+// client (notifications/cancelled) does not end in what it had found by
+// then — a search cut short would read as "no matches" — but in an
+// error. On stdio nothing is sent for it at all (see
+// TestStdioCancelledCallIsNotAnswered); the outcome is what a transport
+// that does answer would send.
 func TestCancelledReadingToolIsNoResult(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{})
+	type outcome struct {
+		res mcp.Result
+		err error
+	}
+	ended := make(chan outcome, 1)
 	c := newRawClientWith(t, func(s *Server) {
 		AddTool(s, &mcp.Tool{Name: "slow", Description: "waits", Annotations: readOnlyTool("Wait")},
 			func(ctx context.Context, _ *Call, _ struct{}) (string, struct{}, error) {
@@ -209,6 +216,15 @@ func TestCancelledReadingToolIsNoResult(t *testing.T) {
 				<-ctx.Done()
 				return "No matches", struct{}{}, nil
 			})
+		s.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "tools/call" {
+					ended <- outcome{res, err}
+				}
+				return res, err
+			}
+		})
 	}, nil, "2025-06-18")
 	c.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
 	select {
@@ -217,9 +233,13 @@ func TestCancelledReadingToolIsNoResult(t *testing.T) {
 		t.Fatal("the tool did not start")
 	}
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":20,"reason":"stop"}}`)
-	resp := c.recv().(map[string]any)
-	if resp["id"] != 20.0 || resp["result"] != nil || resp["error"] == nil {
-		t.Errorf("the cancelled call was answered %v; want an error, not a result", resp)
+	select {
+	case o := <-ended:
+		if r, ok := o.res.(*mcp.CallToolResult); o.err == nil && (!ok || r == nil || !r.IsError) {
+			t.Errorf("the cancelled call ended in the result %v; want an error", o.res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not end")
 	}
 }
 

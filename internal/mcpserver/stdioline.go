@@ -203,10 +203,17 @@ func (c *stdioConn) admit(line []byte) (reply []byte, lines [][]byte) {
 		}
 		return errorLine(id, jsonrpc.CodeInvalidRequest, "Invalid request: "+err.Error()), nil
 	}
-	var calls []jsonrpc.ID
+	var calls, cancels []jsonrpc.ID
 	for _, m := range msgs {
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+		req, ok := m.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case req.IsCall():
 			calls = append(calls, req.ID)
+		case req.Method == "notifications/cancelled":
+			if id := cancelledID(req.Params); id.IsValid() {
+				cancels = append(cancels, id)
+			}
 		}
 	}
 	if off, what := jsonx.InvalidText(line); off >= 0 {
@@ -220,6 +227,9 @@ func (c *stdioConn) admit(line []byte) (reply []byte, lines [][]byte) {
 	if !c.register(calls) {
 		return errorLine(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Invalid request: the id is that of a call still in flight (or repeated in the batch); give each call its own id"), nil
+	}
+	for _, id := range cancels {
+		c.cancel(id)
 	}
 	if !batch {
 		return nil, nil
@@ -407,6 +417,19 @@ func idFrom(raw []byte) jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return id
+}
+
+// cancelledID is the id of the call a notifications/cancelled names (its
+// params' requestId), or an invalid id when it names none the SDK could
+// have answered.
+func cancelledID(params json.RawMessage) jsonrpc.ID {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return jsonrpc.ID{}
+	}
+	return idFrom(p.RequestID)
 }
 
 // peekID reads the id of a message that is not a valid request, so that

@@ -377,8 +377,8 @@ func TestWriteDescriptionStatesLimits(t *testing.T) {
 	t.Parallel()
 	d := description("write")
 	for _, want := range []string{
-		fmt.Sprintf("%d MiB over stdio", StdioMaxLine>>20),
-		fmt.Sprintf("%d MiB over HTTP", mcp.DefaultMaxRequestBodyBytes>>20),
+		// HTTPHandler takes StdioMaxLine too.
+		fmt.Sprintf("at most %d MiB, over stdio (`fsplane mcp`) and over HTTP (`/mcp`) alike", StdioMaxLine>>20),
 		"POST /v2/fs/upload",
 	} {
 		if !strings.Contains(d, want) {

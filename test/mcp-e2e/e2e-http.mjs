@@ -72,6 +72,12 @@ try {
     const g = await b.client.callTool({ name: "grep", arguments: { pattern: "TWO", path: dirName } });
     assert.match(text(g), new RegExp(`${dirName}/f\\.txt:2:TWO`));
   });
+  await check("a call as large as stdio takes (over the SDK's 4 MiB default) is taken over HTTP", async () => {
+    const content = "x".repeat(99).concat("\n").repeat(60000); // about 6 MB
+    const w = await a.client.callTool({ name: "write", arguments: { path: `${dirName}/big.txt`, content } });
+    assert.ok(!w.isError, text(w));
+    assert.equal(fs.statSync(path.join(dir, "big.txt")).size, content.length);
+  });
 } finally {
   await a.transport.terminateSession().catch(() => {});
   await b.transport.terminateSession().catch(() => {});

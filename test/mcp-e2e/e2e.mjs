@@ -207,6 +207,39 @@ try {
     await callError(client, "delete", { path: "nope.txt" }, "not_found");
   });
 
+  await check("patch with path: an absolute path and the envelope's relative name are one file", async () => {
+    put("hdr.txt", "one\ntwo\n");
+    const patch = "*** Begin Patch\n*** Update File: hdr.txt\n@@\n-two\n+TWO\n*** End Patch";
+    await call(client, "patch", { path: path.join(root, "hdr.txt"), patch });
+    assert.equal(get("hdr.txt"), "one\nTWO\n");
+    const res = await callError(client, "patch", { path: path.join(root, "hdr.txt"), patch: patch.replace("hdr.txt", "dup.txt") }, "bad_request");
+    assert.match(text(res), /the patch updates dup\.txt, but path names/);
+  });
+
+  await check("cancel: a call the client cancelled is not answered (no stray response)", async () => {
+    // About 40 MB with no match for the class: the search runs for a
+    // while, so the cancel finds it under way.
+    put("big.log", "abcdefghij".repeat(10).concat("\n").repeat(400000));
+    const stray = [];
+    const prev = client.onerror;
+    client.onerror = (err) => { stray.push(err.message); };
+    try {
+      const ac = new AbortController();
+      const pending = client.callTool({ name: "grep", arguments: { pattern: "[k-z]", path: "big.log" } }, undefined, { signal: ac.signal });
+      setTimeout(() => ac.abort("stop"), 20);
+      await assert.rejects(pending);
+      // The next call's answer comes after anything the server would
+      // have sent for the cancelled one.
+      const res = await call(client, "stat", { path: "big.log" });
+      assert.match(text(res), /^big\.log: file/);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // room for a stray answer
+      assert.deepEqual(stray, []);
+    } finally {
+      client.onerror = prev;
+      fs.rmSync(path.join(root, "big.log"));
+    }
+  });
+
   await check("protocol error: unknown tool is a JSON-RPC error", async () => {
     await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (err) => {
       assert.ok(err instanceof McpError);
