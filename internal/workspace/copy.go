@@ -112,7 +112,7 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 	if err != nil {
 		return osErr(op, dst, err)
 	}
-	if err := checkFileDest(op, d, dfi, overwrite); err != nil {
+	if err := checkFileDest(op, d, dfi, path.Base(s.Rel), overwrite); err != nil {
 		return err
 	}
 	uid, gid := -1, -1
@@ -167,14 +167,15 @@ func (w *Workspace) copyFile(op string, s, d *resolved, overwrite bool, owner *O
 }
 
 // checkFileDest checks that a file may be put at d, which is described
-// by dfi (nil when absent).
-func checkFileDest(op string, d *resolved, dfi fs.FileInfo, overwrite bool) error {
+// by dfi (nil when absent). srcName, when known, is the base name of the
+// file, for the hint when d is a directory.
+func checkFileDest(op string, d *resolved, dfi fs.FileInfo, srcName string, overwrite bool) error {
 	switch {
 	case dfi == nil:
 		return nil
 	case !overwrite:
 		return fserr.New(fserr.AlreadyExists, op, d.Given, "destination %s already exists", d.Given).
-			WithHint("pass overwrite to replace it")
+			WithHint("%s", existsHint(d.Given, dfi, srcName, false))
 	case dfi.IsDir():
 		return fserr.New(fserr.InvalidTarget, op, d.Given, "destination %s is a directory; cannot overwrite it with a file", d.Given).WithErrno(syscall.EISDIR)
 	case !dfi.Mode().IsRegular() && dfi.Mode()&fs.ModeSymlink == 0:
@@ -244,7 +245,7 @@ func (w *Workspace) installFile(op string, d *resolved, st staged, overwrite, re
 	if err != nil {
 		return false, osErr(op, d.Given, err)
 	}
-	if err := checkFileDest(op, d, dfi, overwrite); err != nil {
+	if err := checkFileDest(op, d, dfi, "", overwrite); err != nil {
 		return false, err
 	}
 	if dfi != nil && dfi.Mode().IsRegular() {

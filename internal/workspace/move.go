@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -263,7 +264,7 @@ func checkMoveDest(op string, d *resolved, sfi, dfi fs.FileInfo, overwrite bool)
 	switch {
 	case !overwrite:
 		return fserr.New(fserr.AlreadyExists, op, dst, "destination %s already exists", dst).
-			WithHint("pass overwrite to replace it")
+			WithHint("%s", existsHint(dst, dfi, sfi.Name(), sfi.IsDir()))
 	case sfi.IsDir() && dfi.IsDir():
 		names, err := readNames(d.r.root, d.Rel)
 		if err != nil {
@@ -507,4 +508,26 @@ func refuseEscapingLinks(op string, s, d *resolved, sfi fs.FileInfo) error {
 		return nil
 	}
 	return walk("")
+}
+
+// existsHint says what to do about the destination dst (dfi) that exists
+// when overwrite was not given: overwrite cannot put a file in place of a
+// directory, nor a directory in place of a file, and a caller naming a
+// directory often meant to put srcName (when known) inside it.
+func existsHint(dst string, dfi fs.FileInfo, srcName string, srcDir bool) string {
+	into := ""
+	if srcName != "" && srcName != "." && srcName != "/" {
+		into = path.Join(dst, srcName)
+	}
+	switch {
+	case dfi.IsDir() && !srcDir && into != "":
+		return fmt.Sprintf("%s is a directory; to put the file in it, give %s as the destination", dst, into)
+	case dfi.IsDir() && !srcDir:
+		return fmt.Sprintf("%s is a directory; name a file inside it as the destination", dst)
+	case dfi.IsDir() && into != "":
+		return fmt.Sprintf("give %s as the destination to put it inside; overwrite replaces %s only when it is empty", into, dst)
+	case srcDir:
+		return "choose another destination: a directory cannot replace a file"
+	}
+	return "pass overwrite to replace it"
 }

@@ -119,7 +119,7 @@ func (w *Workspace) WriteStream(ctx context.Context, p string, src io.Reader, op
 		return StreamResult{}, staleVersion(op, p, opts.ExpectedVersion, "")
 	}
 	if fi != nil {
-		if err := checkFileDest(op, d, fi, true); err != nil {
+		if err := checkFileDest(op, d, fi, "", true); err != nil {
 			return StreamResult{}, err
 		}
 		if fi.Mode().IsRegular() {
