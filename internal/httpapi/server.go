@@ -153,7 +153,7 @@ func New(eng *ops.Engine, opts Options) *Server {
 		// one); GET is the session's event stream.
 		for _, mr := range [][2]string{{"POST", "application/json"}, {"GET", "text/event-stream"}, {"DELETE", "application/json"}} {
 			m, raw := mr[0], mr[1]
-			h := mcpText(opts.MCP.ServeHTTP)
+			h := opts.MCP.ServeHTTP
 			if m == "GET" {
 				h = s.endWithStreams(h)
 			}

@@ -90,6 +90,9 @@ func TestHTTPScreensLargeBodies(t *testing.T) {
 	}{
 		{"an id past 2^53", "id.txt", "9007199254740993", pad, -32600},
 		{"a lone surrogate", "surrogate.txt", "2", `a\ud800b` + pad, -32700},
+		{"a raw invalid byte", "raw.txt", "3", "a\xff\xfeb" + pad, -32700},
+		{"a lone surrogate in a small call", "small.txt", "4", `a\ud800b`, -32700},
+		{"a raw invalid byte in a small call", "smallraw.txt", "5", "a\xff\xfeb", -32700},
 	} {
 		status, _, body := post(sid, `{"jsonrpc":"2.0","id":`+tt.id+`,"method":"tools/call","params":{"name":"write","arguments":{"path":"`+tt.file+`","content":"`+tt.content+`"}}}`)
 		var got struct {
@@ -99,10 +102,10 @@ func TestHTTPScreensLargeBodies(t *testing.T) {
 			} `json:"error"`
 		}
 		if status != http.StatusBadRequest || json.Unmarshal([]byte(body), &got) != nil || got.ID != nil || got.Error.Code != tt.code {
-			t.Errorf("%s in a 5 MiB call: status %d, body %.300s; want 400 with %d, id null", tt.name, status, body, tt.code)
+			t.Errorf("%s: status %d, body %.300s; want 400 with %d, id null", tt.name, status, body, tt.code)
 		}
 		if _, err := os.Stat(root + "/" + tt.file); err == nil {
-			t.Errorf("%s in a 5 MiB call: %s was written", tt.name, tt.file)
+			t.Errorf("%s: %s was written", tt.name, tt.file)
 		}
 	}
 }
