@@ -149,6 +149,9 @@ func (s *Server) getTree(w http.ResponseWriter, r *http.Request) {
 	n, err := s.eng.GetTree(r.Context(), path, lw)
 	switch {
 	case err != nil && n == 0 && !lw.started:
+		// Entries skipped before the walk failed are not this answer's.
+		delete(w.Header(), skippedCountTrailer)
+		delete(w.Header(), skippedTrailer)
 		fail(w, v2, "tree", path, err)
 	case err != nil:
 		// The tar is cut short: no end-of-archive blocks, so tar readers

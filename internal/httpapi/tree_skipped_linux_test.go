@@ -4,59 +4,21 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fsplane/fsplane/client"
 	"github.com/fsplane/fsplane/internal/ops"
 	"github.com/fsplane/fsplane/internal/testenv"
 )
-
-// runAsNobody runs the calling test again in a child process as nobody
-// (uid 65534) when the tests run as root, for whom permission bits bind
-// nothing, and reports whether the caller should go on: it is that child,
-// or not root to begin with. The child makes its own files.
-func runAsNobody(t *testing.T) bool {
-	t.Helper()
-	const nobody = 65534
-	if os.Geteuid() != 0 || os.Getenv("FSPLANE_TEST_NOBODY") == t.Name() {
-		return true
-	}
-	// The test binary's directory is private to root: run a copy.
-	bin, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(t.TempDir(), "httpapi.test")
-	if err := os.WriteFile(exe, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for p := filepath.Dir(exe); p != "/" && strings.HasPrefix(p, os.TempDir()); p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil {
-			os.Chmod(p, fi.Mode().Perm()|0o011)
-		}
-	}
-	cmd := exec.Command(exe, "-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "FSPLANE_TEST_NOBODY="+t.Name())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.CombinedOutput()
-	if _, failed := errors.AsType[*exec.ExitError](err); failed {
-		t.Errorf("as uid %d: %v\n%s", nobody, err, out)
-	} else if err != nil {
-		t.Skipf("cannot run as uid %d: %v", nobody, err)
-	}
-	return false
-}
 
 // skippedEntry is one Fsplane-Skipped trailer, or one entry of the
 // archive's FSPLANE.skipped note.
@@ -86,7 +48,7 @@ func TestGetTreeSkipsUnreadable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if !runAsNobody(t) {
+			if !testenv.AsNobody(t) {
 				return
 			}
 			e := newXEnv(t, ops.Options{})
@@ -120,12 +82,15 @@ func TestGetTreeSkipsUnreadable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("reading the archive: %v", err)
 				}
-				switch hdr.Typeflag {
-				case tar.TypeReg:
+				if hdr.Typeflag == tar.TypeReg {
 					got = append(got, hdr.Name)
-				case tar.TypeXGlobalHeader:
-					if err := json.Unmarshal([]byte(hdr.PAXRecords["FSPLANE.skipped"]), &note); err != nil {
+				}
+				if _, listed, ok, err := client.SkippedInTree(hdr); ok {
+					if err != nil {
 						t.Fatal(err)
+					}
+					for _, s := range listed {
+						note = append(note, skippedEntry{s.Path, s.Code, s.Message})
 					}
 				}
 			}

@@ -3,72 +3,21 @@ package transfer
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/fsplane/fsplane/internal/fserr"
+	"github.com/fsplane/fsplane/internal/testenv"
 	"github.com/fsplane/fsplane/internal/workspace"
 )
 
-// nobody is the account the non-root tests run as when the tests run as
-// root: permission bits bind only other accounts.
-const nobody = 65534
-
-// asNonRoot runs the calling test in a child process as nobody when the
-// tests run as root, and reports whether the caller is that child (or
-// already not root) and should go on. dirs are given to nobody first.
+// asNonRoot is testenv.AsNobody.
 func asNonRoot(t *testing.T, dirs ...string) bool {
 	t.Helper()
-	if os.Getuid() != 0 || os.Getenv("FSPLANE_TEST_NONROOT") == t.Name() {
-		return true
-	}
-	for _, d := range dirs {
-		if err := filepath.WalkDir(d, func(p string, _ fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, nobody, nobody)
-		}); err != nil {
-			t.Fatal(err)
-		}
-		// Its parents (t.TempDir's) must let nobody through.
-		for p := filepath.Dir(d); p != "/" && strings.HasPrefix(p, os.TempDir()); p = filepath.Dir(p) {
-			if fi, err := os.Stat(p); err == nil {
-				os.Chmod(p, fi.Mode().Perm()|0o011)
-			}
-		}
-	}
-	// The test binary's own directory is private to root: run a copy.
-	bin, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(t.TempDir(), "transfer.test")
-	if err := os.WriteFile(exe, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Dir(exe), 0o755)
-	for p := filepath.Dir(filepath.Dir(exe)); p != "/" && strings.HasPrefix(p, os.TempDir()); p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil {
-			os.Chmod(p, fi.Mode().Perm()|0o011)
-		}
-	}
-	cmd := exec.Command(exe, "-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "FSPLANE_TEST_NONROOT="+t.Name(), "FSPLANE_TEST_DIRS="+strings.Join(dirs, string(os.PathListSeparator)))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.CombinedOutput()
-	if _, failed := errors.AsType[*exec.ExitError](err); failed {
-		t.Errorf("as uid %d: %v\n%s", nobody, err, out)
-	} else if err != nil {
-		t.Skipf("cannot run as uid %d: %v", nobody, err)
-	}
-	return false
+	return testenv.AsNobody(t, dirs...)
 }
 
 // TestExtractReadOnlyDirNonRoot: an archive of a read-only directory
@@ -86,8 +35,8 @@ func asNonRoot(t *testing.T, dirs ...string) bool {
 // are removed even when read-only.
 func TestExtractReadOnlyDirNonRoot(t *testing.T) {
 	t.Parallel()
-	dirs := filepath.SplitList(os.Getenv("FSPLANE_TEST_DIRS"))
-	if os.Getenv("FSPLANE_TEST_NONROOT") != t.Name() {
+	dirs := testenv.NobodyDirs()
+	if !testenv.InNobodyChild(t) {
 		dirs = []string{t.TempDir(), t.TempDir()}
 		if err := os.MkdirAll(filepath.Join(dirs[0], "merge", "ro"), 0o755); err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"strconv"
 	"syscall"
 
@@ -18,9 +19,10 @@ import (
 // that is a SkipObserver hears of each as it happens (the HTTP front
 // turns them into trailers).
 //
-// The note is a PAX global extended header (typeflag 'g', named
-// SkippedNoteName), the archive's last member before its end-of-archive
-// blocks, present only when something was left out, with two records:
+// The note is the archive's last member before its end-of-archive
+// blocks, present only when something was left out: the tree's top
+// again, as the directory "./" with the top's mode and time (what
+// `tar -C dir -cf - .` archives first), carrying two PAX records:
 //
 //	FSPLANE.skipped.count  how many entries were left out (decimal)
 //	FSPLANE.skipped        a JSON array of Skipped, {"path", "code",
@@ -30,12 +32,15 @@ import (
 //
 // It sits in the archive rather than only beside it (in an HTTP trailer)
 // so that it survives proxies and clients that drop trailers, and a
-// saved copy of the archive. archive/tar returns it as a member of type
-// tar.TypeXGlobalHeader with the records in PAXRecords; GNU tar reads
-// over it without a word (it holds no path, so it changes no member),
-// so a shell pipeline must look for it, or for the trailers, itself
-// (see the README). A tree upload ignores global headers, so an archive
-// with a note extracts as it is.
+// saved copy of the archive. It is an ordinary member so that every
+// reader takes it: a PAX global header ('g') as the last member, tried
+// first, makes Python's tarfile refuse the whole archive ("end of file
+// header": it applies a global header to the member after it).
+// archive/tar returns it with the records in PAXRecords, Python's
+// tarfile in pax_headers, and GNU tar warns "Ignoring unknown extended
+// header keyword" for each record while it extracts and lists, exit
+// status 0; extracting it sets the destination directory's mode and
+// time to the top's, as the first member of `tar -C dir -cf - .` does.
 //
 // A procfs or sysfs file that cannot be read whole is left out and noted
 // the same way: it is read before its header (see writeSnapshot). So is
@@ -54,9 +59,9 @@ import (
 // between the listing and the open are left out without a note: they are
 // no longer part of the tree.
 
-// SkippedNoteName is the name of the global header that notes the
-// entries a tree archive leaves out.
-const SkippedNoteName = "fsplane-skipped"
+// SkippedNoteName is the name of the member that notes the entries a
+// tree archive leaves out: the top.
+const SkippedNoteName = "./"
 
 // The note's PAX record keys: vendor records, named VENDOR.keyword as
 // POSIX reserves them.
@@ -168,8 +173,9 @@ func (n *skipNote) add(name string, err error) {
 	n.listed = append(n.listed, s)
 }
 
-// write appends the note to tw when something was left out.
-func (n *skipNote) write(tw *tar.Writer) error {
+// write appends the note to tw when something was left out, as the
+// header of top, the tree's top directory.
+func (n *skipNote) write(tw *tar.Writer, top fs.FileInfo) error {
 	if n.count == 0 {
 		return nil
 	}
@@ -182,7 +188,7 @@ func (n *skipNote) write(tw *tar.Writer) error {
 		return err
 	}
 	return tw.WriteHeader(&tar.Header{
-		Name: SkippedNoteName, Typeflag: tar.TypeXGlobalHeader, Format: tar.FormatPAX,
+		Name: SkippedNoteName, Typeflag: tar.TypeDir, Mode: int64(top.Mode().Perm()), ModTime: top.ModTime(), Format: tar.FormatPAX,
 		PAXRecords: map[string]string{SkippedCountRecord: strconv.Itoa(n.count), SkippedListRecord: string(list)},
 	})
 }

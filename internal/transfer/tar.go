@@ -365,11 +365,13 @@ func writeTree(w io.Writer, ws *workspace.Workspace, p string, opts treeOptions)
 		budget = noteBudget
 	}
 	skips := newSkipNote(observer, budget)
+	var top fs.FileInfo // the tree's top, for the note
 	_, err = ws.WalkTree(p, func(e workspace.TreeEntry, open func() (*os.File, error)) error {
 		if e.Unlisted != nil && (e.Name == "." || !skippable(e.Unlisted)) {
 			return e.Unlisted // the whole tree, or the server's shortage
 		}
 		if e.Name == "." {
+			top = e.Info
 			return nil
 		}
 		hdr := &tar.Header{Name: e.Name, Mode: int64(e.Info.Mode().Perm()), ModTime: e.Info.ModTime(), Format: tar.FormatPAX}
@@ -404,7 +406,7 @@ func writeTree(w io.Writer, ws *workspace.Workspace, p string, opts treeOptions)
 		return tw.WriteHeader(hdr)
 	})
 	if err == nil {
-		err = skips.write(tw)
+		err = skips.write(tw, top)
 	}
 	if err == nil {
 		err = tw.Close()

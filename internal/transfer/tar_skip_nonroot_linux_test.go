@@ -40,8 +40,8 @@ func TestWriteTreeSkipsUnreadableNonRoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dirs := filepath.SplitList(os.Getenv("FSPLANE_TEST_DIRS"))
-			if os.Getenv("FSPLANE_TEST_NONROOT") != t.Name() {
+			dirs := testenv.NobodyDirs()
+			if !testenv.InNobodyChild(t) {
 				dirs = []string{t.TempDir(), t.TempDir()}
 				testenv.WriteTree(t, filepath.Join(dirs[0], "t"), files)
 				for _, l := range tc.locked {
@@ -113,8 +113,8 @@ func TestWriteTreeSkipsUnlistableDirNonRoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dirs := filepath.SplitList(os.Getenv("FSPLANE_TEST_DIRS"))
-			if os.Getenv("FSPLANE_TEST_NONROOT") != t.Name() {
+			dirs := testenv.NobodyDirs()
+			if !testenv.InNobodyChild(t) {
 				dirs = []string{t.TempDir(), t.TempDir()}
 				testenv.WriteTree(t, filepath.Join(dirs[0], "t"), files)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 
 // archiveListing is what a tree archive holds, read to its end: its
 // regular files with their content, its other members by type, and the
-// skipped note of its trailing global header, if any.
+// skipped note its last member carries, if any.
 type archiveListing struct {
 	files   map[string]string
 	others  map[string]byte
@@ -44,14 +45,18 @@ func listArchive(t *testing.T, archive []byte) archiveListing {
 		if err != nil {
 			t.Fatalf("reading the archive: %v", err)
 		}
-		switch hdr.Typeflag {
-		case tar.TypeReg:
+		_, note := hdr.PAXRecords["FSPLANE.skipped.count"]
+		switch {
+		case hdr.Typeflag == tar.TypeReg:
 			b, err := io.ReadAll(tr)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out.files[hdr.Name] = string(b)
-		case tar.TypeXGlobalHeader:
+		case note:
+			if hdr.Name != "./" || hdr.Typeflag != tar.TypeDir {
+				t.Errorf("the note is member %q of type %q, want the top, ./, a directory", hdr.Name, hdr.Typeflag)
+			}
 			out.count = hdr.PAXRecords["FSPLANE.skipped.count"]
 			if err := json.Unmarshal([]byte(hdr.PAXRecords["FSPLANE.skipped"]), &out.skipped); err != nil {
 				t.Fatalf("FSPLANE.skipped %q: %v", hdr.PAXRecords["FSPLANE.skipped"], err)
@@ -252,11 +257,55 @@ func TestWriteTreeSkippedGNUTar(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command("tar", "-xvf", "-", "-C", out)
 	cmd.Stdin = bytes.NewReader(w.Bytes())
-	listed, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("tar -x: %v\n%s", err, listed)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tar -x: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
-	if string(listed) != "a.txt\n" {
-		t.Errorf("tar -xv printed %q, want %q", listed, "a.txt\n")
+	if got := stdout.String(); got != "a.txt\n./\n" {
+		t.Errorf("tar -xv printed %q, want %q", got, "a.txt\n./\n")
+	}
+	// The note is seen: GNU tar names its records.
+	if !strings.Contains(stderr.String(), "FSPLANE.skipped") {
+		t.Errorf("tar -x said %q, want a warning naming FSPLANE.skipped", stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "a.txt")); err != nil || string(b) != "a\n" {
+		t.Errorf("extracted a.txt: %q, %v", b, err)
+	}
+}
+
+// TestWriteTreeSkippedPython: Python's tarfile reads an archive with the
+// note to its end, the note's records in the top's pax_headers. A PAX
+// global header as the last member made it refuse the whole archive
+// ("end of file header").
+func TestWriteTreeSkippedPython(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	ws, dir := skipTree(t, map[string]string{"a.txt": "a\n", "bad": "x\n"})
+	var w bytes.Buffer
+	if _, err := writeTree(&w, ws, dir, treeOptions{fault: func(name string) error {
+		if name == "bad" {
+			return openFault(name, syscall.EACCES)
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+import sys, tarfile
+with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as t:
+    for m in t:
+        print(m.name, m.type.decode(), m.pax_headers.get("FSPLANE.skipped.count", "-"))
+`
+	cmd := exec.Command("python3", "-c", script)
+	cmd.Stdin = bytes.NewReader(w.Bytes())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 tarfile: %v\n%s", err, out)
+	}
+	if want := "a.txt 0 -\n. 5 1\n"; string(out) != want {
+		t.Errorf("python3 tarfile listed %q, want %q", out, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"os"
 	"syscall"
 	"testing"
 
@@ -13,10 +14,14 @@ import (
 )
 
 // TestClientReadsTheNote: the Go client's SkippedInTree reads the note
-// this package writes (names and record keys are the same), and takes no
-// other member for it.
+// this package writes (the same record keys), takes no other member for
+// it, and refuses a note it cannot read rather than report it whole.
 func TestClientReadsTheNote(t *testing.T) {
 	t.Parallel()
+	top, err := os.Stat(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := newSkipNote(nil, noteBudget)
 	n.add("locked.txt", &skipError{err: syscall.EACCES})
 	n.add("sub", errors.New("boom"))
@@ -25,7 +30,7 @@ func TestClientReadsTheNote(t *testing.T) {
 	if err := tw.WriteHeader(&tar.Header{Name: "a.txt", Typeflag: tar.TypeReg, Mode: 0o644}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.write(tw); err != nil {
+	if err := n.write(tw, top); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.Close(); err != nil {
@@ -38,7 +43,7 @@ func TestClientReadsTheNote(t *testing.T) {
 		if err != nil {
 			break
 		}
-		count, listed, ok := client.SkippedInTree(hdr)
+		count, listed, ok, err := client.SkippedInTree(hdr)
 		if !ok {
 			if hdr.Name != "a.txt" {
 				t.Errorf("member %q not taken for the note, nor a.txt", hdr.Name)
@@ -46,12 +51,23 @@ func TestClientReadsTheNote(t *testing.T) {
 			continue
 		}
 		notes++
-		want := []client.TreeSkipped{{Path: "locked.txt", Code: "permission_denied", Message: "permission denied"}, {Path: "sub", Code: "io_error", Message: listed[1].Message}}
-		if count != 2 || !cmp.Equal(want, listed) {
-			t.Errorf("note: %d, %+v; want 2, %+v", count, listed, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []client.TreeSkipped{{Path: "locked.txt", Code: "permission_denied", Message: "permission denied"}, {Path: "sub", Code: "io_error", Message: "i/o error"}}
+		if diff := cmp.Diff(want, listed); count != 2 || diff != "" {
+			t.Errorf("note of %d (want 2), entries (-want +got):\n%s", count, diff)
 		}
 	}
 	if notes != 1 {
 		t.Errorf("%d notes read, want 1", notes)
+	}
+	for _, recs := range []map[string]string{
+		{"FSPLANE.skipped.count": "two", "FSPLANE.skipped": "[]"},
+		{"FSPLANE.skipped.count": "1", "FSPLANE.skipped": "[{"},
+	} {
+		if _, _, ok, err := client.SkippedInTree(&tar.Header{Name: "./", PAXRecords: recs}); !ok || err == nil {
+			t.Errorf("a bad note %v: ok %v, err %v; want ok and an error", recs, ok, err)
+		}
 	}
 }
