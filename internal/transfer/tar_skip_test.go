@@ -244,16 +244,7 @@ func TestWriteTreeSkippedGNUTar(t *testing.T) {
 	if out, err := exec.Command("tar", "--version").Output(); err != nil || !bytes.Contains(out, []byte("GNU tar")) {
 		t.Skip("tar is not GNU tar")
 	}
-	ws, dir := skipTree(t, map[string]string{"a.txt": "a\n", "bad": "x\n"})
-	var w bytes.Buffer
-	if _, err := writeTree(&w, ws, dir, treeOptions{fault: func(name string) error {
-		if name == "bad" {
-			return openFault(name, syscall.EACCES)
-		}
-		return nil
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	w := archiveWithoutBad(t)
 	out := t.TempDir()
 	cmd := exec.Command("tar", "-xvf", "-", "-C", out)
 	cmd.Stdin = bytes.NewReader(w.Bytes())
@@ -283,16 +274,7 @@ func TestWriteTreeSkippedPython(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	ws, dir := skipTree(t, map[string]string{"a.txt": "a\n", "bad": "x\n"})
-	var w bytes.Buffer
-	if _, err := writeTree(&w, ws, dir, treeOptions{fault: func(name string) error {
-		if name == "bad" {
-			return openFault(name, syscall.EACCES)
-		}
-		return nil
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	w := archiveWithoutBad(t)
 	const script = `
 import sys, tarfile
 with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as t:
@@ -308,4 +290,21 @@ with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as t:
 	if want := "a.txt 0 -\n. 5 1\n"; string(out) != want {
 		t.Errorf("python3 tarfile listed %q, want %q", out, want)
 	}
+}
+
+// archiveWithoutBad archives a tree of a.txt and bad, which cannot be
+// opened (EACCES): a.txt, then the note naming bad.
+func archiveWithoutBad(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	ws, dir := skipTree(t, map[string]string{"a.txt": "a\n", "bad": "x\n"})
+	var w bytes.Buffer
+	if _, err := writeTree(&w, ws, dir, treeOptions{fault: func(name string) error {
+		if name == "bad" {
+			return openFault(name, syscall.EACCES)
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return &w
 }
