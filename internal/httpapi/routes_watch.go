@@ -302,9 +302,14 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	for r.Context().Err() == nil {
 		res := wt.Poll(r.Context(), cursor, 1000, sseKeepalive)
-		if res.Overflow && !send("overflow", "", map[string]any{"watcher_id": id, "cursor": res.Cursor,
-			"message": "events were dropped; rescan the tree", "unwatched": res.Unwatched}) {
-			return
+		if res.Overflow {
+			ev := map[string]any{"watcher_id": id, "cursor": res.Cursor, "message": "events were dropped; rescan the tree"}
+			if res.Unwatched > 0 {
+				ev["unwatched"] = res.Unwatched
+			}
+			if !send("overflow", "", ev) {
+				return
+			}
 		}
 		for _, ev := range res.Events {
 			if !send("file_change", fmt.Sprintf("%s:%d", id, ev.Seq), wireEvent(ev)) {

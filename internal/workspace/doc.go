@@ -101,7 +101,7 @@
 //
 // Commit records the previous state of each changed file in a bounded,
 // persistent journal in the state directory; Undo restores it (content,
-// mode and owner), and refuses when the file changed since the recorded
+// mode, and owner where the process may chown), and refuses when the file changed since the recorded
 // edit, in content, existence, permission bits or owner; UndoHistory
 // lists it. The record is written before the change is made, pending,
 // and confirmed after it, so a process killed right after a change still

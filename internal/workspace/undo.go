@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"iter"
@@ -12,6 +13,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fsplane/fsplane/internal/fserr"
@@ -460,20 +462,23 @@ func (w *Workspace) undoRequest(op string, e *undoEntry, target *resolved, cur f
 	if !cur.isAfter(e) {
 		switch {
 		case !cur.exists || cur.version != e.AfterVersion || !e.AfterExists:
-		case !cur.modeAfter(e):
-			// Only the permissions changed: restoring the recorded
-			// ones would undo that chmod too.
+		default:
+			// Only the permissions or the owner changed: the undo would
+			// undo that chmod or chown too. Both are named, so that one
+			// step back does not meet a second refusal.
+			var what, fix []string
+			if !cur.modeAfter(e) {
+				what = append(what, fmt.Sprintf("permissions changed since the recorded edit (now %#o, left at %#o)", cur.mode, e.AfterMode))
+				fix = append(fix, fmt.Sprintf("set the permissions back to %#o (chmod)", e.AfterMode))
+			}
+			if !cur.ownerAfter(e) {
+				a := e.AfterOwner
+				what = append(what, fmt.Sprintf("owner changed since the recorded edit (now uid %d, gid %d; left as uid %d, gid %d)", cur.uid, cur.gid, a.UID, a.GID))
+				fix = append(fix, fmt.Sprintf("chown the file back to %d:%d", a.UID, a.GID))
+			}
 			return nil, fserr.New(fserr.Conflict, op, p,
-				"%s's permissions changed since the recorded edit (now %#o, left at %#o); undo would discard that change", p, cur.mode, e.AfterMode).
-				WithHint("if the change is to be undone all the same, set the permissions back to %#o first (chmod), then undo; or edit the file instead", e.AfterMode)
-		case !cur.ownerAfter(e):
-			// Only the owner changed: the undo would give the file the
-			// owner it had before the change (or delete it), undoing
-			// that chown too.
-			a := e.AfterOwner
-			return nil, fserr.New(fserr.Conflict, op, p,
-				"%s's owner changed since the recorded edit (now uid %d, gid %d; left as uid %d, gid %d); undo would discard that change", p, cur.uid, cur.gid, a.UID, a.GID).
-				WithHint("if the change is to be undone all the same, chown the file back to %d:%d first, then undo; or edit the file instead", a.UID, a.GID)
+				"%s's %s; undo would discard that change", p, strings.Join(what, ", and its ")).
+				WithHint("if the change is to be undone all the same, %s first, then undo; or edit the file instead", strings.Join(fix, " and "))
 		}
 		return nil, fserr.New(fserr.Conflict, op, p,
 			"%s changed since the recorded edit; undo would discard that change. Re-read the file and edit it instead.", p)

@@ -201,3 +201,36 @@ func TestUndoOwnerRecordSurvives(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoNamesModeAndOwnerTogether: when both the permissions and the
+// owner changed since the change, the refusal names both and says to
+// put both back; it named the permissions only, and following its hint
+// met a second refusal.
+func TestUndoNamesModeAndOwnerTogether(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown files")
+	}
+	w, root := newTestWorkspace(t)
+	writeFile(t, filepath.Join(root, "old.txt"), "old", 0o644)
+	commit(t, w, "edit", Change{Path: "old.txt", Content: []byte("new")})
+	dst := filepath.Join(root, "old.txt")
+	if err := os.Chmod(dst, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(dst, unprivUID, -1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Undo("old.txt")
+	e := wantCode(t, err, fserr.Conflict)
+	for _, s := range []string{"permissions changed", "owner changed"} {
+		if !strings.Contains(e.Message, s) {
+			t.Errorf("message %q lacks %q", e.Message, s)
+		}
+	}
+	for _, s := range []string{"chmod", "chown"} {
+		if !strings.Contains(e.Hint, s) {
+			t.Errorf("hint %q lacks %q", e.Hint, s)
+		}
+	}
+}
