@@ -8,7 +8,7 @@ type HostInfo struct {
 	Roots        []string `json:"roots"`
 	ConnectedAt  string   `json:"connected_at" jsonschema:"RFC 3339"`
 	Capabilities []string `json:"capabilities" jsonschema:"the operations the host executes"`
-	Features     []string `json:"features,omitempty" jsonschema:"what the host honours in ops older hosts also run: undo_expected_version (undo with expected_version; without it the hub refuses such an undo)"`
+	Features     []string `json:"features,omitempty" jsonschema:"what the host honours in ops older hosts also run: undo_held (undo held to expected_version and to the caller's view; without it the hub refuses such an undo)"`
 	Version      string   `json:"version"`
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // TestUndoExpectedVersionNeedsAHostThatHonoursIt: a host that does not
-// announce proto.FeatureUndoExpectedVersion (one from before it) would
+// announce proto.FeatureUndoHeld (one from before it) would
 // ignore expected_version and revert the file's newest change, whoever
 // made it; the hub refuses such an undo without sending it, with a hint.
 // An undo without expected_version still reaches that host.
@@ -83,7 +83,7 @@ func TestHostsListFeatures(t *testing.T) {
 	if err := json.Unmarshal(body, &env); err != nil || len(env.Data.Hosts) != 1 {
 		t.Fatalf("hosts: %v %s", err, body)
 	}
-	if f := env.Data.Hosts[0].Features; !slices.Contains(f, proto.FeatureUndoExpectedVersion) {
-		t.Errorf("features %q, want %s", f, proto.FeatureUndoExpectedVersion)
+	if f := env.Data.Hosts[0].Features; !slices.Contains(f, proto.FeatureUndoHeld) {
+		t.Errorf("features %q, want %s", f, proto.FeatureUndoHeld)
 	}
 }

@@ -31,7 +31,7 @@ var Ops = []string{
 }
 
 // Features are the proto.Capabilities features this host honours.
-var Features = []string{proto.FeatureUndoExpectedVersion}
+var Features = []string{proto.FeatureUndoHeld}
 
 // call is an operation decoded and ready to run.
 type call struct {

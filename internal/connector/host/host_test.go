@@ -254,7 +254,7 @@ func TestHelloAndToken(t *testing.T) {
 	}
 	want := &proto.Hello{
 		Type: proto.TypeHello, Protocol: proto.Protocol, Name: "laptop", Roots: []string{root, extra},
-		Mode: proto.ReadOnly, Capabilities: proto.Capabilities{Ops: Ops, Transfer: 1, Features: []string{proto.FeatureUndoExpectedVersion}},
+		Mode: proto.ReadOnly, Capabilities: proto.Capabilities{Ops: Ops, Transfer: 1, Features: []string{proto.FeatureUndoHeld}},
 		Limits: proto.DefaultLimits, Version: "test",
 	}
 	if diff := cmp.Diff(want, hello); diff != "" {

@@ -183,15 +183,15 @@ func (r *Remote) Insert(ctx context.Context, req ops.InsertRequest) (*ops.LinesR
 	return call[ops.LinesResult](ctx, r, proto.OpInsert, req.Path, req.Caller, req)
 }
 
-// Undo runs ops.Engine.Undo on the host. An undo with ExpectedVersion is
-// refused (bad_request) on a host that does not announce
-// proto.FeatureUndoExpectedVersion: it would ignore the version and
-// revert whatever change is newest.
+// Undo runs ops.Engine.Undo on the host. An undo held to something (an
+// ExpectedVersion, or a Caller's view of the file) is refused
+// (bad_request) on a host that does not announce proto.FeatureUndoHeld:
+// it would ignore both and revert whatever change is newest.
 func (r *Remote) Undo(ctx context.Context, req ops.UndoRequest) (*ops.UndoResult, error) {
-	if req.ExpectedVersion != "" && !r.host.Info().Capabilities.Has(proto.FeatureUndoExpectedVersion) {
+	if (req.ExpectedVersion != "" || req.Caller != "") && !r.host.Info().Capabilities.Has(proto.FeatureUndoHeld) {
 		return nil, fserr.New(fserr.BadRequest, proto.OpUndo, req.Path,
-			"host %s runs an fsplane that ignores expected_version on undo", r.host.Info().Name).
-			WithHint("update fsplane on that computer and reconnect it, or read the file and undo without expected_version once you have checked that its newest change is the one to revert")
+			"host %s runs an fsplane whose undo reverts the newest change whoever made it: it ignores expected_version and the caller's view of the file", r.host.Info().Name).
+			WithHint("update fsplane on that computer and reconnect it; until then, an undo over HTTP without expected_version (POST /v2/hosts/{host}/fs/undo) reverts the newest change, once you have checked it is the one to revert")
 	}
 	return call[ops.UndoResult](ctx, r, proto.OpUndo, req.Path, req.Caller, req)
 }

@@ -83,15 +83,17 @@ type Capabilities struct {
 	Transfer int      `json:"transfer"` // transfer protocol version; 1
 	// Features name what a host honours in the args of ops it has
 	// executed from the start, where an older host would ignore a new
-	// field and do something else than asked (see FeatureUndoExpectedVersion).
+	// field and do something else than asked (see FeatureUndoHeld).
 	Features []string `json:"features,omitempty"`
 }
 
-// FeatureUndoExpectedVersion: the host's undo honours expected_version
-// (it reverts only while the file has that version). A host without it
-// would ignore the field and revert the file's newest change, whoever
-// made it, so the hub refuses such an undo instead of sending it.
-const FeatureUndoExpectedVersion = "undo_expected_version"
+// FeatureUndoHeld: the host's undo is held to what its caller saw: to
+// expected_version (it reverts only while the file has that version),
+// and to the caller's view of the file (a change it did not read and did
+// not make is stale_version). A host without it would ignore both and
+// revert the file's newest change, whoever made it, so the hub refuses
+// an undo with either instead of sending it.
+const FeatureUndoHeld = "undo_held"
 
 // Has reports whether the host announced feature f.
 func (c Capabilities) Has(f string) bool { return slices.Contains(c.Features, f) }
