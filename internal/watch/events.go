@@ -46,7 +46,7 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 			waiting = false
 			r.mu.Lock()
 			r.settleMovesLocked()
-			if r.freed {
+			if r.freed || len(r.astray) > 0 {
 				r.rewatchLocked()
 			}
 			r.mu.Unlock()
@@ -79,6 +79,12 @@ func (r *Registry) read(in *inotify, done chan struct{}) {
 			}
 		})
 		r.closeWindowsLocked()
+		if len(r.astray) > 0 {
+			// Directories left unwatched were not at their paths: what
+			// was queued is handled now, the moves that took them
+			// elsewhere too (held ones once settled, above).
+			r.rewatchLocked()
+		}
 		pending := len(r.moves) > 0 || r.pair != nil
 		wait := grace
 		if len(r.moves) == 0 {

@@ -240,18 +240,7 @@ func TestExchangeWithWriteBetween(t *testing.T) {
 	r.mu.Lock()
 	top, other := r.byPath[dir].wd, r.byPath[filepath.Join(dir, "other")].wd
 	r.mu.Unlock()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go r.read(&inotify{fd: -1, file: pr}, done)
-	t.Cleanup(func() {
-		r.Close()
-		pw.Close()
-		<-done
-		pr.Close()
-	})
+	pw := pipeReader(t, r)
 	evs := []kernelEvent{
 		{wd: top, mask: inMovedFrom, cookie: 7, name: "a"},
 		{wd: top, mask: inMovedTo, cookie: 7, name: "b"},

@@ -87,6 +87,11 @@ type Registry struct {
 	// to watch them (see starved.go).
 	starved map[string]map[*Watcher]struct{}
 	freed   bool
+	// astray holds those of starved that were not found at their path
+	// when tried, each with where the events then queued ended (see
+	// positionLocked), or untried when a move has taken it elsewhere
+	// since (see rewatchLocked).
+	astray map[string]uint64
 	// retired counts the watches in dirs whose directory is gone (see
 	// retireLocked): kept for their queued events, they hold no kernel
 	// watch and no share of the budget.

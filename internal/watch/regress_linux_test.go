@@ -499,6 +499,27 @@ func TestReleaseFreesWatches(t *testing.T) {
 	checkWatches(t, r, 0)
 }
 
+// pipeReader runs a second reader for r on a pipe standing in for the
+// inotify descriptor, and returns the pipe's write end: events written
+// there (encodeEvents) are handled as the kernel's. Its watches stay in
+// r's real instance, whose own reader runs too.
+func pipeReader(t *testing.T, r *Registry) *os.File {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go r.read(&inotify{fd: -1, file: pr}, done)
+	t.Cleanup(func() {
+		r.Close()
+		pw.Close()
+		<-done
+		pr.Close()
+	})
+	return pw
+}
+
 // TestRenameHalvesInTwoReads: the kernel queues a rename's MOVED_FROM
 // and MOVED_TO one after the other, so a read can end between them
 // (renaming a file back and forth 8,000 times split about one). The
@@ -513,18 +534,7 @@ func TestRenameHalvesInTwoReads(t *testing.T) {
 	r.mu.Lock()
 	wd := r.byPath[dir].wd
 	r.mu.Unlock()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go r.read(&inotify{fd: -1, file: pr}, done)
-	t.Cleanup(func() {
-		r.Close()
-		pw.Close()
-		<-done
-		pr.Close()
-	})
+	pw := pipeReader(t, r)
 	write := func(ev kernelEvent) {
 		if _, err := pw.Write(encodeEvents([]kernelEvent{ev})); err != nil {
 			t.Fatal(err)

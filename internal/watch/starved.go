@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -23,10 +24,20 @@ import (
 // happens there from then on is reported. Meanwhile Info.Unwatched and
 // PollResult.Unwatched count such directories, so a client can tell
 // that part of its tree is not watched. A remembered directory follows
-// renames of the directories above it (moveStarvedLocked); one that is
-// gone by the next try (removed, or moved away: the events of that were
-// reported) is forgotten, and one moved within a watched tree is tried
-// as any directory that appears there.
+// renames of the directories above it (moveStarvedLocked), and is
+// forgotten when it, or a directory above it, is removed or moved out
+// (unstarveBelowLocked); one moved within a watched tree is tried as any
+// directory that appears there. A try may come (from Release, a sweep,
+// the janitor) before the reader has handled a rename above it, so one
+// not found at its path is kept (Registry.astray) and tried again once
+// the reader has handled what was queued then, having followed the
+// rename; one still not there, with no move of it handled meanwhile, is
+// gone without a word (its removal lost with a kernel queue overflow),
+// and forgotten.
+
+// untried marks a directory of Registry.astray that a move took
+// elsewhere since it was not found: it has yet to be tried where it is.
+const untried = math.MaxUint64
 
 // starveLocked records that dir, in w's tree, could not be watched for
 // want of budget.
@@ -52,6 +63,7 @@ func (r *Registry) unstarveLocked(dir string) {
 		w.addUnwatched(-1)
 	}
 	delete(r.starved, dir)
+	delete(r.astray, dir)
 }
 
 // unstarveBelowLocked forgets the unwatched directories at and below p
@@ -72,6 +84,7 @@ func (r *Registry) forgetStarvedLocked(w *Watcher) {
 			w.addUnwatched(-1)
 			if len(ws) == 0 {
 				delete(r.starved, dir)
+				delete(r.astray, dir)
 			}
 		}
 	}
@@ -79,17 +92,27 @@ func (r *Registry) forgetStarvedLocked(w *Watcher) {
 
 // moveStarvedLocked moves the unwatched directories at and below each
 // {from, to} of moves to the same places below to (see
-// moveWatchesLocked).
+// moveWatchesLocked). Those not found at their old paths are to be
+// tried at their new ones.
 func (r *Registry) moveStarvedLocked(moves [][2]string) {
 	moved := map[string]map[*Watcher]struct{}{}
+	var astray []string
 	for p, ws := range r.starved {
 		for _, mv := range moves {
 			if rel, ok := within(p, mv[0]); ok {
+				to := path.Join(mv[1], rel)
 				delete(r.starved, p)
-				moved[path.Join(mv[1], rel)] = ws
+				moved[to] = ws
+				if _, ok := r.astray[p]; ok {
+					delete(r.astray, p)
+					astray = append(astray, to)
+				}
 				break
 			}
 		}
+	}
+	for _, p := range astray {
+		r.astray[p] = untried
 	}
 	for p, ws := range moved {
 		if old := r.starved[p]; old != nil {
@@ -107,21 +130,27 @@ func (r *Registry) moveStarvedLocked(moves [][2]string) {
 
 // rewatchLocked tries to watch the unwatched directories, parents
 // first, for their watchers that still want them, and marks overflow for
-// each watcher that gained a watch. It stops when the budget is spent
-// again. It waits while a move's halves are being paired: it reaches
-// directories by path, which the move may have changed.
+// each watcher that gained a watch. Once the budget is spent again it
+// only looks for those of r.astray (see the top of this file): one found
+// waits for room as the others do, one still missing is forgotten when
+// the reader has handled what was queued when it was first missed. It
+// waits while a move's halves are being paired: it reaches directories
+// by path, which the move may have changed.
 func (r *Registry) rewatchLocked() {
 	if len(r.starved) == 0 || r.closed || r.in == nil || r.pair != nil || len(r.moves) > 0 {
 		return
 	}
 	r.freed = false
 	told := map[*Watcher]bool{}
+	full := false
 	for _, dir := range slices.Sorted(maps.Keys(r.starved)) {
-		if r.watchesLocked() >= r.budget {
-			break
-		}
 		ws, ok := r.starved[dir]
 		if !ok {
+			continue
+		}
+		room := !full && r.watchesLocked() < r.budget
+		missed, astray := r.astray[dir]
+		if !room && !astray {
 			continue
 		}
 		var want []*Watcher
@@ -144,12 +173,36 @@ func (r *Registry) rewatchLocked() {
 		}
 		if err != nil {
 			c.close()
-			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				for _, w := range want {
-					r.starveLocked(dir, w)
+			if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+				if astray && missed != untried && missed <= r.readEnd {
+					// Every event queued when it was missed is handled,
+					// and none moved it: gone.
+					continue
+				}
+				// Gone, or a directory above it was moved and the
+				// reader has yet to handle that.
+				if !astray || missed == untried {
+					missed, astray = r.positionLocked(), true
 				}
 			}
-			continue // gone: its removal or move was reported
+			for _, w := range want {
+				r.starveLocked(dir, w)
+			}
+			if astray {
+				if r.astray == nil {
+					r.astray = map[string]uint64{}
+				}
+				r.astray[dir] = missed
+			}
+			continue
+		}
+		if !room {
+			// Found: it waits for room as the others do.
+			c.close()
+			for _, w := range want {
+				r.starveLocked(dir, w)
+			}
+			continue
 		}
 		had := map[*Watcher]bool{}
 		if dw := r.byPath[dir]; dw != nil {
@@ -167,9 +220,8 @@ func (r *Registry) rewatchLocked() {
 			}
 		}
 		if isBudget(err) {
-			break // no room after all (the kernel's limit, other programs holding the rest)
-		}
-		if err != nil {
+			full = true // no room after all (the kernel's limit, other programs holding the rest)
+		} else if err != nil {
 			r.log.Warn("cannot watch a directory left unwatched for want of watches", "dir", dir, "err", err)
 		}
 	}
