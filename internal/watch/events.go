@@ -774,7 +774,9 @@ func (r *Registry) renamedLocked(m *move, to *dirWatch, newPath string, isDir bo
 	if !isDir {
 		return
 	}
-	// Unwatched directories go along (watched ones by relocateLocked).
+	// Unwatched directories below go along. (relocateLocked, when the
+	// directory is watched, moves them too, through moveWatchesLocked,
+	// and finds them moved already.)
 	r.moveStarvedLocked([][2]string{{oldPath, newPath}})
 	had := map[*Watcher]bool{}
 	if top != nil && moved {
