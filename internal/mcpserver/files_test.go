@@ -143,7 +143,7 @@ func TestMoveDeleteUndo(t *testing.T) {
 		if r.out["undoable"] != true {
 			t.Errorf("a deleted link not reported undoable: %v", r.out)
 		}
-		wantContains(t, e.ok("undo", args("path", "link")).text, "Undid the delete of link: restored it.")
+		wantContains(t, e.ok("undo", args("path", "link")).text, "Undid the deletion of link: restored it.")
 		if target, err := os.Readlink(e.path("link")); err != nil || target != "c.txt" {
 			t.Errorf("after undo, link -> %q (%v), want c.txt", target, err)
 		}

@@ -155,7 +155,7 @@ func TestRemoteToolsFollowTheHosts(t *testing.T) {
 
 	// remote_undo steps back through the host's own history.
 	r.waitTools(t, toolRemoteUndo)
-	wantContains(t, r.ok(toolRemoteUndo, args("path", "notes.txt")).text, "Undid the edit_lines of notes.txt")
+	wantContains(t, r.ok(toolRemoteUndo, args("path", "notes.txt")).text, "Undid the line edit of notes.txt")
 	if got := r.hostFile(t, "notes.txt"); got != "alpha\nBETA\n" {
 		t.Fatalf("after one undo: %q", got)
 	}

@@ -51,21 +51,41 @@ func undoIn(ctx context.Context, caller string, pl place, in undoArgs) (string, 
 }
 
 func undone(b *strings.Builder, pl place, r *ops.UndoResult) undoFileResult {
-	name := pl.display(r.Path)
+	name, change := pl.display(r.Path), undoNoun(r.Op)
 	switch {
 	// Already undone: whoever put the file back (another program, an
 	// interrupted earlier undo) is unknown, so only the state is told.
 	case r.AlreadyUndone && r.Deleted:
-		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, which is already gone, as undoing it would leave it; nothing changed.\n", r.Op, name)
+		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, which is already gone, as undoing it would leave it; nothing changed.\n", change, name)
 	case r.AlreadyUndone:
-		fmt.Fprintf(b, "Undid the %s of %s: the file already has the content it had before the %s (version %s); nothing changed.\n", r.Op, name, r.Op, r.Version)
+		fmt.Fprintf(b, "Undid the %s of %s: the file already has the content it had before the %s (version %s); nothing changed.\n", change, name, change, r.Version)
 	case r.Deleted:
-		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", r.Op, name)
+		fmt.Fprintf(b, "Undid the %s of %s: it had created the file, so the file was removed.\n", change, name)
 	case r.Version == "":
 		// A symbolic link brought back: a link has no version.
-		fmt.Fprintf(b, "Undid the %s of %s: restored it.\n", r.Op, name)
+		fmt.Fprintf(b, "Undid the %s of %s: restored it.\n", change, name)
 	default:
-		fmt.Fprintf(b, "Undid the %s of %s: restored version %s.\n", r.Op, name, r.Version)
+		fmt.Fprintf(b, "Undid the %s of %s: restored version %s.\n", change, name, r.Version)
 	}
 	return undoFileResult{Path: r.Path, Undone: r.Op, Deleted: r.Deleted, Version: r.Version, AlreadyUndone: r.AlreadyUndone}
+}
+
+// undoNoun names the change an operation made, in the words a person
+// uses ("Undid the line edit of …"), not by the operation's internal name;
+// an operation not listed here reads as its name with spaces. The
+// structured result keeps the name itself.
+func undoNoun(op string) string {
+	switch op {
+	case "edit_lines":
+		return "line edit"
+	case "insert":
+		return "insertion"
+	case "delete":
+		return "deletion"
+	case "tree":
+		return "archive extraction"
+	case "mkdir":
+		return "directory creation"
+	}
+	return strings.ReplaceAll(op, "_", " ")
 }

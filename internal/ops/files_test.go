@@ -182,6 +182,9 @@ func TestStat(t *testing.T) {
 	if err := os.Chmod(filepath.Join(root, "src/main.go"), 0o755|fs.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("missing.txt", filepath.Join(root, "dangling")); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		req  StatRequest
@@ -198,9 +201,15 @@ func TestStat(t *testing.T) {
 		{name: "link followed", req: StatRequest{Path: "link", FollowSymlinks: true}, want: StatResult{
 			Path: filepath.Join(root, "a.txt"), Size: 6, Permissions: "644", IsSymlink: true, Version: version("alpha\n")}},
 		{name: "link itself", req: StatRequest{Path: "link"}, want: StatResult{
-			Path: filepath.Join(root, "link"), Size: 5, Permissions: "777", IsSymlink: true}},
+			Path: filepath.Join(root, "link"), Size: 5, Permissions: "777", IsSymlink: true, LinkTarget: "a.txt"}},
 		{name: "escaping link itself", req: StatRequest{Path: "escape"}, want: StatResult{
-			Path: filepath.Join(root, "escape"), Size: 11, Permissions: "777", IsSymlink: true}},
+			Path: filepath.Join(root, "escape"), Size: 11, Permissions: "777", IsSymlink: true, LinkTarget: "/etc/passwd"}},
+		{name: "dangling link itself", req: StatRequest{Path: "dangling"}, want: StatResult{
+			Path: filepath.Join(root, "dangling"), Size: 11, Permissions: "777", IsSymlink: true, LinkTarget: "missing.txt"}},
+		{name: "dangling link followed", req: StatRequest{Path: "dangling", FollowSymlinks: true}, code: fserr.NotFound,
+			msg: "dangling is a symbolic link to missing.txt, which does not exist"},
+		{name: "missing through a link", req: StatRequest{Path: "dirlink/nope", FollowSymlinks: true}, code: fserr.NotFound,
+			msg: "dirlink/nope does not exist"},
 		{name: "link to a directory", req: StatRequest{Path: "dirlink", FollowSymlinks: true}, want: StatResult{
 			Path: filepath.Join(root, "src"), IsDirectory: true, IsSymlink: true, Permissions: "755"}},
 		{name: "missing", req: StatRequest{Path: "nope", FollowSymlinks: true}, code: fserr.NotFound, msg: "nope does not exist"},
@@ -223,7 +232,7 @@ func TestStat(t *testing.T) {
 			if got.ModTime.IsZero() {
 				t.Error("no modification time")
 			}
-			if got.IsDirectory != got.Mode.IsDir() || (got.Mode&fs.ModeSymlink != 0) != (tc.name == "link itself" || tc.name == "escaping link itself") {
+			if got.IsDirectory != got.Mode.IsDir() || (got.Mode&fs.ModeSymlink != 0) != (tc.want.LinkTarget != "") {
 				t.Errorf("mode %v", got.Mode)
 			}
 			got.ModTime, got.Mode = tc.want.ModTime, tc.want.Mode
@@ -297,9 +306,10 @@ func TestList(t *testing.T) {
 			{Rel: "src/main.go", Extension: ".go"},
 			{Rel: "src/util.py", Extension: ".py"},
 		}, dirs: 1, files: 2},
+		// Cut shallowest first: the directory's own entries before deep/z.py.
 		{name: "limit", req: ListRequest{Path: "src", Recursive: true, Limit: 2}, want: []row{
 			{Rel: "src/deep", IsDir: true},
-			{Rel: "src/deep/z.py", Extension: ".py"},
+			{Rel: "src/main.go", Extension: ".go"},
 		}, dirs: 1, files: 1, truncated: true},
 		{name: "through a link", req: ListRequest{Path: "dirlink"}, want: []row{
 			{Rel: "src/deep", IsDir: true},

@@ -29,7 +29,10 @@ type StatResult struct {
 	Permissions string // Linux octal: "644", "755"; "4755" when setuid, setgid or sticky is set
 	IsDirectory bool
 	IsSymlink   bool // the path itself is a symbolic link
-	ModTime     time.Time
+	// LinkTarget is the link's text (what it points to, as written) when
+	// the path itself is a symbolic link and links are not followed.
+	LinkTarget string
+	ModTime    time.Time
 	// Version is the content's version for a regular file up to
 	// workspace.TextLimit (16 MiB) that could be read; "" otherwise, and
 	// when the file changed while it was hashed. It is the download ETag.
@@ -54,12 +57,23 @@ func (e *Engine) Stat(_ context.Context, req StatRequest) (*StatResult, error) {
 		return nil, fserr.From(op, req.Path, err)
 	}
 	if !info.Exists {
+		if req.FollowSymlinks && info.IsSymlink {
+			// The path may be a link whose target is missing: say so, or
+			// the caller, who can see the link, is told it is not there.
+			if l, err := e.ws.Lstat(req.Path); err == nil && l.Exists && l.IsSymlink {
+				return nil, fserr.New(fserr.NotFound, op, req.Path, "%s is a symbolic link to %s, which does not exist", req.Path, l.LinkTarget).
+					WithHint("stat without following links describes the link itself; create the target or remove the link")
+			}
+		}
 		return nil, fserr.New(fserr.NotFound, op, req.Path, "%s does not exist", req.Path).
 			WithHint("check the path; list the parent directory")
 	}
 	res := &StatResult{
 		Path: info.Path.Abs, Size: info.Size, Mode: info.Mode, Permissions: Permissions(info.Mode),
 		IsDirectory: info.IsDir, IsSymlink: info.IsSymlink, ModTime: info.ModTime,
+	}
+	if !req.FollowSymlinks {
+		res.LinkTarget = info.LinkTarget
 	}
 	if info.Mode.IsRegular() && info.Size <= workspace.TextLimit {
 		res.Version = e.statVersion(req.Path, info)
@@ -134,11 +148,19 @@ type Entry struct {
 // ListResult is a directory listing: sorted by name, each subdirectory's
 // entries right after it.
 type ListResult struct {
-	Path      string
-	Entries   []Entry
-	Dirs      int
-	Files     int // everything that is not a directory
+	Path    string
+	Entries []Entry
+	Dirs    int
+	Files   int // everything that is not a directory
+	// Truncated reports that more entries exist than Limit. A recursive
+	// listing is cut shallowest first: every entry down to WholeDepth is
+	// listed, then as many of the next level as fit, in listing order.
 	Truncated bool
+	// WholeDepth, with Truncated, is the depth down to which the listing
+	// is whole: 1 when all of the directory's own entries are listed, 2
+	// when theirs are too, and so on; 0 when not even the directory's own
+	// entries all fit. 0 when not Truncated.
+	WholeDepth int
 }
 
 // List lists a directory (workspace.List). Listing a file is
@@ -168,7 +190,13 @@ func (e *Engine) List(_ context.Context, req ListRequest) (*ListResult, error) {
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	res := &ListResult{Path: l.Path.Abs, Truncated: l.Truncated, Entries: make([]Entry, 0, len(l.Entries))}
+	whole := 0
+	if l.Truncated && req.Recursive && opts.MaxDepth != 1 {
+		if l, whole, err = e.listShallowFirst(req.Path, opts, l); err != nil {
+			return nil, fserr.From(op, req.Path, err)
+		}
+	}
+	res := &ListResult{Path: l.Path.Abs, Truncated: l.Truncated, WholeDepth: whole, Entries: make([]Entry, 0, len(l.Entries))}
 	for _, en := range l.Entries {
 		out := Entry{
 			Name: en.Name, Path: en.Path, IsDir: en.IsDir, IsSymlink: en.IsSymlink, Hidden: en.Hidden,
