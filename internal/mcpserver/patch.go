@@ -145,16 +145,11 @@ func (c *Call) samePatchFile(op, text, given, abs string) error {
 	if other == abs {
 		return nil
 	}
-	ws := c.srv.eng.Workspace()
-	want, err := ws.Resolve(abs)
-	if err != nil {
-		return nil
-	}
-	got, err := ws.Resolve(other)
+	same, err := c.srv.eng.SameFile(abs, other)
 	if err != nil {
 		return fserr.From(op, name, err)
 	}
-	if got.Abs != want.Abs {
+	if !same {
 		return ops.HeaderMismatch(op, name, given)
 	}
 	return nil

@@ -814,18 +814,31 @@ func (e *Engine) sameHeader(op, path, header string) error {
 	if header == "" || header == path {
 		return nil
 	}
-	want, err := e.ws.Resolve(path)
-	if err != nil {
-		return nil
-	}
-	got, err := e.ws.Resolve(header)
+	same, err := e.SameFile(path, header)
 	if err != nil {
 		return fserr.From(op, header, err)
 	}
-	if got.Abs != want.Abs {
+	if !same {
 		return HeaderMismatch(op, header, path)
 	}
 	return nil
+}
+
+// SameFile reports whether b names the file a names, both resolved (links
+// followed), for a front that checks a patch's header against its path
+// itself (PatchRequest.IgnoreHeader). A that does not resolve counts as
+// the same, for the operation on a to report; b that does not resolve is
+// the error.
+func (e *Engine) SameFile(a, b string) (bool, error) {
+	want, err := e.ws.Resolve(a)
+	if err != nil {
+		return true, nil
+	}
+	got, err := e.ws.Resolve(b)
+	if err != nil {
+		return false, err
+	}
+	return got.Abs == want.Abs, nil
 }
 
 // HeaderMismatch is the refusal of a single-file patch for path whose
