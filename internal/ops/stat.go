@@ -190,13 +190,7 @@ func (e *Engine) List(_ context.Context, req ListRequest) (*ListResult, error) {
 	if err != nil {
 		return nil, fserr.From(op, req.Path, err)
 	}
-	whole := 0
-	if l.Truncated && req.Recursive && opts.MaxDepth != 1 {
-		if l, whole, err = e.listShallowFirst(req.Path, opts, l); err != nil {
-			return nil, fserr.From(op, req.Path, err)
-		}
-	}
-	res := &ListResult{Path: l.Path.Abs, Truncated: l.Truncated, WholeDepth: whole, Entries: make([]Entry, 0, len(l.Entries))}
+	res := &ListResult{Path: l.Path.Abs, Truncated: l.Truncated, WholeDepth: l.WholeDepth, Entries: make([]Entry, 0, len(l.Entries))}
 	for _, en := range l.Entries {
 		out := Entry{
 			Name: en.Name, Path: en.Path, IsDir: en.IsDir, IsSymlink: en.IsSymlink, Hidden: en.Hidden,

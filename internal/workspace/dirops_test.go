@@ -141,18 +141,19 @@ func TestList(t *testing.T) {
 			{Rel: "d/e.txt", Size: 1},
 			{Rel: "d/up-link", IsSymlink: true},
 		}, false},
+		// Cut shallowest first: the top level before .hdir's entries.
 		{"limit", ".", ListOptions{Recursive: true, Limit: 3}, []row{
 			{Rel: ".hdir", IsDir: true, Hidden: true},
-			{Rel: ".hdir/x", Size: 1},
 			{Rel: ".hidden", Hidden: true, Size: 1},
+			{Rel: "a.txt", Size: 3},
 		}, true},
 		{"limit exactly reached", "b/d", ListOptions{Limit: 2}, []row{
 			{Rel: "e.txt", Size: 1},
 			{Rel: "up-link", IsSymlink: true},
 		}, false},
 		{"include files only", ".", ListOptions{Recursive: true, Limit: 2, Include: func(e *Entry) bool { return !e.IsDir && !e.IsSymlink }}, []row{
-			{Rel: ".hdir/x", Size: 1},
 			{Rel: ".hidden", Hidden: true, Size: 1},
+			{Rel: "a.txt", Size: 3},
 		}, true},
 		{"empty directory", "empty", ListOptions{Recursive: true}, nil, false},
 	}

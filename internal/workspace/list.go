@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,8 +20,8 @@ const DefaultListLimit = 10_000
 
 // ListOptions qualify List.
 type ListOptions struct {
-	// Recursive lists subdirectories too, depth first. Links to
-	// directories are listed but not descended into.
+	// Recursive lists subdirectories too. Links to directories are
+	// listed but not descended into.
 	Recursive bool
 	// MaxDepth bounds a recursive listing: 1 is the directory's own
 	// entries, 2 adds theirs, and so on; 0 is unlimited. Ignored when
@@ -58,6 +59,10 @@ type Listing struct {
 	Path      Path // the listed directory
 	Entries   []Entry
 	Truncated bool // more entries existed than Limit
+	// WholeDepth, with Truncated, is the depth down to which the listing
+	// is whole: 1 when all of the directory's own entries are listed, 2
+	// when theirs are too, and so on; 0 when not even its own all fit.
+	WholeDepth int
 	// Unreadable counts subdirectories of a recursive listing that could
 	// not be read (permission denied); they are listed, their contents
 	// are not.
@@ -65,7 +70,11 @@ type Listing struct {
 }
 
 // List lists the directory p: its entries sorted by name, and with
-// Recursive each subdirectory's entries right after it (depth first).
+// Recursive each subdirectory's entries right after it. A recursive
+// listing is walked breadth first, so one cut at its Limit holds every
+// entry down to WholeDepth and then the next level's first entries in
+// listing order: one big subdirectory does not push the rest of the top
+// level out.
 // The state directory is never listed. Listing a file is invalid_target;
 // a missing directory is not_found.
 func (w *Workspace) List(p string, opts ListOptions) (*Listing, error) {
@@ -100,10 +109,53 @@ func (w *Workspace) List(p string, opts ListOptions) (*Listing, error) {
 	if !opts.Recursive {
 		l.opts.MaxDepth = 1
 	}
-	if _, err := l.dir(r.Rel, "", 1); err != nil {
-		return nil, osErr(op, p, err)
+	level := []listDir{{r.Rel, ""}}
+walk:
+	for depth := 1; len(level) > 0; depth++ {
+		var next []listDir
+		for _, d := range level {
+			stop, err := l.dir(d, depth, &next)
+			if err != nil {
+				return nil, osErr(op, p, err)
+			}
+			if stop {
+				l.out.WholeDepth = depth - 1
+				break walk
+			}
+		}
+		level = next
+	}
+	if l.opts.MaxDepth != 1 {
+		// Level by level, each directory's entries sorted: into listing
+		// order.
+		slices.SortFunc(l.out.Entries, func(a, b Entry) int { return compareRel(a.Rel, b.Rel) })
 	}
 	return l.out, nil
+}
+
+// listDir is a directory a listing is to read: rootRel below the root,
+// rel below the listed directory.
+type listDir struct{ rootRel, rel string }
+
+// compareRel orders slash-separated paths as a listing does: by name,
+// component by component, a directory right before what it holds.
+func compareRel(x, y string) int {
+	for {
+		xn, xrest, xmore := strings.Cut(x, "/")
+		yn, yrest, ymore := strings.Cut(y, "/")
+		if c := strings.Compare(xn, yn); c != 0 {
+			return c
+		}
+		switch {
+		case !xmore && !ymore:
+			return 0
+		case !xmore:
+			return -1
+		case !ymore:
+			return 1
+		}
+		x, y = xrest, yrest
+	}
 }
 
 type lister struct {
@@ -114,12 +166,12 @@ type lister struct {
 	out  *Listing
 }
 
-// dir lists the directory rootRel (rel below the listed one) at depth.
-// Entries are examined lazily, so a capped listing of a huge directory
-// costs one stat per returned entry, and the directory is closed while a
-// subdirectory is listed, so open descriptors do not grow with depth.
-// stop reports that the cap was reached.
-func (l *lister) dir(rootRel, rel string, depth int) (stop bool, err error) {
+// dir lists the directory d at depth and adds the subdirectories to
+// descend into to next. Entries are examined lazily, so a capped listing
+// of a huge directory costs one stat per returned entry; one directory
+// is open at a time. stop reports that the cap was reached.
+func (l *lister) dir(d listDir, depth int, next *[]listDir) (stop bool, err error) {
+	rootRel, rel := d.rootRel, d.rel
 	names, err := readNames(l.root.root, rootRel)
 	if err != nil {
 		if depth > 1 && (errors.Is(err, fs.ErrPermission) || gone(err)) {
@@ -179,11 +231,7 @@ func (l *lister) dir(rootRel, rel string, depth int) (stop bool, err error) {
 			l.out.Entries = append(l.out.Entries, e)
 		}
 		if fi.IsDir() && (l.opts.MaxDepth == 0 || depth < l.opts.MaxDepth) {
-			sub.Close()
-			sub = nil
-			if stop, err := l.dir(childRoot, childRel, depth+1); stop || err != nil {
-				return stop, err
-			}
+			*next = append(*next, listDir{childRoot, childRel})
 		}
 	}
 	return false, nil
